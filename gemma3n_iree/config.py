@@ -1,0 +1,197 @@
+"""Gemma 3n audio configuration: what shapes and constants the emitted graph is specialised on.
+
+The emitter needs no weights, only this configuration.  It comes from a checkpoint's `config.json`
+(the `audio_config` block plus the text hidden size), from a flat JSON file with the same field names,
+or from the built-in E2B/E4B values (the released models use `Gemma3nAudioConfig()` defaults).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+# Frame buckets (mel frames) an artifact is specialised on.  2997 frames = 30 s, the longest clip the
+# feature extractor produces; smaller buckets make short clips cheap.
+DEFAULT_FRAME_BUCKETS: tuple[int, ...] = (256, 1024, 2997)
+MAX_CLIP_FRAMES = 2997
+AUDIO_SOFT_TOKENS_PER_CLIP = 188
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, malformed or outside what the templates support."""
+
+
+@dataclass(frozen=True)
+class AudioConfig:
+    """The audio tower + audio embedder configuration (HF `Gemma3nAudioConfig` field names)."""
+
+    hidden_size: int = 1536
+    input_feat_size: int = 128
+    conf_num_attention_heads: int = 8
+    conf_num_hidden_layers: int = 12
+    conf_attention_chunk_size: int = 12
+    conf_attention_context_left: int = 13
+    conf_attention_context_right: int = 0
+    conf_attention_logit_cap: float = 50.0
+    conf_conv_kernel_size: int = 5
+    conf_reduction_factor: int = 4
+    conf_residual_weight: float = 0.5
+    sscp_conv_channel_size: tuple[int, int] = (128, 32)
+    sscp_conv_group_norm_eps: float = 1e-3
+    sscp_conv_kernel_size: tuple[tuple[int, int], tuple[int, int]] = ((3, 3), (3, 3))
+    sscp_conv_stride_size: tuple[tuple[int, int], tuple[int, int]] = ((2, 2), (2, 2))
+    rms_norm_eps: float = 1e-6
+    gradient_clipping: float = 1e10
+    vocab_size: int = 128
+    vocab_offset: int = 262272
+    text_hidden_size: int = 2048
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------------ derived shapes
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.conf_num_attention_heads
+
+    @property
+    def ffw_hidden(self) -> int:
+        return 4 * self.hidden_size
+
+    @property
+    def max_past(self) -> int:
+        return self.conf_attention_context_left - 1
+
+    @property
+    def context_size(self) -> int:
+        return self.conf_attention_chunk_size + self.max_past + self.conf_attention_context_right
+
+    def sscp_freq(self, stage: int) -> int:
+        """Frequency width after SSCP conv `stage` (pad 1/1, kernel kf, stride sf)."""
+        f = self.input_feat_size
+        for i in range(stage + 1):
+            kf, sf = self.sscp_conv_kernel_size[i][1], self.sscp_conv_stride_size[i][1]
+            f = (f + 2 - kf) // sf + 1
+        return f
+
+    def sscp_frames(self, frames: int, stage: int) -> int:
+        """Time length after SSCP conv `stage`: end padding kt-1 keeps ceil(T / stride)."""
+        t = frames
+        for i in range(stage + 1):
+            kt, st = self.sscp_conv_kernel_size[i][0], self.sscp_conv_stride_size[i][0]
+            t = (t + kt - 1 - kt) // st + 1
+        return t
+
+    def encoder_frames(self, frames: int) -> int:
+        return self.sscp_frames(frames, 1)
+
+    def output_tokens(self, frames: int) -> int:
+        return math.ceil(self.encoder_frames(frames) / self.conf_reduction_factor)
+
+    @property
+    def time_stride(self) -> int:
+        return self.sscp_conv_stride_size[0][0] * self.sscp_conv_stride_size[1][0]
+
+    @property
+    def flat_sscp_width(self) -> int:
+        return self.sscp_freq(1) * self.sscp_conv_channel_size[1]
+
+    # ------------------------------------------------------------------ validation / identity
+    def validate(self) -> None:
+        problems: list[str] = []
+        if self.hidden_size % self.conf_num_attention_heads:
+            problems.append(f"hidden_size {self.hidden_size} is not divisible by conf_num_attention_heads "
+                            f"{self.conf_num_attention_heads}")
+        if self.conf_attention_context_right != 0:
+            problems.append("conf_attention_context_right must be 0 (the released models' causal attention); "
+                            f"got {self.conf_attention_context_right}")
+        if self.conf_attention_context_left < 1:
+            problems.append(f"conf_attention_context_left must be >= 1, got {self.conf_attention_context_left}")
+        if len(self.sscp_conv_channel_size) != 2 or len(self.sscp_conv_kernel_size) != 2 \
+                or len(self.sscp_conv_stride_size) != 2:
+            problems.append("the subsampling front end has exactly 2 convolution stages")
+        for name in ("hidden_size", "input_feat_size", "conf_num_hidden_layers", "conf_attention_chunk_size",
+                     "conf_conv_kernel_size", "conf_reduction_factor", "vocab_size", "text_hidden_size"):
+            if int(getattr(self, name)) < 1:
+                problems.append(f"{name} must be positive, got {getattr(self, name)}")
+        for name in ("conf_attention_logit_cap", "sscp_conv_group_norm_eps", "rms_norm_eps", "gradient_clipping",
+                     "conf_residual_weight"):
+            v = float(getattr(self, name))
+            if not math.isfinite(v) or v <= 0:
+                problems.append(f"{name} must be a positive finite number, got {v}")
+        if problems:
+            raise ConfigError("invalid audio configuration:\n  - " + "\n  - ".join(problems))
+
+    def identity(self) -> str:
+        """A canonical string of every value the graph depends on (part of every artifact's identity)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], *, source: str) -> "AudioConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                continue
+            if key in ("sscp_conv_kernel_size", "sscp_conv_stride_size"):
+                value = tuple(tuple(int(v) for v in pair) for pair in value)
+            elif key == "sscp_conv_channel_size":
+                value = tuple(int(v) for v in value)
+            kwargs[key] = value
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{source}: {exc}") from exc
+
+    @classmethod
+    def from_json_file(cls, path: str | Path) -> "AudioConfig":
+        """Read a checkpoint `config.json` (nested `audio_config`/`text_config`) or a flat JSON file."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such configuration file") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object")
+        if "audio_config" in data:
+            audio = dict(data["audio_config"])
+            model_type = audio.get("model_type", "gemma3n_audio")
+            if model_type != "gemma3n_audio":
+                raise ConfigError(f"{path}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
+            text = data.get("text_config") or {}
+            if "hidden_size" not in text:
+                raise ConfigError(f"{path}: text_config.hidden_size is missing (the audio embedder projects to it)")
+            audio["text_hidden_size"] = text["hidden_size"]
+            return cls.from_mapping(audio, source=str(path))
+        return cls.from_mapping(data, source=str(path))
+
+    @classmethod
+    def from_checkpoint(cls, directory: str | Path) -> "AudioConfig":
+        path = Path(directory) / "config.json"
+        if not path.is_file():
+            raise ConfigError(f"{directory}: checkpoint directory has no config.json")
+        return cls.from_json_file(path)
+
+
+BUILTIN_CONFIGS: dict[str, AudioConfig] = {
+    # E2B and E4B share the audio tower and the 2048-wide text hidden size (spec §1.1-1.2).
+    "e2b": AudioConfig(),
+    "e4b": AudioConfig(),
+    # A tiny configuration with the real structure, for tests and quick checks.
+    "tiny": AudioConfig(hidden_size=64, conf_num_attention_heads=2, conf_num_hidden_layers=2,
+                        sscp_conv_channel_size=(8, 4), text_hidden_size=48),
+}
+
+
+def builtin_config(name: str) -> AudioConfig:
+    try:
+        return BUILTIN_CONFIGS[name]
+    except KeyError:
+        raise ConfigError(f"unknown built-in configuration {name!r}; choose one of {sorted(BUILTIN_CONFIGS)}") from None

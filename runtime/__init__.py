@@ -1,0 +1,1 @@
+"""Runtime: checkpoints, audio front end, execution and the command line."""

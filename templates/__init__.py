@@ -1,0 +1,1 @@
+"""Jinja2 StableHLO templates, one per op family (package data)."""
