@@ -229,3 +229,8 @@ def timing_signal(positions: np.ndarray, channels: int) -> np.ndarray:
     inv = (F32(1.0) * np.exp(np.arange(num, dtype=F32) * F32(-log_inc))).astype(F32)
     scaled = (np.asarray(positions, F32)[:, None] * inv[None, :]).astype(F32)
     return np.concatenate([np.sin(scaled), np.cos(scaled)], axis=-1).astype(F32)
+
+
+def query_scale(head_dim: int) -> float:
+    """transformers' q_scale = head_dim^-0.5 / softplus(0), as F32."""
+    return float(np.float32(head_dim ** -0.5 / math.log(2.0)))

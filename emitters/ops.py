@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..contracts.emulation import lane_threads
+import numpy as np
+
+from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
 from .render import Func, ModuleBuilder, tensor_type as tensor
 
@@ -21,6 +23,11 @@ def f32(shape: Sequence[int]) -> str:
 
 def _dims(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape)
+
+
+def hex_blob(values: np.ndarray) -> str:
+    """Little-endian F32 bytes as an MLIR dense hex literal: bit-exact and compact."""
+    return "0x" + np.ascontiguousarray(values, dtype="<f4").tobytes().hex().upper()
 
 
 @dataclass
@@ -131,3 +138,104 @@ class OpEmitter:
         func = Func(f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}", args, (f32(lead + [d]),))
         return self._add("rms_norm.mlir.j2", func, calls=[sumsq], lead=lead, n=n, d=d, eps=eps, scaled=scaled,
                          w_dtype=w_dtype, sumsq=sumsq)
+
+    # ------------------------------------------------------------------ conformer modules
+    def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
+        norm = self.rms_norm([clips, frames], d, eps)
+        up = self.linear([clips, frames], d, 4 * d)
+        down = self.linear([clips, frames], 4 * d, d)
+        x = f32([clips, frames, d])
+        func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
+                    (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
+                     tensor([d], "bf16")), (x,))
+        return self._add("feed_forward.mlir.j2", func, calls=[norm, up, down], b=clips, t=frames, d=d, clip=clip,
+                         residual_weight=residual_weight, w_dtype="bf16", norm=norm, up=up, down=down)
+
+    def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
+                   dw_layout: str) -> Func:
+        norm = self.rms_norm([clips, frames], d, eps)
+        start = self.linear([clips, frames], d, 2 * d)
+        end = self.linear([clips, frames], d, d)
+        dw_shape = {"d1k": [d, 1, kernel], "dk1": [d, kernel, 1]}[dw_layout]
+        x = f32([clips, frames, d])
+        func = Func(f"light_conv_B{clips}_T{frames}_D{d}_K{kernel}_{dw_layout}",
+                    (x, tensor([d], "bf16"), tensor([2 * d, d], "bf16"), tensor(dw_shape, "bf16"),
+                     tensor([d], "bf16"), tensor([d, d], "bf16")), (x,))
+        return self._add("light_conv.mlir.j2", func, calls=[norm, start, end], b=clips, t=frames, d=d, k=kernel,
+                         clip=clip, w_dtype="bf16", dw_shape=dw_shape, norm=norm, start=start, end=end)
+
+    def attention(self, clips: int, frames: int, d: int, heads: int, chunk: int, max_past: int, cap: float,
+                  eps: float, clip: float) -> Func:
+        if max_past % chunk:
+            raise ValueError(f"attention context: max past {max_past} must be a multiple of the chunk {chunk}")
+        hd = d // heads
+        blocks = -(-frames // chunk)
+        context = chunk + max_past
+        positions = max_past + 1
+        norm = self.rms_norm([clips, frames], d, eps)
+        proj = self.linear([clips, frames], d, d)
+        pos_proj = self.linear([positions], d, d)
+        softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
+        signal = timing_signal(np.arange(max_past, -1, -1), d)
+        x = f32([clips, frames, d])
+        wm = tensor([d, d], "bf16")
+        wn = tensor([d], "bf16")
+        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}",
+                    (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
+        return self._add("attention.mlir.j2", func, calls=[norm, proj, pos_proj, softmax_sum], b=clips, t=frames,
+                         d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk, cxt=context,
+                         l=positions, cap=cap, clip=clip, w_dtype="bf16", timing=hex_blob(signal),
+                         q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, proj=proj, pos_proj=pos_proj,
+                         softmax_sum=softmax_sum)
+
+
+
+    # ------------------------------------------------------------------ stage composition
+    def sscp_block(self, conv: Func, norm: Func, mask: Func, b: int, t: int, f: int, cin: int, to: int, fo: int,
+                   cout: int) -> Func:
+        y, stat = f32([b, to, fo, cout]), f32([b, to])
+        func = Func(f"sscp_block_B{b}_T{t}_F{f}_C{cin}x{cout}",
+                    (f32([b, t, f, cin]), conv.arg_types[1], norm.arg_types[1], tensor([b, to], "i1")),
+                    (y, y, y) + (stat,) * 8)
+        return self._add("sscp_block.mlir.j2", func, calls=[conv, norm, mask], b=b, t=t, f=f, cin=cin, to=to, fo=fo,
+                         cout=cout, conv=conv, norm=norm, mask=mask)
+
+    def conformer_block(self, cfg: "AudioConfig", b: int, t: int, layout: "WeightLayout") -> Func:
+        from .weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
+
+        d, eps, clip = cfg.hidden_size, cfg.rms_norm_eps, cfg.gradient_clipping
+        ffw = self.feed_forward(b, t, d, eps, clip, cfg.conf_residual_weight)
+        attn = self.attention(b, t, d, cfg.conf_num_attention_heads, cfg.conf_attention_chunk_size, cfg.max_past,
+                              cfg.conf_attention_logit_cap, eps, clip)
+        lconv = self.light_conv(b, t, d, cfg.conf_conv_kernel_size, eps, clip, layout.depthwise_layout)
+        norm = self.rms_norm([b, t], d, eps)
+        mask = self.mask_frames([b, t, d])
+        weight_types = [tensor(_block_shape(cfg, name, layout), "bf16") for name in BLOCK_WEIGHTS]
+        x = f32([b, t, d])
+        func = Func(f"conformer_block_B{b}_T{t}_D{d}", (x, tensor([b, t], "i1"), *weight_types), (x,) * 5)
+        return self._add("conformer_block.mlir.j2", func, calls=[ffw, attn, lconv, norm, mask], b=b, t=t, d=d,
+                         clip=clip, weight_types=weight_types, ffw=ffw, attn=attn, lconv=lconv, norm=norm, mask=mask)
+
+    def reduction(self, b: int, t: int, d: int, factor: int) -> Func:
+        tout = -(-t // factor)
+        func = Func(f"reduction_B{b}_T{t}_D{d}_R{factor}", (f32([b, t, d]), tensor([b, t], "i1")),
+                    (f32([b, tout, d]), tensor([b, tout], "i1"), tensor([b], "i32")))
+        return self._add("reduction.mlir.j2", func, b=b, t=t, d=d, r=factor, tout=tout)
+
+    def embedder(self, lead: Sequence[int], d: int, text_hidden: int, eps: float) -> Func:
+        lead = list(lead)
+        norm = self.rms_norm(lead, d, eps)
+        proj = self.linear(lead, d, text_hidden)
+        post_norm = self.rms_norm(lead, text_hidden, eps, scaled=False)
+        func = Func(f"embedder_{_dims(lead)}_D{d}_N{text_hidden}",
+                    (f32(lead + [d]), tensor([d], "bf16"), tensor([text_hidden, d], "bf16")),
+                    (f32(lead + [d]), f32(lead + [text_hidden]), f32(lead + [text_hidden])))
+        return self._add("embedder.mlir.j2", func, calls=[norm, proj, post_norm], lead=lead, d=d, th=text_hidden,
+                         w_dtype="bf16", norm=norm, proj=proj, post_norm=post_norm)
+
+    def audio_output(self, b: int, tout: int, d: int, text_hidden: int, vocab: int, rows: int) -> Func:
+        func = Func(f"audio_output_B{b}_T{tout}_D{d}_N{text_hidden}",
+                    (f32([b, tout, text_hidden]), f32([vocab, text_hidden]), f32([b, tout, d]), tensor([b], "i32")),
+                    (f32([b, rows, text_hidden]), f32([b, rows, d])))
+        return self._add("audio_output.mlir.j2", func, b=b, tout=tout, d=d, th=text_hidden, vocab=vocab, rows=rows,
+                         pad_row=vocab - 1)

@@ -147,8 +147,13 @@ class ModuleBuilder:
         if key not in self.fragments:
             self.fragments[key] = Fragment(template, render(template, **params), tuple(calls))
 
-    def build(self) -> str:
-        """Parse + verify every fragment, merge them, and return the module text."""
+    def build(self, inline: bool = True) -> str:
+        """Parse + verify every fragment, merge them, and return the module text.
+
+        With `inline` every private function is inlined into the entry points and removed: IREE
+        3.13's StableHLO input conversion fails ("unresolved source materialization") on some
+        functions that stay un-inlined with several callers, and codegen wants one flat graph anyway.
+        """
         from iree.compiler import ir
         from iree.compiler.api import Session
 
@@ -165,11 +170,20 @@ class ModuleBuilder:
                     module.body.append(op)
             try:
                 module.operation.verify()
+                if inline:
+                    _inline_all(module)
             except ir.MLIRError as exc:  # pragma: no cover - fragments verify individually
                 raise FragmentParseError(f"assembled module @{self.name} does not verify: {exc}") from None
             text = str(module)
         del session
         return text
+
+
+def _inline_all(module: Any) -> None:
+    """MLIR's inliner (without its default canonicalization, so no op is rewritten) + symbol DCE."""
+    from iree.compiler.passmanager import PassManager
+
+    PassManager.parse("builtin.module(inline{default-pipeline=''}, symbol-dce)").run(module.operation)
 
 
 def fragment_source(fragment: Fragment) -> str:

@@ -1,0 +1,135 @@
+"""Compose the audio stage (encoder + audio embedder) into one module of bucketed entry points."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
+from ..contracts.policy import NumericContract
+from .ops import OpEmitter
+from .render import Func, ModuleBuilder, tensor_type
+from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+
+PARAMETER_SCOPE = "model"
+
+
+class BucketError(ValueError):
+    """A requested frame bucket or clip count cannot be compiled."""
+
+
+def entry_name(frames: int, clips: int) -> str:
+    return f"encode_f{frames}_c{clips}"
+
+
+@dataclass(frozen=True)
+class AudioModuleSpec:
+    """Everything an emitted audio module depends on (and hence its identity)."""
+
+    config: AudioConfig
+    contract: NumericContract
+    frame_buckets: tuple[int, ...]
+    clips: tuple[int, ...] = (1,)
+    layout: WeightLayout = HF_LAYOUT
+    stages: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.frame_buckets:
+            raise BucketError("at least one frame bucket is needed")
+        for frames in self.frame_buckets:
+            if not 1 <= frames <= MAX_CLIP_FRAMES:
+                raise BucketError(f"frame bucket {frames} is outside 1..{MAX_CLIP_FRAMES} "
+                                  f"(a 30 s clip has {MAX_CLIP_FRAMES} mel frames)")
+        for clips in self.clips:
+            if clips < 1:
+                raise BucketError(f"clips per call must be >= 1, got {clips}")
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        return [(f, c) for f in sorted(set(self.frame_buckets)) for c in sorted(set(self.clips))]
+
+    def identity(self) -> str:
+        return "|".join([
+            "gemma3n-audio-module-v1", self.config.identity(), self.contract.identity(), self.layout.name,
+            "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
+            "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
+        ])
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.identity().encode()).hexdigest()
+
+
+@dataclass
+class _Entry:
+    name: str
+    b: int
+    t: int
+    valid: list[Func] = field(default_factory=list)
+    mask_mel: Func | None = None
+    mel_boundary: Func | None = None
+    sscp: list[Func] = field(default_factory=list)
+    input_proj: Func | None = None
+    block: Func | None = None
+    reduction: Func | None = None
+    embed_soft: Func | None = None
+    embed_hard: Func | None = None
+    output: Func | None = None
+
+
+def emit_audio_module(spec: AudioModuleSpec) -> str:
+    """Render and verify the whole module; returns MLIR text ready for `iree-compile`."""
+    cfg, contract = spec.config, spec.contract
+    module = ModuleBuilder("gemma3n_audio")
+    ops = OpEmitter(module, contract)
+    weights = audio_weight_specs(cfg, spec.layout)
+    entries = [_build_entry(ops, cfg, spec.layout, frames, clips) for frames, clips in spec.entries]
+    block_weights = [[f"%{_symbol(f'conformer.{layer}.{name}')}" for name in BLOCK_WEIGHTS]
+                     for layer in range(cfg.conf_num_hidden_layers)]
+    calls = [f for e in entries for f in _entry_funcs(e)]
+    module.add_raw("entry", "audio_encoder.mlir.j2", calls=calls, c=contract, weights=weights,
+                   scope=PARAMETER_SCOPE, entries=entries, stages=spec.stages, mel=cfg.input_feat_size,
+                   rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
+                   layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
+                   table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"))
+    return module.build()
+
+
+def _symbol(logical: str) -> str:
+    return WeightSpec(logical, "", ()).symbol
+
+
+def _entry_funcs(e: _Entry) -> Sequence[Func]:
+    singles = [e.mask_mel, e.mel_boundary, e.input_proj, e.block, e.reduction, e.embed_soft, e.embed_hard, e.output]
+    return [*e.valid, *e.sscp, *(f for f in singles if f is not None)]
+
+
+def _build_entry(ops: OpEmitter, cfg: AudioConfig, layout: WeightLayout, frames: int, clips: int) -> _Entry:
+    b, t = clips, frames
+    e = _Entry(entry_name(frames, clips), b, t)
+    t0, t1 = cfg.sscp_frames(t, 0), cfg.sscp_frames(t, 1)
+    s0 = cfg.sscp_conv_stride_size[0][0]
+    e.valid = [ops.valid_mask(b, t, 1), ops.valid_mask(b, t0, s0), ops.valid_mask(b, t1, cfg.time_stride)]
+    e.mask_mel = ops.mask_frames([b, t, cfg.input_feat_size])
+    e.mel_boundary = ops.mel_boundary(b, t, cfg.input_feat_size)
+    freq, cin, tt = cfg.input_feat_size, 1, t
+    for i, cout in enumerate(cfg.sscp_conv_channel_size):
+        conv = ops.sscp_conv(b, tt, freq, cin, cout, tuple(cfg.sscp_conv_kernel_size[i]),
+                             tuple(cfg.sscp_conv_stride_size[i]), layout.conv_layout)
+        to, fo = cfg.sscp_frames(t, i), cfg.sscp_freq(i)
+        norm = ops.cumulative_group_norm(b, to, fo, cout, cfg.sscp_conv_group_norm_eps)
+        mask = ops.mask_frames([b, to, fo, cout])
+        e.sscp.append(ops.sscp_block(conv, norm, mask, b, tt, freq, cin, to, fo, cout))
+        freq, cin, tt = fo, cout, to
+    d = cfg.hidden_size
+    e.input_proj = ops.linear([b, t1], cfg.flat_sscp_width, d)
+    e.block = ops.conformer_block(cfg, b, t1, layout)
+    tout = -(-t1 // cfg.conf_reduction_factor)
+    if tout > AUDIO_SOFT_TOKENS_PER_CLIP:
+        raise BucketError(f"frame bucket {frames} gives {tout} audio tokens, more than the "
+                          f"{AUDIO_SOFT_TOKENS_PER_CLIP} a clip may have")
+    e.reduction = ops.reduction(b, t1, d, cfg.conf_reduction_factor)
+    e.embed_soft = ops.embedder([b, tout], d, cfg.text_hidden_size, cfg.rms_norm_eps)
+    e.embed_hard = ops.embedder([cfg.vocab_size], d, cfg.text_hidden_size, cfg.rms_norm_eps)
+    e.output = ops.audio_output(b, tout, d, cfg.text_hidden_size, cfg.vocab_size, AUDIO_SOFT_TOKENS_PER_CLIP)
+    return e
