@@ -1,0 +1,106 @@
+"""A loaded audio artifact: one IREE context, one resident copy of the weights, every bucket entry.
+
+The weights are IREE parameters: the context binds them by checkpoint tensor name straight from
+the checkpoint's safetensors shards (memory-mapped), so nothing is converted or copied on disk.
+Output names come from the artifact's own reflection metadata (`gemma3n.outputs`), so a session
+never has to guess what an entry returns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+_ENTRY = re.compile(r"^encode_f(\d+)_c(\d+)$")
+DEVICE_FOR_TARGET = {"llvm-cpu": "local-task", "cuda": "cuda"}
+
+
+class SessionError(RuntimeError):
+    """The artifact, its parameters or a call's inputs do not fit together."""
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    name: str
+    frames: int
+    clips: int
+    outputs: tuple[str, ...]
+    contract: str
+
+
+class AudioSession:
+    """Runs the bucketed `encode_f{T}_c{B}` entries of one compiled audio artifact."""
+
+    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
+                 scope: str = "model") -> None:
+        import iree.runtime as rt
+
+        self._rt = rt
+        self.instance = rt.VmInstance()
+        try:
+            self.device = rt.get_device(device)
+        except Exception as exc:  # the runtime raises plain ValueError/RuntimeError
+            raise SessionError(f"cannot open IREE device {device!r}: {exc}") from None
+        index = rt.ParameterIndex()
+        for path in parameter_files:
+            path = Path(path)
+            if not path.is_file():
+                raise SessionError(f"parameter file {path} does not exist")
+            index.load(str(path))
+        self._index = index
+        params = rt.create_io_parameters_module(self.instance, index.create_provider(scope=scope))
+        if isinstance(vmfb, (str, Path)):
+            self.module = rt.VmModule.mmap(self.instance, str(vmfb))
+        else:
+            self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
+        try:
+            self.context = rt.VmContext(self.instance, modules=[rt.create_hal_module(self.instance, self.device),
+                                                                params, self.module])
+        except Exception as exc:
+            raise SessionError(f"cannot load the artifact with its parameters (a weight missing from the "
+                               f"checkpoint fails here): {exc}") from None
+        self.entries: dict[tuple[int, int], EntryInfo] = {}
+        for name in self.module.function_names:
+            match = _ENTRY.match(name)
+            if not match:
+                continue
+            fn = self.module.lookup_function(name)
+            reflection = dict(fn.reflection)
+            outputs = tuple(reflection.get("gemma3n.outputs", "").split(","))
+            info = EntryInfo(name, int(match.group(1)), int(match.group(2)), outputs,
+                             reflection.get("gemma3n.contract", ""))
+            self.entries[(info.frames, info.clips)] = info
+        if not self.entries:
+            raise SessionError("the artifact has no encode_f<frames>_c<clips> entry points")
+        self._invokers: dict[str, object] = {}
+
+    @property
+    def buckets(self) -> list[tuple[int, int]]:
+        return sorted(self.entries)
+
+    def run(self, mel: np.ndarray, frames: np.ndarray) -> dict[str, np.ndarray]:
+        """Run the entry that matches `mel`'s [clips, frames, mel] shape exactly."""
+        mel = np.ascontiguousarray(mel, dtype=np.float32)
+        frames = np.ascontiguousarray(frames, dtype=np.int32)
+        if mel.ndim != 3:
+            raise SessionError(f"mel must be [clips, frames, mel bins], got shape {mel.shape}")
+        key = (mel.shape[1], mel.shape[0])
+        info = self.entries.get(key)
+        if info is None:
+            raise SessionError(f"no entry for {key[0]} frames x {key[1]} clips; the artifact has "
+                               f"{', '.join(f'{f}x{c}' for f, c in self.buckets)}")
+        if frames.shape != (mel.shape[0],):
+            raise SessionError(f"frames must have one count per clip ({mel.shape[0]}), got shape {frames.shape}")
+        invoker = self._invokers.get(info.name)
+        if invoker is None:
+            invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(info.name))
+            self._invokers[info.name] = invoker
+        results = invoker(mel, frames)
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        return {name: np.asarray(r.to_host()) for name, r in zip(info.outputs, results)}
+
