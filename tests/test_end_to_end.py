@@ -21,6 +21,7 @@ from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.weights import audio_weight_specs
 from gemma3n_iree.runtime.synthetic import random_weights
 
+from audio_artifacts import load_session
 from oracles.reference_f64 import forward_f64
 
 CFG = builtin_config("tiny")
@@ -44,31 +45,13 @@ def logical(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def audio_session(tmp_path_factory):
-    """Compile an audio module spec for llvm-cpu and load it with random weights of seed `seed`."""
-    from safetensors.numpy import save_file
-
-    from gemma3n_iree.emitters.audio import emit_audio_module
-    from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-    from gemma3n_iree.runtime.session import AudioSession
-
-    def load(spec: AudioModuleSpec, seed: int) -> AudioSession:
-        directory = tmp_path_factory.mktemp("tiny")
-        save_file(random_weights(spec.config, seed), str(directory / "model.safetensors"))
-        vmfb = compile_mlir(emit_audio_module(spec), parse_target("llvm-cpu", None))
-        return AudioSession(vmfb, [directory / "model.safetensors"])
-
-    return load
+def mlx_session(weights):
+    return load_session(AudioModuleSpec(CFG, MLX_CUDA_V1, (61, 100), (1, 2), stages=True), weights)
 
 
 @pytest.fixture(scope="module")
-def mlx_session(audio_session):
-    return audio_session(AudioModuleSpec(CFG, MLX_CUDA_V1, (61, 100), (1, 2), stages=True), SEED)
-
-
-@pytest.fixture(scope="module")
-def f32_session(audio_session):
-    return audio_session(AudioModuleSpec(CFG, F32_REFERENCE, (100,), (1,), stages=True), SEED)
+def f32_session(weights):
+    return load_session(AudioModuleSpec(CFG, F32_REFERENCE, (100,), (1,), stages=True), weights)
 
 
 # Linear stages with their (input stage, weight): where the F32 accumulation order of the backend

@@ -1,0 +1,103 @@
+"""`emit-gemma3n`: emit the audio stage as StableHLO and compile it into a `.vmfb`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
+from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
+from .audio import AudioModuleSpec, BucketError, emit_audio_module
+from .compile import CompileError, compile_mlir, parse_target
+from .weights import LAYOUTS
+
+
+def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> AudioConfig:
+    """The configuration from exactly one source (a checkpoint, a JSON file, or a built-in name)."""
+    given = [s for s in (checkpoint, config_file, builtin) if s is not None]
+    if len(given) > 1:
+        raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
+    if checkpoint is not None:
+        return AudioConfig.from_checkpoint(checkpoint)
+    if config_file is not None:
+        return AudioConfig.from_json_file(config_file)
+    return builtin_config(builtin or "e4b")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write next to the destination and rename, so a reader never sees a partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{int(time.time() * 1e6)}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--stage", type=click.Choice(["audio"]), default="audio", show_default=True,
+              help="Which program to emit: the audio tower + audio embedder.")
+@click.option("--target", "target_name", type=click.Choice(["cuda", "llvm-cpu"]), required=True,
+              help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).")
+@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A Gemma 3n checkpoint directory; only its config.json is read (no weights needed).")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A JSON configuration (checkpoint-style nested, or flat audio fields + text_hidden_size).")
+@click.option("--builtin", type=click.Choice(["e2b", "e4b", "tiny"]),
+              help="A built-in configuration (default: e4b; E2B and E4B share the audio stage).")
+@click.option("--frames", "frames", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
+              help=f"Mel-frame bucket(s), one entry point each (repeatable; default "
+                   f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s).")
+@click.option("--clips", type=click.IntRange(1, 256), multiple=True,
+              help="Clips per call for every bucket (repeatable; default 1).")
+@click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
+              help="Numeric contract: where values are rounded and what contractions see.")
+@click.option("--cuda-arch", default=None,
+              help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
+                   "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).")
+@click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default="hf", show_default=True,
+              help="Checkpoint tensor naming/layout the parameters bind to (transformers or mlx-vlm).")
+@click.option("--stages", is_flag=True, help="Also return every named stage tensor (diagnostics build).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the compiled .vmfb.")
+@click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the StableHLO module that was compiled.")
+def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
+         frames: tuple[int, ...], clips: tuple[int, ...], contract: str, cuda_arch: str | None, layout: str,
+         stages: bool, output: Path, emit_mlir: Path | None) -> None:
+    """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
+
+    The module has one entry point `encode_f<frames>_c<clips>` per bucket, all sharing one set of
+    weights that are IREE parameters named by checkpoint tensor (scope "model"): load it with the
+    checkpoint's safetensors files as parameters, e.g. `gemma3n-iree encode` does.
+    """
+    del stage  # one stage today; the option keeps the command line stable as stages are added
+    try:
+        cfg = resolve_config(checkpoint, config_file, builtin)
+        target = parse_target(target_name, cuda_arch)
+        spec = AudioModuleSpec(cfg, get_contract(contract), tuple(frames) or DEFAULT_FRAME_BUCKETS,
+                               tuple(clips) or (1,), LAYOUTS[layout], stages)
+        started = time.perf_counter()
+        click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
+                   f"under contract {spec.contract.name} ...", err=True)
+        mlir = emit_audio_module(spec)
+        if emit_mlir is not None:
+            write_atomically(emit_mlir, mlir.encode())
+        emitted = time.perf_counter()
+        click.echo(f"  emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.1f} s; compiling "
+                   "(the full encoder takes minutes) ...", err=True)
+        vmfb = compile_mlir(mlir, target)
+        write_atomically(output, vmfb)
+    except (ConfigError, BucketError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except CompileError as exc:
+        click.echo(f"error: compilation failed\n{exc}", err=True)
+        sys.exit(2)
+    done = time.perf_counter()
+    click.echo(f"wrote {output} ({len(vmfb) / 1e6:.1f} MB) in {done - emitted:.1f} s of compilation; entries: "
+               + ", ".join(f"encode_f{f}_c{c}" for f, c in spec.entries), err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
