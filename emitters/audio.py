@@ -33,6 +33,10 @@ class AudioModuleSpec:
     clips: tuple[int, ...] = (1,)
     layout: WeightLayout = HF_LAYOUT
     stages: bool = False
+    #: (bits, group size) of affine-quantized weights, and the logical names of those weights
+    #: (Linear/Embedding weights stored packed; dequantized inside the module).
+    quantization: tuple[int, int] | None = None
+    quantized: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.frame_buckets:
@@ -44,6 +48,8 @@ class AudioModuleSpec:
         for clips in self.clips:
             if clips < 1:
                 raise BucketError(f"clips per call must be >= 1, got {clips}")
+        if self.quantized and self.quantization is None:
+            raise ValueError("quantized weights need the quantization (bits, group size)")
 
     @property
     def entries(self) -> list[tuple[int, int]]:
@@ -54,6 +60,7 @@ class AudioModuleSpec:
             "gemma3n-audio-module-v1", self.config.identity(), self.contract.identity(), self.layout.name,
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
+            f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
         ])
 
     def digest(self) -> str:
@@ -83,16 +90,52 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     module = ModuleBuilder("gemma3n_audio")
     ops = OpEmitter(module, contract)
     weights = audio_weight_specs(cfg, spec.layout)
+    stored, dequantized = _stored_weights(ops, spec, weights)
     entries = [_build_entry(ops, cfg, spec.layout, frames, clips) for frames, clips in spec.entries]
     block_weights = [[f"%{_symbol(f'conformer.{layer}.{name}')}" for name in BLOCK_WEIGHTS]
                      for layer in range(cfg.conf_num_hidden_layers)]
-    calls = [f for e in entries for f in _entry_funcs(e)]
-    module.add_raw("entry", "audio_encoder.mlir.j2", calls=calls, c=contract, weights=weights,
+    calls = [f for e in entries for f in _entry_funcs(e)] + [d.func for d in dequantized]
+    module.add_raw("entry", "audio_encoder.mlir.j2", calls=calls, c=contract, weights=stored,
+                   dequantized=dequantized,
                    scope=PARAMETER_SCOPE, entries=entries, stages=spec.stages, mel=cfg.input_feat_size,
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
                    table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"))
     return module.build()
+
+
+@dataclass(frozen=True)
+class _Dequantized:
+    """A weight stored packed: the globals holding it and the function that unpacks it."""
+
+    symbol: str
+    func: Func
+    sources: tuple[str, str, str]
+
+
+def _stored_weights(ops: OpEmitter, spec: AudioModuleSpec,
+                    weights: list[WeightSpec]) -> tuple[list[WeightSpec], list[_Dequantized]]:
+    """The tensors the checkpoint stores (packed ones as weight/scales/biases) and their unpacking."""
+    unknown = spec.quantized - {w.logical for w in weights}
+    if unknown:
+        raise ValueError(f"quantized weights not in the audio schema: {', '.join(sorted(unknown))}")
+    stored: list[WeightSpec] = []
+    dequantized: list[_Dequantized] = []
+    for w in weights:
+        if w.logical not in spec.quantized:
+            stored.append(w)
+            continue
+        assert spec.quantization is not None
+        bits, group = spec.quantization
+        rows, cols = w.shape
+        base = w.key[: -len(".weight")] if w.key.endswith(".weight") else w.key
+        packed = WeightSpec(w.logical + ".q", base + ".weight", (rows, cols * bits // 32), "ui32")
+        scales = WeightSpec(w.logical + ".scales", base + ".scales", (rows, cols // group))
+        biases = WeightSpec(w.logical + ".biases", base + ".biases", (rows, cols // group))
+        stored += [packed, scales, biases]
+        func = ops.affine_dequant(rows, cols, bits, group)
+        dequantized.append(_Dequantized(w.symbol, func, (packed.symbol, scales.symbol, biases.symbol)))
+    return stored, dequantized
 
 
 def _symbol(logical: str) -> str:

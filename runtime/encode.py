@@ -1,0 +1,143 @@
+"""Audio files in, the language model's audio embeddings out (the Python API behind `encode`).
+
+Each input is decoded, resampled to 16 kHz and cut into consecutive 30 s clips (never truncated);
+each clip's log-mel features are computed on their own, padded with zero frames into the smallest
+frame bucket that holds them, and run through the compiled artifact several clips per call.  A
+clip's rows therefore never depend on its neighbours or on the bucket it landed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
+from ..contracts.policy import DEFAULT_CONTRACT, get_contract
+from ..emitters.audio import AudioModuleSpec
+from ..emitters.compile import parse_target
+from .artifacts import ArtifactCache
+from .session import DEVICE_FOR_TARGET, AudioSession
+
+Progress = Callable[[str], None]
+
+
+class EncodeError(ValueError):
+    """The request cannot be encoded as given (too long, empty, no bucket fits)."""
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One clip of at most 30 s: its log-mel frames and where it came from."""
+
+    source: int
+    start_s: float
+    features: np.ndarray  # [frames, 128] float32
+    frames: int
+
+
+@dataclass
+class EncodeResult:
+    audio_features: np.ndarray  # [N, 188, text_hidden] float32: what the language model receives
+    encoder_hidden: np.ndarray  # [N, 188, hidden] float32, zero past the valid length
+    valid_tokens: np.ndarray  # [N] int32
+    clip_source: np.ndarray  # [N] int32: index of the input each clip came from
+    clip_start_s: np.ndarray  # [N] float32: start of the clip within its input
+
+    def save(self, path: str | Path) -> None:
+        np.savez(path, audio_features=self.audio_features, encoder_hidden=self.encoder_hidden,
+                 valid_tokens=self.valid_tokens, clip_source=self.clip_source, clip_start_s=self.clip_start_s)
+
+
+def choose_bucket(frames: int, buckets: Sequence[int]) -> int:
+    fitting = [b for b in sorted(buckets) if b >= frames]
+    if not fitting:
+        raise EncodeError(f"a clip of {frames} mel frames fits no frame bucket ({', '.join(map(str, buckets))}); "
+                          "clips are at most 30 s (2997 frames)")
+    return fitting[0]
+
+
+def plan_calls(clips: Sequence[Clip], buckets: Sequence[int],
+               clips_per_call: Sequence[int]) -> list[tuple[int, int, list[int]]]:
+    """(bucket, call width, clip indices) per call: clips grouped by bucket, widest calls first."""
+    by_bucket: dict[int, list[int]] = {}
+    for i, clip in enumerate(clips):
+        by_bucket.setdefault(choose_bucket(clip.frames, buckets), []).append(i)
+    widths = sorted(set(clips_per_call), reverse=True)
+    calls = []
+    for bucket, members in sorted(by_bucket.items()):
+        while members:
+            width = next((w for w in widths if w <= len(members)), min(widths))
+            calls.append((bucket, width, members[:width]))
+            members = members[width:]
+    return calls
+
+
+class AudioEncoder:
+    """A checkpoint's audio stage compiled for one target, with one resident copy of its weights."""
+
+    def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
+                 frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS, clips_per_call: Sequence[int] = (1,),
+                 cuda_arch: str | None = None, cache: ArtifactCache | None = None,
+                 progress: Progress | None = None) -> None:
+        from .checkpoint import open_checkpoint
+
+        self.progress = progress or (lambda _msg: None)
+        self.checkpoint = open_checkpoint(checkpoint)
+        self.config = self.checkpoint.config
+        self.frame_buckets = tuple(sorted(set(frame_buckets)))
+        self.clips_per_call = tuple(sorted(set(clips_per_call)))
+        compile_target = parse_target(target, cuda_arch)
+        spec = AudioModuleSpec(self.config, get_contract(contract), self.frame_buckets, self.clips_per_call,
+                               self.checkpoint.layout, quantization=self.checkpoint.quantization,
+                               quantized=frozenset(self.checkpoint.quantized_names()))
+        built = (cache or ArtifactCache()).get_or_build(spec, compile_target, self.checkpoint.schema_digest(),
+                                                        self.progress)
+        self.artifact = built.path
+        self.session = AudioSession(built.path, self.checkpoint.files, device=DEVICE_FOR_TARGET[compile_target.kind])
+
+    # ------------------------------------------------------------------ inputs
+    def clips_from_files(self, paths: Iterable[str | Path], max_seconds: float | None = None) -> list[Clip]:
+        from .frontend import load_audio, log_mel, split_clips
+
+        clips: list[Clip] = []
+        for source, path in enumerate(paths):
+            samples, _rate = load_audio(path)
+            seconds = len(samples) / 16000.0
+            if max_seconds is not None and seconds > max_seconds:
+                raise EncodeError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
+            for chunk, start_s in split_clips(samples):
+                features, frames = log_mel(chunk)
+                clips.append(Clip(source, float(start_s), features, int(frames)))
+        return clips
+
+    # ------------------------------------------------------------------ encoding
+    def encode_clips(self, clips: Sequence[Clip], on_clip: Callable[[int], None] | None = None) -> EncodeResult:
+        """Encode clips in bucketed calls; `on_clip(n)` is told after every call how many finished."""
+        n = len(clips)
+        rows = AUDIO_SOFT_TOKENS_PER_CLIP
+        features = np.zeros((n, rows, self.config.text_hidden_size), np.float32)
+        hidden = np.zeros((n, rows, self.config.hidden_size), np.float32)
+        valid = np.zeros(n, np.int32)
+        calls = plan_calls(clips, self.frame_buckets, self.clips_per_call)
+        for bucket, width, members in calls:
+            mel = np.zeros((width, bucket, self.config.input_feat_size), np.float32)
+            frames = np.zeros(width, np.int32)
+            for slot, index in enumerate(members):
+                clip = clips[index]
+                mel[slot, :clip.frames] = clip.features[:clip.frames]
+                frames[slot] = clip.frames
+            out = self.session.run(mel, frames)
+            for slot, index in enumerate(members):
+                features[index] = out["audio_features"][slot]
+                hidden[index] = out["encoder_hidden"][slot]
+                valid[index] = out["valid_tokens"][slot]
+            if on_clip is not None:
+                on_clip(len(members))
+        return EncodeResult(features, hidden, valid, np.array([c.source for c in clips], np.int32),
+                            np.array([c.start_s for c in clips], np.float32))
+
+    def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None) -> EncodeResult:
+        return self.encode_clips(self.clips_from_files(paths, max_seconds))
