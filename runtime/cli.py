@@ -33,6 +33,9 @@ def _encoder_options(func):
                      help="Refuse inputs longer than this (longer audio is otherwise split into 30 s clips)."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree)."),
+        click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                     help="Run this .vmfb (from emit-gemma3n, e.g. built elsewhere) instead of compiling; "
+                          "its entry points define the buckets."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -41,7 +44,7 @@ def _encoder_options(func):
 
 def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, target: str, contract: str,
             cuda_arch: str | None, frame_buckets: tuple[int, ...], clips_per_call: tuple[int, ...],
-            max_seconds: float | None, cache_dir: Path | None) -> None:
+            max_seconds: float | None, cache_dir: Path | None, artifact: Path | None) -> None:
     from .artifacts import ArtifactCache
     from .encode import AudioEncoder
 
@@ -49,7 +52,7 @@ def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, target: str
     encoder = AudioEncoder(checkpoint, target=target, contract=contract,
                            frame_buckets=frame_buckets or DEFAULT_FRAME_BUCKETS,
                            clips_per_call=clips_per_call or (1,), cuda_arch=cuda_arch,
-                           cache=ArtifactCache(cache_dir), progress=_say)
+                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
     ready = time.perf_counter()
     _say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s")
     clips = encoder.clips_from_files(audio, max_seconds)

@@ -81,26 +81,33 @@ class AudioEncoder:
     def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
                  frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS, clips_per_call: Sequence[int] = (1,),
                  cuda_arch: str | None = None, cache: ArtifactCache | None = None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, artifact: str | Path | None = None) -> None:
+        """Compile (or reuse from the cache) the artifact for `checkpoint` and load it.
+
+        With `artifact`, a `.vmfb` compiled elsewhere (e.g. by `emit-gemma3n` on a build machine) is
+        loaded instead and no compiler is needed; its entry points define the buckets.
+        """
         from .checkpoint import open_checkpoint
 
         self.progress = progress or (lambda _msg: None)
         self.checkpoint = open_checkpoint(checkpoint)
         self.config = self.checkpoint.config
-        self.frame_buckets = tuple(sorted(set(frame_buckets)))
-        self.clips_per_call = tuple(sorted(set(clips_per_call)))
-        compile_target = parse_target(target, cuda_arch)
-        spec = AudioModuleSpec(self.config, get_contract(contract), self.frame_buckets, self.clips_per_call,
-                               self.checkpoint.layout, quantization=self.checkpoint.quantization,
-                               quantized=frozenset(self.checkpoint.quantized_names()))
-        built = (cache or ArtifactCache()).get_or_build(spec, compile_target, self.checkpoint.schema_digest(),
-                                                        self.progress)
-        self.artifact = built.path
-        self.session = AudioSession(built.path, self.checkpoint.files, device=DEVICE_FOR_TARGET[compile_target.kind])
+        device = DEVICE_FOR_TARGET[target]
+        if artifact is None:
+            spec = AudioModuleSpec(self.config, get_contract(contract), tuple(frame_buckets), tuple(clips_per_call),
+                                   self.checkpoint.layout, quantization=self.checkpoint.quantization,
+                                   quantized=frozenset(self.checkpoint.quantized_names()))
+            built = (cache or ArtifactCache()).get_or_build(spec, parse_target(target, cuda_arch),
+                                                            self.checkpoint.schema_digest(), self.progress)
+            artifact = built.path
+        self.artifact = Path(artifact)
+        self.session = AudioSession(self.artifact, self.checkpoint.files, device=device)
+        self.frame_buckets = tuple(sorted({f for f, _ in self.session.buckets}))
+        self.clips_per_call = tuple(sorted({c for _, c in self.session.buckets}))
 
     # ------------------------------------------------------------------ inputs
     def clips_from_files(self, paths: Iterable[str | Path], max_seconds: float | None = None) -> list[Clip]:
-        from .frontend import load_audio, log_mel, split_clips
+        from .frontend import clip_features, load_audio
 
         clips: list[Clip] = []
         for source, path in enumerate(paths):
@@ -108,9 +115,8 @@ class AudioEncoder:
             seconds = len(samples) / 16000.0
             if max_seconds is not None and seconds > max_seconds:
                 raise EncodeError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
-            for chunk, start_s in split_clips(samples):
-                features, frames = log_mel(chunk)
-                clips.append(Clip(source, float(start_s), features, int(frames)))
+            for clip in clip_features(samples):
+                clips.append(Clip(source, float(clip.start_s), clip.features, int(clip.valid_frames)))
         return clips
 
     # ------------------------------------------------------------------ encoding
