@@ -59,12 +59,16 @@ def main() -> None:
     t0 = time.perf_counter()
     got = session.run(mel, frames)
     print(f"first call {time.perf_counter() - t0:.2f} s", flush=True)
-    times = []
+    times, identical = [], True
     for _ in range(args.repeats):
         t0 = time.perf_counter()
-        session.run(mel, frames)
+        again = session.run(mel, frames)
         times.append(time.perf_counter() - t0)
+        identical &= all(np.array_equal(again[k].view(np.uint8), got[k].view(np.uint8)) for k in got)
     print(f"call (incl. host transfer of all outputs) median {np.median(times) * 1e3:.1f} ms over {len(times)}")
+    print(f"repeated calls bit-identical: {identical}")
+    print("non-finite values: " + ", ".join(f"{k}={int((~np.isfinite(v)).sum())}" for k, v in got.items()
+                                            if v.dtype == np.float32 and not np.isfinite(v).all()) or "none")
     args.out.mkdir(parents=True, exist_ok=True)
     np.savez(args.out / f"outputs_{args.device.replace(':', '_')}.npz",
              audio_features=got["audio_features"], encoder_hidden=got["encoder_hidden"],

@@ -1,0 +1,5 @@
+"""`python -m gemma3n_iree ...` is `gemma3n-iree ...`."""
+
+from .runtime.cli import main
+
+main()

@@ -1,0 +1,22 @@
+!x = tensor<1x7x48xf32>
+!rows = tensor<7x48xf32>
+!stat = tensor<7xf32>
+func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !x {
+  %rows = stablehlo.reshape %x : (!x) -> !rows
+  %sumsq = func.call @lane_xor_sum_R7_W48_X8_sq(%rows) : (tensor<7x48xf32>) -> (tensor<7xf32>)
+  %width_s = stablehlo.constant dense<0x42400000> : tensor<f32>
+  %width = stablehlo.broadcast_in_dim %width_s, dims = [] : (tensor<f32>) -> tensor<7xf32>
+  %eps_s = stablehlo.constant dense<0x358637BD> : tensor<f32>
+  %eps = stablehlo.broadcast_in_dim %eps_s, dims = [] : (tensor<f32>) -> tensor<7xf32>
+  %mean = stablehlo.divide %sumsq, %width : !stat
+  %stab = stablehlo.add %mean, %eps : !stat
+  %one_s = stablehlo.constant dense<0x3F800000> : tensor<f32>
+  %one = stablehlo.broadcast_in_dim %one_s, dims = [] : (tensor<f32>) -> tensor<7xf32>
+  %root = stablehlo.sqrt %stab : !stat
+  %inv = stablehlo.divide %one, %root : !stat
+  %inv_b = stablehlo.broadcast_in_dim %inv, dims = [0] : (!stat) -> !rows
+  %normed = stablehlo.multiply %rows, %inv_b : !rows
+  %rounded = stablehlo.reduce_precision %normed, format = e8m7 : !rows
+  %y = stablehlo.reshape %rounded : (!rows) -> !x
+  return %y : !x
+}

@@ -1,0 +1,211 @@
+"""Golden snapshots of every op-family template, plus the renderer's error and constant behaviour.
+
+Each `OpEmitter` method is rendered for a small specialisation (the tiny configuration: D=64, 2 heads,
+chunk 12, max past 12, SSCP channels 8/4) under mlx-cuda-v1, and the fragment text exactly as the
+template produced it (`ModuleBuilder.fragments[symbol].text`) is compared with
+`tests/golden/<symbol>.mlir`.  A difference fails with a unified diff.  To accept a deliberate
+template change, rewrite the snapshots and review the diff in git:
+
+    /work/venv/bin/python -m pytest tests/test_templates_golden.py --update-golden
+    (or GEMMA3N_UPDATE_GOLDEN=1 /work/venv/bin/python -m pytest tests/test_templates_golden.py)
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+import struct
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from gemma3n_iree.config import builtin_config
+from gemma3n_iree.contracts.emulation import BF16_MIN
+from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.emitters.ops import OpEmitter
+from gemma3n_iree.emitters.probe import probe_module
+from gemma3n_iree.emitters.render import (
+    FragmentParseError,
+    Func,
+    ModuleBuilder,
+    TemplateRenderError,
+    f32_hex,
+    parse_fragment,
+    render,
+)
+from gemma3n_iree.emitters.weights import HF_LAYOUT
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+TINY = builtin_config("tiny")
+B, T, D, EPS, CLIP = 1, 25, TINY.hidden_size, TINY.rms_norm_eps, TINY.gradient_clipping
+
+
+def _sscp_block(o: OpEmitter) -> Func:
+    conv = o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw")
+    norm = o.cumulative_group_norm(B, 50, 64, 8, 1e-3)
+    mask = o.mask_frames([B, 50, 64, 8])
+    return o.sscp_block(conv, norm, mask, B, 100, 128, 1, 50, 64, 8)
+
+
+#: (golden case name, OpEmitter method, builder).  The case's golden file is named by the symbol.
+CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
+    ("lane_xor_sum", "lane_xor_sum", lambda o: o.lane_xor_sum(4, 128, 4)),
+    ("lane_xor_sum_two_stage_sq", "lane_xor_sum", lambda o: o.lane_xor_sum(2, 1536, 8, square=True)),
+    ("prefix_scan", "prefix_scan", lambda o: o.prefix_scan(2, 130)),
+    ("affine_dequant", "affine_dequant", lambda o: o.affine_dequant(4, 128, 4, 64)),
+    ("valid_mask", "valid_mask", lambda o: o.valid_mask(B, 50, 2)),
+    ("mask_frames", "mask_frames", lambda o: o.mask_frames([B, T, D])),
+    ("mel_boundary", "mel_boundary", lambda o: o.mel_boundary(B, 100, 128)),
+    ("sscp_conv", "sscp_conv", lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw")),
+    ("cumulative_group_norm", "cumulative_group_norm", lambda o: o.cumulative_group_norm(B, 50, 64, 8, 1e-3)),
+    ("linear", "linear", lambda o: o.linear([B, T], D, 4 * D)),
+    ("rms_norm_scaled", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, scaled=True)),
+    ("rms_norm_noscale", "rms_norm", lambda o: o.rms_norm([B, 7], 48, EPS, scaled=False)),
+    ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
+    ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
+    ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
+    ("sscp_block", "sscp_block", _sscp_block),
+    ("conformer_block", "conformer_block", lambda o: o.conformer_block(TINY, B, T, HF_LAYOUT)),
+    ("reduction", "reduction", lambda o: o.reduction(B, T, D, 4)),
+    ("embedder", "embedder", lambda o: o.embedder([B, 7], D, 48, EPS)),
+    ("audio_output", "audio_output", lambda o: o.audio_output(B, 7, D, 48, 128, 188)),
+]
+
+
+def rendered(build: Callable[[OpEmitter], Func]) -> tuple[Func, ModuleBuilder]:
+    builder = ModuleBuilder("golden")
+    return build(OpEmitter(builder, MLX_CUDA_V1)), builder
+
+
+def test_every_op_family_has_a_golden_case():
+    methods = {name for name, _ in inspect.getmembers(OpEmitter, inspect.isfunction) if not name.startswith("_")}
+    assert methods == {method for _, method, _ in CASES}
+
+
+@pytest.mark.parametrize("case,method,build", CASES, ids=[c[0] for c in CASES])
+def test_template_golden(case, method, build, update_golden):
+    func, builder = rendered(build)
+    text = builder.fragments[func.symbol].text
+    path = GOLDEN_DIR / f"{func.symbol}.mlir"
+    if update_golden:
+        GOLDEN_DIR.mkdir(exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        return
+    if not path.exists():
+        pytest.fail(f"no golden snapshot {path.relative_to(GOLDEN_DIR.parent.parent)}; "
+                    "run pytest with --update-golden to create it")
+    want = path.read_text()
+    if text != want:
+        diff = "".join(difflib.unified_diff(want.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            fromfile=f"golden/{path.name}", tofile=f"rendered {func.symbol}"))
+        pytest.fail(f"{case}: the template output differs from its golden snapshot "
+                    f"(--update-golden accepts it):\n{diff}", pytrace=False)
+
+
+@pytest.mark.parametrize("case,method,build", CASES, ids=[c[0] for c in CASES])
+def test_golden_case_verifies(case, method, build):
+    """The snapshotted fragments (and what they call) parse and verify as one module."""
+    _func, builder = rendered(build)
+    text = builder.build(inline=False)
+    assert "func.func private @" in text
+
+
+def test_golden_directory_has_no_stale_snapshots():
+    symbols = {rendered(build)[0].symbol for _, _, build in CASES}
+    on_disk = {p.stem for p in GOLDEN_DIR.glob("*.mlir")}
+    assert on_disk == symbols, f"stale: {sorted(on_disk - symbols)}, missing: {sorted(symbols - on_disk)}"
+
+
+# ---------------------------------------------------------------------------------------------- render errors
+def test_undefined_template_variable_is_an_error():
+    with pytest.raises(TemplateRenderError) as info:
+        render("mel_boundary.mlir.j2", symbol="mel_boundary_x", c=MLX_CUDA_V1, b=1, t=4)  # no `mel`
+    message = str(info.value)
+    assert "mel_boundary.mlir.j2" in message
+    assert "'mel' is undefined" in message
+    assert re.search(r"mel_boundary\.mlir\.j2:\d+:", message), message
+
+
+def test_undefined_attribute_in_macro_is_an_error():
+    """StrictUndefined also covers the contract object the macros read (`c.round_format`)."""
+    with pytest.raises(TemplateRenderError) as info:
+        render("mel_boundary.mlir.j2", symbol="m", c=object(), b=1, t=4, mel=8)
+    assert "mel_boundary.mlir.j2" in str(info.value) or "_macros.mlir.j2" in str(info.value)
+
+
+def test_unknown_template_is_an_error():
+    with pytest.raises(Exception) as info:
+        render("no_such_template.mlir.j2", symbol="x")
+    assert "no_such_template.mlir.j2" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------- constants
+@pytest.mark.parametrize("value,spelling", [
+    (1e-6, "0x358637BD"), (1.0, "0x3F800000"), (-0.0, "0x80000000"), (0.1, "0x3DCCCCCD"),
+    (float("inf"), "0x7F800000"), (1e10, "0x501502F9"), (BF16_MIN, "0xFF7F0000"), (1e-3, "0x3A83126F"),
+])
+def test_f32_hex_is_bit_exact(value, spelling):
+    assert f32_hex(value) == spelling
+    back = struct.unpack("<f", struct.pack("<I", int(spelling, 16)))[0]
+    assert np.float32(back).view(np.uint32) == np.float32(value).view(np.uint32)
+
+
+def test_rendered_constant_parses_back_bit_exactly():
+    func, builder = rendered(lambda o: o.rms_norm([2], 8, 1e-6, scaled=False))
+    frag = builder.fragments[func.symbol].text
+    assert "dense<0x358637BD> : tensor<f32>" in frag  # eps, written as its exact bits
+    # the MLIR parser reads the same float: the verified module prints it back in decimal
+    text = probe_module(MLX_CUDA_V1, lambda o: o.rms_norm([2], 8, 1e-6, scaled=False))
+    printed = re.findall(r"dense<([-+.\dEe]+)> : tensor<f32>", text)
+    eps = [np.float32(v) for v in printed if np.float32(v) == np.float32(1e-6)]
+    assert eps, printed
+    assert np.float32(eps[0]).view(np.uint32) == np.uint32(0x358637BD)
+
+
+# ---------------------------------------------------------------------------------------------- parse errors
+BROKEN = """\
+!x = tensor<4xf32>
+func.func private @broken(%x: !x) -> !x {
+  %y = stablehlo.add %x, %x : !x
+  %z = stablehlo.multiply %y, %undefined_value : !x
+  return %z : !x
+}
+"""
+
+
+def test_invalid_fragment_raises_with_numbered_lines_and_marker():
+    from iree.compiler.api import Session
+
+    session = Session()
+    try:
+        with pytest.raises(FragmentParseError) as info:
+            parse_fragment(BROKEN, "broken.mlir.j2", session.context)
+    finally:
+        del session
+    message = str(info.value)
+    assert message.startswith("broken.mlir.j2: rendered MLIR does not parse/verify (line 4)"), message
+    assert "undefined_value" in message
+    marked = [l for l in message.splitlines() if l.startswith(">>")]
+    assert len(marked) == 1 and marked[0].startswith(">>4 | ") and "%undefined_value" in marked[0]
+    # neighbouring lines are shown numbered (without the marker)
+    assert re.search(r"^  3 \| +%y = stablehlo\.add", message, re.M)
+    assert re.search(r"^  5 \| +return %z", message, re.M)
+
+
+def test_fragment_type_error_is_reported_at_its_line():
+    from iree.compiler.api import Session
+
+    bad = BROKEN.replace("%undefined_value", "%x").replace("%y = stablehlo.add %x, %x : !x",
+                                                            "%y = stablehlo.add %x, %x : tensor<5xf32>")
+    session = Session()
+    try:
+        with pytest.raises(FragmentParseError) as info:
+            parse_fragment(bad, "typed.mlir.j2", session.context)
+    finally:
+        del session
+    assert "typed.mlir.j2" in str(info.value)
+    assert any(l.startswith(">>") for l in str(info.value).splitlines())
