@@ -27,9 +27,9 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, F32).astype(ml_dtypes.bfloat16).astype(F32)
 
 
-def rnd(c: NumericContract, x: np.ndarray) -> np.ndarray:
-    """A rounding point of the contract."""
-    return round_bf16(x) if c.round_bf16 else np.asarray(x, F32)
+def rnd(c: NumericContract, x: np.ndarray, point: str | None = None) -> np.ndarray:
+    """A rounding point of the contract (`point` names the few that diagnostic variants may drop)."""
+    return round_bf16(x) if c.rounds_at(point) else np.asarray(x, F32)
 
 
 def operand(c: NumericContract, x: np.ndarray) -> np.ndarray:
@@ -141,6 +141,8 @@ def sscp_conv(c: NumericContract, x: np.ndarray, w_oihw: np.ndarray, stride: tup
             patch = xp[:, i:i + st * (to - 1) + 1:st, j:j + sf * (fo - 1) + 1:sf, :]
             out += np.einsum("btfc,oc->btfo", patch, wo[:, :, i, j])
     if c.sscp_conv_result_dtype == "bf16":
+        # The backend accumulates in the BF16 result type, in an order this emulation does not
+        # know; the exact sum rounded once is the closest any order can get (diagnostics only).
         return round_bf16(exact_f32(out))
     return rnd(c, exact_f32(out))
 
@@ -182,7 +184,7 @@ def cumulative_group_norm(c: NumericContract, x: np.ndarray, w: np.ndarray, eps:
     var = (csq / count).astype(F32)
     stab = (var + F32(eps)).astype(F32)
     inv = rsqrt(stab)
-    out = rnd(c, ((centered * inv[:, :, None, None]).astype(F32) * np.asarray(w, F32)).astype(F32))
+    out = rnd(c, ((centered * inv[:, :, None, None]).astype(F32) * np.asarray(w, F32)).astype(F32), "sscp_norm")
     return {"norm_sum_at_time": s, "norm_cumulative_sum": cs, "norm_mean": mean, "norm_squared_at_time": sqs,
             "norm_cumulative_squared": csq, "norm_variance": var, "norm_stabilized_variance": stab,
             "norm_inverse_stddev": inv, "norm": out}
@@ -234,3 +236,24 @@ def timing_signal(positions: np.ndarray, channels: int) -> np.ndarray:
 def query_scale(head_dim: int) -> float:
     """transformers' q_scale = head_dim^-0.5 / softplus(0), as F32."""
     return float(np.float32(head_dim ** -0.5 / math.log(2.0)))
+
+
+# ---------------------------------------------------------------------------------------------- prefill (merge + dense PLE)
+def contract_scalar(c: NumericContract, value: float) -> np.float32:
+    """A model constant as the contract's frameworks hold it: BF16 under BF16-rounding contracts
+    (transformers casts `embed_scale` & co. to the activation dtype; MLX converts a Python scalar to
+    the array's dtype), the F32 value otherwise."""
+    v = F32(value)
+    return F32(round_bf16(np.array(v))[()]) if c.round_bf16 else v
+
+
+def mlx_rms_norm(c: NumericContract, x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
+    """MLX `fast.rms_norm`: round(round(x * rsqrt(sum(x^2)/D + eps)) * w), two rounding points
+    (spec gemma3n-audio §8.4; numeric-contracts §3(f)), with the 8-read lane/XOR sum of squares
+    (width 256: 32 lanes x 8 reads, one warp)."""
+    x = np.asarray(x, F32)
+    d = x.shape[-1]
+    ms = (lane_xor_sum(x, reads=8, square=True) / F32(d)).astype(F32)
+    inv = rsqrt((ms + F32(eps)).astype(F32))
+    normed = rnd(c, (x * inv[..., None]).astype(F32))
+    return rnd(c, (normed * np.asarray(w, F32)).astype(F32))

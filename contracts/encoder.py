@@ -51,6 +51,10 @@ def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.nda
     q = E.rnd(c, (q * scale).astype(F32))
     q_blk = np.pad(q, [(0, 0), (0, blocks * chunk - t), (0, 0), (0, 0)]).reshape(b, blocks, chunk, heads, hd)
     k_ctx, v_ctx = (_context_blocks(a, blocks, chunk, past) for a in (k, v))
+    key_valid = _context_blocks(valid, blocks, chunk, past)
+    # the template zeroes the values of invalid key slots (a query whose every key is masked, i.e. a
+    # padded one, then attends to zeros rather than to the padding's values)
+    v_ctx = np.where(key_valid[..., None, None], v_ctx, F32(0)).astype(F32)
     qo, ko, vo = (E.operand(c, a).astype(np.float64) for a in (q_blk, k_ctx, v_ctx))
     content = E.rnd(c, E.exact_f32(np.einsum("buwnh,bucnh->bunwc", qo, ko)))
     signal = E.timing_signal(np.arange(past, -1, -1), d)
@@ -66,7 +70,6 @@ def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.nda
     capped = E.rnd(c, (np.tanh((logits / cap).astype(F32)).astype(F32) * cap).astype(F32))
     lag = np.arange(ctx)[None, :] - np.arange(chunk)[:, None]
     band = (lag >= 0) & (lag <= past)
-    key_valid = _context_blocks(valid, blocks, chunk, past)
     allowed = band[None, None, None] & key_valid[:, :, None, None, :]
     masked = np.where(allowed, capped, F32(E.BF16_MIN)).astype(F32)
     e = np.exp((masked - masked.max(axis=-1, keepdims=True)).astype(F32)).astype(F32)
@@ -94,78 +97,75 @@ def light_conv(c: NumericContract, cfg: AudioConfig, x: np.ndarray, w: Callable[
     return E.rnd(c, (out + x).astype(F32))
 
 
-def conformer_block(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.ndarray,
-                    w: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
-    sub = lambda prefix: (lambda name: w(f"{prefix}.{name}"))  # noqa: E731 - scoped weight lookup
-    out: dict[str, np.ndarray] = {}
-    x = out["feed_forward_start"] = feed_forward(c, cfg, x, sub("ffw_layer_start"))
-    x = out["attention"] = attention(c, cfg, x, valid, sub("attention"))
-    x = np.where(valid[..., None], x, F32(0)).astype(F32)
-    x = out["light_conv"] = light_conv(c, cfg, x, sub("lconv1d"))
-    x = out["feed_forward_end"] = feed_forward(c, cfg, x, sub("ffw_layer_end"))
-    out["final_norm"] = E.rms_norm(c, E.clamp(x, cfg.gradient_clipping), w("norm"), cfg.rms_norm_eps)
-    return out
-
-
 def valid_frames(frames: np.ndarray, length: int, stride: int) -> np.ndarray:
     return (np.arange(length)[None, :] * stride) < np.asarray(frames)[:, None]
 
 
-def embed(c: NumericContract, cfg: AudioConfig, x: np.ndarray, norm_w: np.ndarray,
-          proj_w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    normed = E.rms_norm(c, x, norm_w, cfg.rms_norm_eps)
-    projected = E.linear(c, normed, proj_w)
-    return normed, projected, E.rms_norm(c, projected, None, cfg.rms_norm_eps)
+def encode(c: NumericContract, cfg: AudioConfig, weights: Weights, mel: np.ndarray, frames: np.ndarray, *,
+           conv_layout: str = "oihw", forced: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Run the audio stage on a padded bucket [B, T, mel] with per-clip valid frame counts.
 
-
-def encode(c: NumericContract, cfg: AudioConfig, weights: Weights, mel: np.ndarray,
-           frames: np.ndarray, *, conv_layout: str = "oihw") -> dict[str, np.ndarray]:
-    """Run the audio stage on a padded bucket [B, T, mel] with per-clip valid frame counts."""
+    With `forced`, every stage reads its inputs from `forced` (another run's stage tensors, e.g. a
+    compiled artifact's) instead of from this emulation's previous stage: each result is then the
+    emulation of that one stage applied to the other run's own inputs (a local check).
+    """
     b, t, _ = mel.shape
     w = lambda name: np.asarray(weights[name], F32)  # noqa: E731
     stages: dict[str, np.ndarray] = {}
+
+    def source(name: str) -> np.ndarray:
+        return forced[name] if forced is not None and name in forced else stages[name]
+
     x = np.where(valid_frames(frames, t, 1)[..., None], mel, F32(0)).astype(F32)
-    x = E.rnd(c, x)[..., None]
-    stages["mel"] = x[..., 0]
-    stride = 1
+    stages["mel"] = E.rnd(c, x)
+    previous, stride = "mel", 1
     for i in range(2):
         conv_w = w(f"sscp.conv_{i}.weight")
         if conv_layout == "ohwi":
             conv_w = conv_w.transpose(0, 3, 1, 2)
         stride *= cfg.sscp_conv_stride_size[i][0]
-        conv = E.sscp_conv(c, x, conv_w, tuple(cfg.sscp_conv_stride_size[i]))
-        stages[f"sscp_conv_{i}_convolution"] = conv
-        norm = E.cumulative_group_norm(c, conv, w(f"sscp.conv_{i}.norm"), cfg.sscp_conv_group_norm_eps)
+        x = source(previous)
+        x = x[..., None] if i == 0 else x
+        stages[f"sscp_conv_{i}_convolution"] = E.sscp_conv(c, x, conv_w, tuple(cfg.sscp_conv_stride_size[i]))
+        norm = E.cumulative_group_norm(c, source(f"sscp_conv_{i}_convolution"), w(f"sscp.conv_{i}.norm"),
+                                       cfg.sscp_conv_group_norm_eps)
         for key, value in norm.items():
             stages[f"sscp_conv_{i}_{key}"] = value
-        act = np.maximum(norm["norm"], F32(0))
-        x = np.where(valid_frames(frames, act.shape[1], stride)[:, :, None, None], act, F32(0)).astype(F32)
-        stages[f"sscp_conv_{i}"] = x
+        act = np.maximum(source(f"sscp_conv_{i}_norm"), F32(0))
+        valid = valid_frames(frames, act.shape[1], stride)
+        stages[f"sscp_conv_{i}"] = np.where(valid[:, :, None, None], act, F32(0)).astype(F32)
+        previous = f"sscp_conv_{i}"
+    x = source("sscp_conv_1")
     t1 = x.shape[1]
     valid1 = valid_frames(frames, t1, stride)
-    h = E.linear(c, x.reshape(b, t1, -1), w("sscp.input_proj"))
-    stages["input_projection"] = h
+    stages["input_projection"] = E.linear(c, x.reshape(b, t1, -1), w("sscp.input_proj"))
+    previous = "input_projection"
     for layer in range(cfg.conf_num_hidden_layers):
-        block = conformer_block(c, cfg, h, valid1, lambda name: w(f"conformer.{layer}.{name}"))
-        for key, value in block.items():
-            stages[f"conformer.{layer}.{key}"] = value
-        h = block["final_norm"]
+        at = f"conformer.{layer}."
+        sub = lambda prefix: (lambda name: w(f"{at}{prefix}.{name}"))  # noqa: E731 - scoped weight lookup
+        stages[at + "feed_forward_start"] = feed_forward(c, cfg, source(previous), sub("ffw_layer_start"))
+        stages[at + "attention"] = attention(c, cfg, source(at + "feed_forward_start"), valid1, sub("attention"))
+        masked = np.where(valid1[..., None], source(at + "attention"), F32(0)).astype(F32)
+        stages[at + "light_conv"] = light_conv(c, cfg, masked, sub("lconv1d"))
+        stages[at + "feed_forward_end"] = feed_forward(c, cfg, source(at + "light_conv"), sub("ffw_layer_end"))
+        stages[at + "final_norm"] = E.rms_norm(c, E.clamp(source(at + "feed_forward_end"), cfg.gradient_clipping),
+                                               w(at + "norm"), cfg.rms_norm_eps)
+        previous = at + "final_norm"
     r = cfg.conf_reduction_factor
     reduced_valid = valid1[:, ::r]
-    reduced = np.where(reduced_valid[..., None], h[:, ::r], F32(0)).astype(F32)
-    stages["encoded_reduced"] = reduced
-    soft = embed(c, cfg, reduced, w("embed.soft_norm"), w("embed.projection"))
-    hard = embed(c, cfg, w("embed.embedding"), w("embed.hard_norm"), w("embed.projection"))
-    for prefix, values in (("soft", soft), ("hard", hard)):
-        for key, value in zip(("norm", "linear", "post_norm"), values):
-            stages[f"{prefix}_{key}"] = value
+    stages["encoded_reduced"] = np.where(reduced_valid[..., None], source(previous)[:, ::r], F32(0)).astype(F32)
+    for prefix, rows_in, norm_w in (("soft", source("encoded_reduced"), "embed.soft_norm"),
+                                    ("hard", w("embed.embedding"), "embed.hard_norm")):
+        stages[f"{prefix}_norm"] = E.rms_norm(c, rows_in, w(norm_w), cfg.rms_norm_eps)
+        stages[f"{prefix}_linear"] = E.linear(c, source(f"{prefix}_norm"), w("embed.projection"))
+        stages[f"{prefix}_post_norm"] = E.rms_norm(c, source(f"{prefix}_linear"), None, cfg.rms_norm_eps)
     rows = AUDIO_SOFT_TOKENS_PER_CLIP
+    reduced = source("encoded_reduced")
     tout = reduced.shape[1]
     valid_tokens = reduced_valid.sum(axis=1).astype(np.int32)
     keep = np.arange(rows)[None, :] < valid_tokens[:, None]
-    soft_rows = np.pad(soft[2], [(0, 0), (0, rows - tout), (0, 0)])
-    stages["audio_features"] = np.where(keep[..., None], soft_rows, hard[2][-1]).astype(F32)
+    soft_rows = np.pad(source("soft_post_norm"), [(0, 0), (0, rows - tout), (0, 0)])
+    stages["audio_features"] = np.where(keep[..., None], soft_rows, source("hard_post_norm")[-1]).astype(F32)
     stages["encoder_hidden"] = np.pad(reduced, [(0, 0), (0, rows - tout), (0, 0)])
     stages["valid_tokens"] = valid_tokens
     return stages
-

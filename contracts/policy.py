@@ -27,6 +27,10 @@ class NumericContract:
     sscp_conv_result_dtype: str = "f32"
     #: False for diagnostic-only variants that production artifacts must never use.
     production: bool = True
+    #: The production contract a diagnostic variant is judged against (itself when empty).
+    reference: str = ""
+    #: Named rounding points this variant leaves out (diagnostics and tests of the diagnostics only).
+    dropped_rounding: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.operand_dtype not in ("bf16", "f32"):
@@ -39,9 +43,18 @@ class NumericContract:
         """The `stablehlo.reduce_precision` format of a rounding point."""
         return "e8m7" if self.round_bf16 else "e8m23"
 
+    def rounds_at(self, point: str | None) -> bool:
+        """Whether the (optionally named) rounding point rounds under this contract."""
+        return self.round_bf16 and (point is None or point not in self.dropped_rounding)
+
+    @property
+    def reference_name(self) -> str:
+        return self.reference or self.name
+
     def identity(self) -> str:
+        dropped = ",".join(sorted(self.dropped_rounding))
         return (f"{self.name}@v{self.version}:round={self.round_format}:operands={self.operand_dtype}"
-                f":sscp_conv_result={self.sscp_conv_result_dtype}")
+                f":sscp_conv_result={self.sscp_conv_result_dtype}" + (f":dropped={dropped}" if dropped else ""))
 
 
 MLX_CUDA_V1 = NumericContract(
@@ -61,7 +74,20 @@ F32_REFERENCE = NumericContract(
     operand_dtype="f32",
 )
 
-CONTRACTS: dict[str, NumericContract] = {c.name: c for c in (MLX_CUDA_V1, F32_REFERENCE)}
+MLX_CUDA_V1_BF16_CONV = NumericContract(
+    name="mlx-cuda-v1-bf16-conv",
+    version=1,
+    summary="diagnostic only: mlx-cuda-v1 with BF16-result SSCP convolutions (the seed's negative evidence: "
+            "the backend then accumulates in BF16); production keeps F32 results",
+    round_bf16=True,
+    operand_dtype="bf16",
+    sscp_conv_result_dtype="bf16",
+    production=False,
+    reference="mlx-cuda-v1",
+)
+
+CONTRACTS: dict[str, NumericContract] = {c.name: c for c in (MLX_CUDA_V1, F32_REFERENCE, MLX_CUDA_V1_BF16_CONV)}
+PRODUCTION_CONTRACTS = sorted(name for name, c in CONTRACTS.items() if c.production)
 DEFAULT_CONTRACT = MLX_CUDA_V1.name
 
 

@@ -26,6 +26,8 @@ from transformers.models.gemma3n.configuration_gemma3n import Gemma3nAudioConfig
 from transformers.models.gemma3n.modeling_gemma3n import Gemma3nAudioEncoder, Gemma3nMultimodalEmbedder
 from transformers.utils import logging as hf_logging
 
+from gemma3n_iree.runtime.transformers_reference import stage_hooks
+
 TRANSFORMERS_VERSION = "5.24.0"
 TOWER = "model.audio_tower."
 EMBED = "model.embed_audio."
@@ -115,32 +117,6 @@ def _bf16_like_from_pretrained(encoder: Gemma3nAudioEncoder) -> Gemma3nAudioEnco
     return loaded
 
 
-def _stage_hooks(encoder: Gemma3nAudioEncoder, stages: dict[str, torch.Tensor]) -> list[Any]:
-    """Forward hooks that record intermediate tensors under the names of ``reference_f64``.
-
-    SSCP tensors are stored as [T, F, C] (the conv output is NCHW in HF, the norm input NHWC).
-    """
-    def keep(name: str, nchw: bool = False) -> Any:
-        def hook(_module: torch.nn.Module, _inputs: Any, output: torch.Tensor) -> None:
-            t = output[0]
-            stages[name] = t.permute(1, 2, 0) if nchw else t
-        return hook
-
-    sscp = encoder.subsample_conv_projection
-    hooks = []
-    for i, block in enumerate((sscp.conv_0, sscp.conv_1)):
-        hooks.append(block.conv.register_forward_hook(keep(f"sscp_conv_{i}_convolution", nchw=True)))
-        hooks.append(block.norm.register_forward_hook(keep(f"sscp_conv_{i}_norm")))
-        hooks.append(block.register_forward_hook(keep(f"sscp_conv_{i}", nchw=True)))
-    hooks.append(sscp.input_proj_linear.register_forward_hook(keep("input_projection")))
-    for layer, block in enumerate(encoder.conformer):
-        for sub, name in ((block.ffw_layer_start, "feed_forward_start"), (block.attention, "attention"),
-                          (block.lconv1d, "light_conv"), (block.ffw_layer_end, "feed_forward_end"),
-                          (block, "final_norm")):
-            hooks.append(sub.register_forward_hook(keep(f"conformer.{layer}.{name}")))
-    return hooks
-
-
 @torch.no_grad()
 def run_hf(encoder: Gemma3nAudioEncoder, embedder: Gemma3nMultimodalEmbedder, mel: np.ndarray,
            dtype: torch.dtype = torch.float32, stages: bool = False) -> dict[str, np.ndarray]:
@@ -162,7 +138,7 @@ def run_hf(encoder: Gemma3nAudioEncoder, embedder: Gemma3nMultimodalEmbedder, me
     else:
         raise ValueError(f"unsupported dtype {dtype}")
     recorded: dict[str, torch.Tensor] = {}
-    hooks = _stage_hooks(enc, recorded) if stages else []
+    hooks = stage_hooks(enc, recorded) if stages else []
     try:
         x = torch.from_numpy(np.asarray(mel, dtype=np.float32))[None].to(dtype)
         mask = torch.zeros(x.shape[:2], dtype=torch.bool)    # True = padded; nothing is
