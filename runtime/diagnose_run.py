@@ -50,8 +50,13 @@ def hf_named(checkpoint: Checkpoint, logical: dict[str, np.ndarray]) -> dict[str
 def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "llvm-cpu",
                   contract: str = "mlx-cuda-v1", reference: str = "contract",
                   thresholds: Thresholds = Thresholds(), clip: int = 0, cuda_arch: str | None = None,
-                  cache: ArtifactCache | None = None, progress: Progress | None = None) -> Report:
-    """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count)."""
+                  cache: ArtifactCache | None = None, progress: Progress | None = None,
+                  artifact: str | Path | None = None) -> Report:
+    """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count).
+
+    `artifact` runs a stage artifact compiled elsewhere (`emit-gemma3n --stages --frames N`) whose
+    bucket must equal the clip's frame count; no compiler is needed then.
+    """
     from .frontend import clip_features, load_audio
 
     if reference not in REFERENCES:
@@ -70,9 +75,13 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
     policy = get_contract(contract)
     spec = AudioModuleSpec(cfg, policy, (frames,), (1,), checkpoint.layout, stages=True,
                            quantization=checkpoint.quantization, quantized=frozenset(checkpoint.quantized_names()))
-    built = (cache or ArtifactCache()).get_or_build(spec, parse_target(target, cuda_arch),
-                                                    checkpoint.schema_digest(), say)
-    session = AudioSession(built.path, checkpoint.files, device=DEVICE_FOR_TARGET[target])
+    if artifact is None:
+        artifact = (cache or ArtifactCache()).get_or_build(spec, parse_target(target, cuda_arch),
+                                                           checkpoint.schema_digest(), say).path
+    session = AudioSession(artifact, checkpoint.files, device=DEVICE_FOR_TARGET[target])
+    if (frames, 1) not in session.entries:
+        raise ValueError(f"{artifact} has no entry for {frames} frames x 1 clip (clip {clip} of {audio}); "
+                         f"it has {session.buckets}")
     say(f"running the stage artifact on clip {clip} ({frames} frames)")
     ours = session.run(mel, np.array([frames], np.int32))
     weights = logical_weights(checkpoint)

@@ -91,6 +91,7 @@ class AudioEncoder:
 
         self.progress = progress or (lambda _msg: None)
         self.checkpoint = open_checkpoint(checkpoint)
+        self.checkpoint.check_finite()  # NaN/Inf weights (or overflowing quantization scales) are refused
         self.config = self.checkpoint.config
         device = DEVICE_FOR_TARGET[target]
         if artifact is None:

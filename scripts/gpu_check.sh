@@ -4,18 +4,11 @@
 # Needs .whl/ (iree-base-runtime, soundfile, soxr, cffi, pycparser for Python 3.12) and .gpu/ (CUDA
 # artifacts from emit-gemma3n) carried along; see ../shared/bench/README.md.
 set -uo pipefail
-R=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-/tmp/out}
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target /tmp/pkg "$R" || exit 1
-export PYTHONPATH=/tmp/pkg:/tmp/site PYTHONUNBUFFERED=1
+source "$(dirname "$0")/gpu_env.sh"
 nvidia-smi -L
-cd /tmp
-python3 "$R/scripts/device_parity.py" --vmfb "$R/.gpu/audio_stages_sm90.vmfb" --device cuda --out "$OUT/stages" --emulate --repeats 2
-python3 "$R/scripts/device_parity.py" --vmfb "$R/.gpu/audio_sm90.vmfb" --device cuda --out "$OUT/plain" --repeats 10
-python3 -c "from gemma3n_iree.runtime.synthetic import write_random_checkpoint as w; from gemma3n_iree.config import builtin_config as b; w('/tmp/ckpt', b('e4b'), seed=0)"
-python3 "$R/scripts/long_speech.py" /tmp/long45.wav 45
-ENC="python3 -m gemma3n_iree encode --target cuda --checkpoint /tmp/ckpt --artifact $R/.gpu/audio_encode_sm90.vmfb"
+$G3 "$R/scripts/device_parity.py" --vmfb "$R/.gpu/audio_stages_sm90.vmfb" --device cuda --out "$OUT/stages" --emulate --repeats 2
+$G3 "$R/scripts/device_parity.py" --vmfb "$R/.gpu/audio_sm90.vmfb" --device cuda --out "$OUT/plain" --repeats 10
+ENC="$G3 -m gemma3n_iree encode --target cuda --checkpoint /tmp/ckpt --artifact $R/.gpu/audio_encode_sm90.vmfb"
 $ENC -o "$OUT/mixed.npz" /tmp/long45.wav "$R/runtime/data/sample_speech.wav" "$R/tests/data/speech_16k.wav"
 $ENC -o "$OUT/alone0.npz" /tmp/long45.wav
 $ENC -o "$OUT/alone1.npz" "$R/runtime/data/sample_speech.wav"

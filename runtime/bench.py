@@ -1,0 +1,54 @@
+"""Benchmark the encode entry points: median wall time of a synchronous call, warm-up excluded.
+
+A call is `session.run(mel, frames)`: upload of the mel, every dispatch of the encoder and
+embedder, and the download of the outputs (audio_features and encoder_hidden, a few MB per clip),
+so it is what a user of the Python API waits for.  Prints one JSON line per (frames, clips) entry,
+the same shape of record as the PyTorch reference script, so ratios can be taken in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Iterator
+
+import numpy as np
+
+from .session import AudioSession
+
+FRAME_SECONDS = 0.01  # 10 ms hop: 3000 frames = 30 s
+
+
+def speechlike_mel(clips: int, frames: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(frames)[None, :, None]
+    return (rng.normal(-4.0, 2.0, (clips, frames, 128)) + 3.0 * np.sin(t / 7.0)).astype(np.float32)
+
+
+def bench_entries(session: AudioSession, warmup: int = 3, repeats: int = 20,
+                  entries: list[tuple[int, int]] | None = None) -> Iterator[dict]:
+    """One record per entry: median/min ms per call and audio-seconds per second."""
+    for frames, clips in entries or session.buckets:
+        mel = speechlike_mel(clips, frames)
+        lengths = np.full(clips, frames, np.int32)
+        for _ in range(warmup):
+            session.run(mel, lengths)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            session.run(mel, lengths)
+            times.append((time.perf_counter() - start) * 1e3)
+        median = statistics.median(times)
+        audio_s = clips * frames * FRAME_SECONDS
+        yield {"impl": "gemma3n-iree", "frames": frames, "batch": clips, "median_ms": round(median, 3),
+               "min_ms": round(min(times), 3), "repeats": repeats,
+               "audio_s_per_s": round(audio_s / (median / 1e3), 1)}
+
+
+def print_records(records: Iterator[dict]) -> list[dict]:
+    out = []
+    for record in records:
+        print(json.dumps(record), flush=True)
+        out.append(record)
+    return out

@@ -1,0 +1,240 @@
+"""The command lines `gemma3n-iree` (encode, demo) and `emit-gemma3n`, through click's CliRunner.
+
+Two tiny one-bucket (64 frames = 0.64 s) compiles: `emit-gemma3n` writing a .vmfb and its MLIR, and
+`gemma3n-iree encode` compiling through its cache; the other encode runs load the emitted .vmfb
+(`--artifact`) or fail before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+import soundfile as sf
+from click.testing import CliRunner
+
+from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
+from gemma3n_iree.emitters.cli import main as emit_main
+from gemma3n_iree.runtime.cli import main as iree_main
+from gemma3n_iree.runtime.encode import AudioEncoder
+from gemma3n_iree.runtime.frontend import num_frames
+from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
+
+from conftest import assert_bits_equal
+from test_checkpoint import write_dir
+
+CFG = builtin_config("tiny")
+SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
+OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
+
+
+def invoke(command: click.Command, args: list[str]):
+    return CliRunner().invoke(command, [str(a) for a in args])
+
+
+def assert_one_error(result, exit_code: int, *needles: str) -> str:
+    """A non-zero exit with exactly one `Error:` message (no traceback) containing every needle."""
+    output = result.output
+    assert result.exit_code == exit_code, (result.exit_code, output, result.exception)
+    assert isinstance(result.exception, SystemExit), f"uncaught {result.exception!r}"
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    message = output[output.index("Error:"):]
+    for needle in needles:
+        assert needle in message, (needle, message)
+    return message
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def checkpoint(workdir: Path) -> Path:
+    return write_random_checkpoint(workdir / "checkpoint", CFG, seed=3)
+
+
+@pytest.fixture(scope="module")
+def clips(workdir: Path) -> list[Path]:
+    """Three inputs that fit the 64-frame bucket: 0.5 s, 0.01 s and 0.3 s of speech (in that order)."""
+    speech, rate = sf.read(SPEECH, dtype="int16")
+    paths = []
+    for name, start, n in (("half", 16000, 8000), ("tiny", 0, 160), ("third", 30000, 4800)):
+        path = workdir / f"{name}.wav"
+        sf.write(path, speech[start:start + n], rate, subtype="PCM_16")
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def emitted(workdir: Path):
+    vmfb, mlir = workdir / "emitted" / "tiny.vmfb", workdir / "emitted" / "tiny.mlir"
+    result = invoke(emit_main, ["--target", "llvm-cpu", "--builtin", "tiny", "--frames", 64, "-o", vmfb,
+                                "--emit-mlir", mlir])
+    return result, vmfb, mlir
+
+
+# ---------------------------------------------------------------------------------------------- emit-gemma3n
+
+def test_emit_compiles_a_tiny_module_and_writes_its_mlir(emitted, checkpoint):
+    result, vmfb, mlir = emitted
+    assert result.exit_code == 0, result.output
+    assert "encode_f64_c1" in result.output and f"wrote {vmfb}" in result.output
+    text = mlir.read_text()
+    assert "func.func @encode_f64_c1(" in text and re.search(r"#flow\.parameter\.named<\"model\"::", text)
+    assert "model.audio_tower.subsample_conv_projection.conv_0.conv.weight" in text
+    session = AudioSession(vmfb, [checkpoint / "model.safetensors"])
+    assert session.buckets == [(64, 1)]
+    out = session.run(np.zeros((1, 64, 128), np.float32), np.array([64], np.int32))
+    assert out["audio_features"].shape == (1, AUDIO_SOFT_TOKENS_PER_CLIP, CFG.text_hidden_size)
+    assert not list(vmfb.parent.glob(".*.tmp"))
+
+
+# ---------------------------------------------------------------------------------------------- encode
+
+def test_encode_writes_the_five_arrays_in_input_order(workdir, checkpoint, clips):
+    output = workdir / "out" / "encoded.npz"
+    cache = workdir / "cache"
+    options = ["--checkpoint", checkpoint, "--frames", 64, "--clips-per-call", 2, "--cache-dir", cache]
+    result = invoke(iree_main, ["encode", *options, "-o", output, *clips])
+    assert result.exit_code == 0, result.output
+    assert "3 input(s) -> 3 clip(s)" in result.output and f"wrote {output}" in result.output
+    assert len(list(cache.glob("*.vmfb"))) == 1
+    with np.load(output) as data:
+        assert sorted(data.files) == sorted(OUTPUTS)
+        arrays = {name: data[name] for name in OUTPUTS}
+    frames = [num_frames(n)[1] for n in (8000, 160, 4800)]
+    assert frames == [48, 1, 28]
+    assert arrays["audio_features"].shape == (3, AUDIO_SOFT_TOKENS_PER_CLIP, CFG.text_hidden_size)
+    assert arrays["encoder_hidden"].shape == (3, AUDIO_SOFT_TOKENS_PER_CLIP, CFG.hidden_size)
+    assert arrays["audio_features"].dtype == arrays["encoder_hidden"].dtype == np.float32
+    np.testing.assert_array_equal(arrays["valid_tokens"], [-(-f // 16) for f in frames])
+    np.testing.assert_array_equal(arrays["clip_source"], [0, 1, 2])
+    np.testing.assert_array_equal(arrays["clip_start_s"], [0.0, 0.0, 0.0])
+    assert arrays["valid_tokens"].dtype == arrays["clip_source"].dtype == np.int32
+    assert arrays["clip_start_s"].dtype == np.float32
+    # the same rows as the Python API on the same artifact, and the order follows the arguments
+    api = AudioEncoder(checkpoint, artifact=next(cache.glob("*.vmfb")))
+    assert (api.frame_buckets, api.clips_per_call) == ((64,), (2,))  # 3 clips: a full call and a padded one
+    want = api.encode_files(clips)
+    for name in OUTPUTS:
+        if arrays[name].dtype == np.float32:
+            assert_bits_equal(arrays[name], getattr(want, name), name)
+        else:
+            np.testing.assert_array_equal(arrays[name], getattr(want, name), err_msg=name)
+    reversed_out = workdir / "out" / "reversed.npz"
+    assert invoke(iree_main, ["encode", *options, "-o", reversed_out, *clips[::-1]]).exit_code == 0
+    with np.load(reversed_out) as data:
+        assert_bits_equal(data["audio_features"], arrays["audio_features"][::-1], "reversed inputs")
+
+
+def test_encode_with_an_emitted_artifact(workdir, checkpoint, clips, emitted):
+    _, vmfb, _ = emitted
+    output = workdir / "from-artifact.npz"
+    result = invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "-o", output, *clips])
+    assert result.exit_code == 0, result.output
+    with np.load(output) as data:
+        assert sorted(data.files) == sorted(OUTPUTS)
+        np.testing.assert_array_equal(data["clip_source"], [0, 1, 2])
+        want = AudioEncoder(checkpoint, artifact=vmfb).encode_files(clips)
+        assert_bits_equal(data["audio_features"], want.audio_features, "audio_features")
+
+
+# ---------------------------------------------------------------------------------------------- help
+
+COMMANDS = {"gemma3n-iree": (iree_main, []), "emit-gemma3n": (emit_main, [])}
+COMMANDS.update({f"gemma3n-iree {name}": (iree_main, [name]) for name in sorted(iree_main.commands)})
+# The commands the README documents: every one of their options explains itself.
+DOCUMENTED = ("gemma3n-iree encode", "gemma3n-iree demo", "emit-gemma3n")
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help(name):
+    command, args = COMMANDS[name]
+    result = invoke(command, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage:")
+    target = command.commands[args[0]] if args else command
+    text = " ".join(result.output.split())
+    first_line = " ".join((target.help or "").strip().splitlines()[0].split()) if target.help else ""
+    assert first_line and first_line in text, f"{name}: no description in --help"
+    for param in target.params:
+        if isinstance(param, click.Option):
+            assert param.opts[-1] in result.output
+            if name in DOCUMENTED:
+                assert param.help and param.help.strip(), f"{name} {param.opts[-1]} has no help text"
+    assert invoke(command, [*args, "-h"]).output == result.output
+    if not args and isinstance(command, click.Group):
+        for sub in command.commands:
+            assert sub in result.output
+
+
+# ---------------------------------------------------------------------------------------------- bad inputs
+
+@pytest.fixture(scope="module")
+def bad_config(workdir: Path) -> Path:
+    directory = workdir / "bad-config"
+    directory.mkdir()
+    config = hf_config_json(CFG)
+    config["audio_config"]["hidden_size"] = 63
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+def test_emit_bad_inputs(workdir, bad_config):
+    out = ["--target", "llvm-cpu", "-o", workdir / "never.vmfb"]
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--contract", "nope"]), 2,
+                     "Invalid value for '--contract'", "nope")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--frames", 3000]), 2,
+                     "Invalid value for '--frames'", "3000", "2997")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--frames", 0]), 2, "'--frames'")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--clips", 0]), 2, "'--clips'")
+    assert_one_error(invoke(emit_main, [*out, "--checkpoint", workdir / "no-such-dir"]), 2,
+                     "'--checkpoint'", "does not exist")
+    assert_one_error(invoke(emit_main, [*out, "--checkpoint", bad_config]), 1,
+                     str(bad_config / "config.json"), "hidden_size 63")
+    bad_json = workdir / "flat.json"
+    bad_json.write_text(json.dumps({"hidden_size": 64, "conf_num_attention_heads": 3}))
+    assert_one_error(invoke(emit_main, [*out, "--config", bad_json]), 1, str(bad_json), "not divisible")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--checkpoint", bad_config]), 2,
+                     "at most one of")
+    assert_one_error(invoke(emit_main, ["-o", workdir / "never.vmfb", "--builtin", "tiny"]), 2, "'--target'")
+    assert not (workdir / "never.vmfb").exists()
+
+
+def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
+    _, vmfb, _ = emitted
+    out = ["-o", workdir / "never.npz"]
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--contract", "nope", *out, clips[0]]),
+                     2, "'--contract'", "nope")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--frames", 3000, *out, clips[0]]),
+                     2, "'--frames'", "3000")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", workdir / "no-such-dir", *out, clips[0]]),
+                     2, "'--checkpoint'", "does not exist")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, *out, workdir / "missing.wav"]),
+                     2, "missing.wav", "does not exist")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, *out]), 2, "AUDIO")
+    # errors found after parsing: one message, exit status 1, nothing compiled or written
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", bad_config, *out, clips[0]]), 1,
+                     str(bad_config / "config.json"), "hidden_size 63")
+    weights = random_weights(CFG, 0)
+    del weights["model.embed_audio.embedding.weight"]
+    schema = write_dir(workdir / "schema-error", weights)
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", schema, *out, clips[0]]), 1,
+                     "model.embed_audio.embedding.weight", "missing")
+    not_audio = workdir / "notes.wav"
+    not_audio.write_text("not audio\n" * 50)
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
+                                        clips[0], not_audio]), 1, str(not_audio), "not a readable audio file")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--max-seconds",
+                                        0.4, *out, clips[0]]), 1, str(clips[0]), "0.5 s", "--max-seconds 0.4")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, SPEECH]), 1,
+                     "318 mel frames fits no frame bucket (64)")
+    assert not (workdir / "never.npz").exists()
