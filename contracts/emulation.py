@@ -161,6 +161,7 @@ def rms_norm(c: NumericContract, x: np.ndarray, w: np.ndarray | None, eps: float
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
+    """1 / sqrt(x), both correctly rounded (the templates take the sqrt in F64: the same bits)."""
     return (F32(1) / np.sqrt(np.asarray(x, F32))).astype(F32)
 
 

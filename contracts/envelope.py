@@ -6,6 +6,11 @@ end, or a wider accumulator).  Each order gives one F32 sum; their BF16 rounding
 legitimate outcomes.  A backend value inside that set is an accumulation-order effect; a value
 outside it is a bug (a dropped rounding point, a wrong operand, a wrong schedule).
 
+NVIDIA tensor cores (the `mma.sync` instructions IREE's CUDA backend emits) do not add like IEEE
+F32: they sum a K-block of exact products with aligned significands and truncate (round toward
+zero) into the F32 accumulator.  Those outcomes are modelled by the `tc-*` orders: each block of
+16 (or 8, 4) products is summed exactly and added to the accumulator with truncation.
+
 The products of BF16-valued operands are exact in F32, so each order is reproduced exactly here.
 The enumeration is bounded (`budget` orders at most) and deterministic.
 """
@@ -27,6 +32,24 @@ def _sequential(values: np.ndarray) -> np.float32:
     for v in values:
         acc = F32(acc + v)
     return acc
+
+
+def _to_f32_toward_zero(x: float) -> np.float32:
+    """Round a float64 to F32 toward zero (truncation)."""
+    y = np.float32(x)
+    if np.isfinite(y) and abs(float(y)) > abs(x):
+        y = np.nextafter(y, np.float32(0))
+    return np.float32(y)
+
+
+def _tensor_core(block: int) -> Order:
+    """K-blocks of `block` exact products added to the F32 accumulator with truncation (MMA model)."""
+    def order(values: np.ndarray) -> np.float32:
+        acc = 0.0
+        for i in range(0, len(values), block):
+            acc = float(_to_f32_toward_zero(acc + float(np.sum(values[i:i + block], dtype=np.float64))))
+        return np.float32(acc)
+    return order
 
 
 def _pairwise(values: np.ndarray) -> np.float32:
@@ -74,6 +97,7 @@ def accumulation_orders(k: int, budget: int = 64) -> list[tuple[str, Order]]:
         ("ascending-magnitude", lambda v: _sequential(v[np.argsort(np.abs(v), kind="stable")])),
         ("descending-magnitude", lambda v: _sequential(v[np.argsort(-np.abs(v), kind="stable")])),
     ]
+    orders += [(f"tc-k{s}-truncating", _tensor_core(s)) for s in (16, 8, 4, 1)]
     sizes = [s for s in (2, 4, 8, 16, 32, 64, 128, 256) if s < k]
     for s in sizes:
         orders.append((f"blocks-{s}", _blocked(s, _sequential, _sequential)))

@@ -128,7 +128,10 @@ class Target:
 
     def flags(self) -> tuple[str, ...]:
         """The iree-compile flags that select this target."""
-        flags = ["--iree-input-type=stablehlo"]
+        # F64 must stay F64: the norms take their square root in F64 to get a correctly rounded
+        # result on every backend (IREE demotes F64 to F32 by default, and its CUDA F32 sqrt is
+        # `sqrt.approx`).
+        flags = ["--iree-input-type=stablehlo", "--iree-input-demote-f64-to-f32=false"]
         if self.is_cpu:
             flags += [
                 "--iree-hal-target-device=local",

@@ -50,6 +50,7 @@ def _ptx_targets(vmfb: bytes) -> set[str]:
 def test_target_flags():
     assert CPU.flags() == (
         "--iree-input-type=stablehlo",
+        "--iree-input-demote-f64-to-f32=false",
         "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
         "--iree-llvmcpu-target-cpu=host",
@@ -57,11 +58,13 @@ def test_target_flags():
     assert ic.parse_target("llvm-cpu:generic").flags()[-1] == "--iree-llvmcpu-target-cpu=generic"
     assert SM80.flags() == (
         "--iree-input-type=stablehlo",
+        "--iree-input-demote-f64-to-f32=false",
         "--iree-hal-target-device=cuda",
         "--iree-cuda-target=sm_80",
     )
     # Hopper: no --iree-cuda-target (IREE 3.13 has no sm_90 entry).
-    assert SM90.flags() == ("--iree-input-type=stablehlo", "--iree-hal-target-device=cuda")
+    assert SM90.flags() == ("--iree-input-type=stablehlo", "--iree-input-demote-f64-to-f32=false",
+                            "--iree-hal-target-device=cuda")
     assert SM90.needs_module_target_attr and not SM80.needs_module_target_attr
     assert ic.parse_target("cuda") == SM90  # product default: H100/H200
     assert ic.parse_target("cuda:sm_80") == SM80

@@ -30,7 +30,9 @@ func.func private @cumulative_group_norm_B1_T50_F64_C8(%x: !x, %w: !w) -> (!x, !
   %eps_s = stablehlo.constant dense<0x3A83126F> : tensor<f32>
   %eps = stablehlo.broadcast_in_dim %eps_s, dims = [] : (tensor<f32>) -> tensor<1x50xf32>
   %stabilized_variance = stablehlo.add %variance, %eps : !stat
-  %root = stablehlo.sqrt %stabilized_variance : !stat
+  %stab64 = stablehlo.convert %stabilized_variance : (!stat) -> tensor<1x50xf64>
+  %root64 = stablehlo.sqrt %stab64 : tensor<1x50xf64>
+  %root = stablehlo.convert %root64 : (tensor<1x50xf64>) -> !stat
   %inverse_stddev = stablehlo.divide %one, %root : !stat
   %inv_b = stablehlo.broadcast_in_dim %inverse_stddev, dims = [0, 1] : (!stat) -> !x
   %normed = stablehlo.multiply %centered, %inv_b : !x

@@ -12,7 +12,9 @@ func.func private @rms_norm_1x25_D64_scaled(%x: !x, %w: tensor<64xbf16>) -> !x {
   %stab = stablehlo.add %mean, %eps : !stat
   %one_s = stablehlo.constant dense<0x3F800000> : tensor<f32>
   %one = stablehlo.broadcast_in_dim %one_s, dims = [] : (tensor<f32>) -> tensor<25xf32>
-  %root = stablehlo.sqrt %stab : !stat
+  %stab64 = stablehlo.convert %stab : (!stat) -> tensor<25xf64>
+  %root64 = stablehlo.sqrt %stab64 : tensor<25xf64>
+  %root = stablehlo.convert %root64 : (tensor<25xf64>) -> !stat
   %inv = stablehlo.divide %one, %root : !stat
   %inv_b = stablehlo.broadcast_in_dim %inv, dims = [0] : (!stat) -> !rows
   %normed = stablehlo.multiply %rows, %inv_b : !rows

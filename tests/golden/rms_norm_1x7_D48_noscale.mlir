@@ -12,7 +12,9 @@ func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !x {
   %stab = stablehlo.add %mean, %eps : !stat
   %one_s = stablehlo.constant dense<0x3F800000> : tensor<f32>
   %one = stablehlo.broadcast_in_dim %one_s, dims = [] : (tensor<f32>) -> tensor<7xf32>
-  %root = stablehlo.sqrt %stab : !stat
+  %stab64 = stablehlo.convert %stab : (!stat) -> tensor<7xf64>
+  %root64 = stablehlo.sqrt %stab64 : tensor<7xf64>
+  %root = stablehlo.convert %root64 : (tensor<7xf64>) -> !stat
   %inv = stablehlo.divide %one, %root : !stat
   %inv_b = stablehlo.broadcast_in_dim %inv, dims = [0] : (!stat) -> !rows
   %normed = stablehlo.multiply %rows, %inv_b : !rows
