@@ -1,0 +1,118 @@
+"""Per-stage GPU profile: each op family of the encoder compiled alone at full size and timed.
+
+IREE 3.13 has no CUDA HAL profiler, so the profile is built from the stages themselves: every
+module family (SSCP blocks, input projection, feed-forward, attention, light conv, embedder) is
+emitted as a single-op probe at the real shapes, compiled here for CUDA, and timed on the GPU with
+`iree-benchmark-module` (splat inputs: GEMM timing does not depend on the values, and none is 0).
+
+    python scripts/stage_profile.py build --clips 8 --out .gpu/stages   # here (needs the compiler)
+    python scripts/stage_profile.py run --dir .gpu/stages --out $OUT     # on the GPU machine
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from gemma3n_iree.config import builtin_config
+
+CFG = builtin_config("e4b")
+T, T0, T1, TOUT = 2997, 1499, 750, 188
+D, H, FF, TH = CFG.hidden_size, CFG.conf_num_attention_heads, CFG.ffw_hidden, CFG.text_hidden_size
+
+
+def stages(b: int) -> list[dict]:
+    """(name, how many per encode call, FLOPs per instance, builder) for every module family."""
+    gemm = lambda m, k, n: 2 * m * k * n  # noqa: E731
+    rows = b * T1
+    blocks = -(-T1 // 12)
+    attn_core = 2 * b * blocks * H * 12 * 24 * (D // H) * 2 + 2 * b * blocks * H * 12 * 13 * (D // H)
+    return [
+        {"name": "sscp_block_0", "count": 1, "flops": 2 * b * T0 * 64 * 128 * 9,
+         "build": lambda e: e.sscp_block(e.sscp_conv(b, T, 128, 1, 128, (3, 3), (2, 2), "oihw"),
+                                         e.cumulative_group_norm(b, T0, 64, 128, 1e-3),
+                                         e.mask_frames([b, T0, 64, 128]), b, T, 128, 1, T0, 64, 128)},
+        {"name": "sscp_block_1", "count": 1, "flops": 2 * b * T1 * 32 * 32 * 9 * 128,
+         "build": lambda e: e.sscp_block(e.sscp_conv(b, T0, 64, 128, 32, (3, 3), (2, 2), "oihw"),
+                                         e.cumulative_group_norm(b, T1, 32, 32, 1e-3),
+                                         e.mask_frames([b, T1, 32, 32]), b, T0, 64, 128, T1, 32, 32)},
+        {"name": "input_projection", "count": 1, "flops": gemm(rows, 1024, D),
+         "build": lambda e: e.linear([b, T1], 1024, D)},
+        {"name": "feed_forward", "count": 2 * CFG.conf_num_hidden_layers, "flops": 2 * gemm(rows, D, FF),
+         "build": lambda e: e.feed_forward(b, T1, D, 1e-6, 1e10, 0.5)},
+        {"name": "attention", "count": CFG.conf_num_hidden_layers, "flops": 4 * gemm(rows, D, D) + attn_core,
+         "build": lambda e: e.attention(b, T1, D, H, 12, 12, 50.0, 1e-6, 1e10)},
+        {"name": "light_conv", "count": CFG.conf_num_hidden_layers, "flops": gemm(rows, D, 2 * D) + gemm(rows, D, D),
+         "build": lambda e: e.light_conv(b, T1, D, 5, 1e-6, 1e10, "d1k")},
+        {"name": "block_norm", "count": CFG.conf_num_hidden_layers, "flops": 0,
+         "build": lambda e: e.rms_norm([b, T1], D, 1e-6)},
+        {"name": "embedder", "count": 1, "flops": gemm(b * TOUT, D, TH),
+         "build": lambda e: e.embedder([b, TOUT], D, TH, 1e-6)},
+    ]
+
+
+def build(clips: int, out: Path) -> None:
+    from gemma3n_iree.contracts import MLX_CUDA_V1
+    from gemma3n_iree.emitters.compile import compile_mlir, parse_target
+    from gemma3n_iree.emitters.probe import probe_module
+
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = []
+    for stage in stages(clips):
+        text = probe_module(MLX_CUDA_V1, stage["build"])
+        signature = re.search(r"func\.func @main\((.*?)\) ->", text).group(1)
+        inputs = [m.group(1) for m in re.finditer(r"tensor<([^>]*)>", signature)]
+        (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, parse_target("cuda", None)))
+        manifest.append({"name": stage["name"], "count": stage["count"], "flops": stage["flops"], "inputs": inputs})
+        print(stage["name"], inputs, flush=True)
+    (out / "manifest.json").write_text(json.dumps({"clips": clips, "stages": manifest}, indent=1))
+
+
+def splat(spec: str) -> str:
+    """`8x750x1536xf32` -> an iree-benchmark-module splat input of a non-zero value."""
+    value = "1" if spec.endswith("i1") else ("2997" if spec.endswith("i32") else "0.03125")
+    return f"--input={spec}={value}"
+
+
+def run(directory: Path, out: Path, tool: str) -> None:
+    manifest = json.loads((directory / "manifest.json").read_text())
+    rows = []
+    for stage in manifest["stages"]:
+        cmd = [tool, "--device=cuda", f"--module={directory / (stage['name'] + '.vmfb')}", "--function=main",
+               "--benchmark_repetitions=5", "--benchmark_min_warmup_time=0.5"] + [splat(s) for s in stage["inputs"]]
+        text = subprocess.run(cmd, capture_output=True, text=True).stdout
+        median = re.search(r"real_time_median\s+([\d.]+) ms", text)
+        ms = float(median.group(1)) if median else float("nan")
+        total = ms * stage["count"]
+        rows.append({**{k: stage[k] for k in ("name", "count")}, "ms_each": ms, "ms_total": round(total, 3),
+                     "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 1) if stage["flops"] else None})
+    whole = sum(r["ms_total"] for r in rows)
+    for r in rows:
+        r["share"] = round(r["ms_total"] / whole, 3)
+        print(json.dumps(r))
+    print(json.dumps({"clips": manifest["clips"], "sum_of_stages_ms": round(whole, 2)}))
+    (out / "stage_profile.json").write_text(json.dumps(rows, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--clips", type=int, default=8)
+    b.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--dir", type=Path, required=True)
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
+    args = parser.parse_args()
+    if args.command == "build":
+        build(args.clips, args.out)
+    else:
+        run(args.dir, args.out, args.tool)
+
+
+if __name__ == "__main__":
+    main()
