@@ -36,8 +36,8 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--stage", type=click.Choice(["audio"]), default="audio", show_default=True,
-              help="Which program to emit: the audio tower + audio embedder.")
+@click.option("--stage", type=click.Choice(["audio", "prefill"]), default="audio", show_default=True,
+              help="Which program to emit: the audio tower + audio embedder, or the prefill merge + dense PLE.")
 @click.option("--target", "target_name", type=click.Choice(["cuda", "llvm-cpu"]), required=True,
               help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).")
 @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -51,6 +51,9 @@ def write_atomically(path: Path, data: bytes) -> None:
                    f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s).")
 @click.option("--clips", type=click.IntRange(1, 256), multiple=True,
               help="Clips per call for every bucket (repeatable; default 1).")
+@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
+              help="--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
+                   "256 512 1024 2048 4096 8192).")
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Numeric contract: where values are rounded and what contractions see.")
 @click.option("--cuda-arch", default=None,
@@ -64,24 +67,32 @@ def write_atomically(path: Path, data: bytes) -> None:
 @click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the StableHLO module that was compiled.")
 def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
-         frames: tuple[int, ...], clips: tuple[int, ...], contract: str, cuda_arch: str | None, layout: str,
-         stages: bool, output: Path, emit_mlir: Path | None) -> None:
+         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str,
+         cuda_arch: str | None, layout: str, stages: bool, output: Path, emit_mlir: Path | None) -> None:
     """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
 
     The module has one entry point `encode_f<frames>_c<clips>` per bucket, all sharing one set of
     weights that are IREE parameters named by checkpoint tensor (scope "model"): load it with the
     checkpoint's safetensors files as parameters, e.g. `gemma3n-iree encode` does.
     """
-    del stage  # one stage today; the option keeps the command line stable as stages are added
     try:
         cfg = resolve_config(checkpoint, config_file, builtin)
         target = parse_target(target_name, cuda_arch)
-        spec = AudioModuleSpec(cfg, get_contract(contract), tuple(frames) or DEFAULT_FRAME_BUCKETS,
-                               tuple(clips) or (1,), LAYOUTS[layout], stages)
+        if stage == "prefill":
+            from .prefill import DEFAULT_CAPACITIES, PrefillModuleSpec, emit_prefill_module, entry_name, \
+                resolve_text_config
+            spec = PrefillModuleSpec(cfg, resolve_text_config(checkpoint, config_file, builtin), get_contract(contract),
+                                     tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
+                                     stages)
+            emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
+        else:
+            spec = AudioModuleSpec(cfg, get_contract(contract), tuple(frames) or DEFAULT_FRAME_BUCKETS,
+                                   tuple(clips) or (1,), LAYOUTS[layout], stages)
+            emit, names = emit_audio_module, [f"encode_f{f}_c{c}" for f, c in spec.entries]
         started = time.perf_counter()
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name} ...", err=True)
-        mlir = emit_audio_module(spec)
+        mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())
         emitted = time.perf_counter()
@@ -96,7 +107,7 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
         sys.exit(2)
     done = time.perf_counter()
     click.echo(f"wrote {output} ({len(vmfb) / 1e6:.1f} MB) in {done - emitted:.1f} s of compilation; entries: "
-               + ", ".join(f"encode_f{f}_c{c}" for f, c in spec.entries), err=True)
+               + ", ".join(names), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -239,3 +239,40 @@ class OpEmitter:
                     (f32([b, rows, text_hidden]), f32([b, rows, d])))
         return self._add("audio_output.mlir.j2", func, b=b, tout=tout, d=d, th=text_hidden, vocab=vocab, rows=rows,
                          pad_row=vocab - 1)
+
+    # ------------------------------------------------------------------ prefill: merge + dense per-layer inputs
+    def mlx_rms_norm(self, rows: int, d: int, eps: float, w_dtype: str = "bf16") -> Func:
+        """MLX fast rms_norm on [rows, d]: two rounding points (x * inv, then * w); 8-read lane/XOR sum."""
+        sumsq = self.lane_xor_sum(rows, d, reads=8, square=True)
+        func = Func(f"mlx_rms_norm_R{rows}_D{d}", (f32([rows, d]), tensor([d], w_dtype)), (f32([rows, d]),))
+        return self._add("mlx_rms_norm.mlir.j2", func, calls=[sumsq], n=rows, d=d, eps=eps, w_dtype=w_dtype,
+                         sumsq=sumsq)
+
+    def token_merge(self, cap: int, hidden: int, audio_vocab: int, audio_offset: int, audio_rows: int) -> Func:
+        """Scaled text rows, hard audio rows for audio-vocabulary ids, soft rows at placeholders, zero tail."""
+        from ..contracts.emulation import contract_scalar
+
+        audio_args = (f32([audio_rows, hidden]), tensor([cap], "i32")) if audio_rows else ()
+        func = Func(f"token_merge_C{cap}_H{hidden}_A{audio_rows}",
+                    (tensor([cap], "i32"), tensor([cap, hidden], "bf16"), f32([audio_vocab, hidden]), *audio_args,
+                     tensor([], "i32")), (f32([cap, hidden]),))
+        return self._add("token_merge.mlir.j2", func, cap=cap, h=hidden, vocab=audio_vocab, offset=audio_offset,
+                         audio=audio_rows, embed_scale=float(contract_scalar(self.contract, hidden ** 0.5)))
+
+    def dense_ple(self, cap: int, hidden: int, layers: int, per_layer: int, eps: float, w_dtype: str = "bf16") -> Func:
+        """The dense per-layer inputs [cap, layers, per_layer] from the merged embeddings and host-gathered rows."""
+        from ..contracts.emulation import contract_scalar
+
+        p = layers * per_layer
+        linear = self.linear([cap], hidden, p, w_dtype)
+        norm = self.mlx_rms_norm(cap * layers, per_layer, eps, w_dtype)
+        func = Func(f"dense_ple_C{cap}_H{hidden}_L{layers}_P{per_layer}",
+                    (f32([cap, hidden]), tensor([cap, p], "bf16"), tensor([p, hidden], w_dtype),
+                     tensor([per_layer], w_dtype), tensor([], "i32")),
+                    (f32([cap, layers, per_layer]), f32([cap, p])))
+        c = self.contract
+        return self._add("dense_ple.mlir.j2", func, calls=[linear, norm], cap=cap, h=hidden, layers=layers,
+                         pd=per_layer, p=p, w_dtype=w_dtype, linear=linear, norm=norm,
+                         tok_scale=float(contract_scalar(c, per_layer ** 0.5)),
+                         proj_scale=float(contract_scalar(c, hidden ** -0.5)),
+                         in_scale=float(contract_scalar(c, 2.0 ** -0.5)))

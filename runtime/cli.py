@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, t
     _say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s")
     clips = encoder.clips_from_files(audio, max_seconds)
     _say(f"{len(audio)} input(s) -> {len(clips)} clip(s) of at most 30 s")
-    with click.progressbar(length=len(clips), label="encoding", file=click.get_text_stream("stderr")) as bar:
+    with click.progressbar(length=len(clips), label="encoding", file=sys.stderr) as bar:
         result = encoder.encode_clips(clips, on_clip=bar.update)
     output.parent.mkdir(parents=True, exist_ok=True)
     result.save(output)
@@ -145,10 +146,12 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the full report.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a per-stage error plot (PNG).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).")
 @click.argument("audio", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None, reference: str, clip: int,
              max_abs: float, rms: float, json_path: Path | None, plot: Path | None, cache_dir: Path | None,
-             audio: Path) -> None:
+             artifact: Path | None, audio: Path) -> None:
     """Compare every named stage of the artifact with a reference; report the first divergence.
 
     Exits with status 1 when a stage exceeds the thresholds (every stage is still reported). For
@@ -166,7 +169,7 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
             raise click.ClickException("--plot needs matplotlib: pip install 'gemma3n-iree[plot]'") from None
     report = run_diagnosis(checkpoint, audio, target=target, contract=contract, reference=reference,
                            thresholds=Thresholds(max_abs, rms), clip=clip, cuda_arch=cuda_arch,
-                           cache=ArtifactCache(cache_dir), progress=_say)
+                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
     click.echo(report.table())
     if json_path is not None:
         report.write_json(json_path)
@@ -176,3 +179,177 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
         _say(f"wrote {plot}")
     if report.first_divergence is not None:
         raise SystemExit(1)
+
+
+@main.command()
+@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path("gemma3n-demo"),
+              show_default=True)
+@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True)
+@click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT, show_default=True)
+@click.option("--cuda-arch", default=None)
+@click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
+              help="Frame buckets (default 2997 = 30 s).")
+@click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True,
+              help="Clips per call (default 1 8 32).")
+@click.option("--warmup", type=click.IntRange(0), default=3, show_default=True)
+@click.option("--repeats", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A .vmfb compiled elsewhere (its entries are what is benchmarked).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None,
+          frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
+          artifact: Path | None, cache_dir: Path | None) -> None:
+    """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
+    from .artifacts import ArtifactCache
+    from .bench import bench_entries, print_records
+    from .encode import AudioEncoder
+    from .synthetic import write_random_checkpoint
+
+    if checkpoint is None:
+        checkpoint = workdir / "random-e4b"
+        if not (checkpoint / "model.safetensors").is_file():
+            _say(f"writing a deterministic random e4b checkpoint to {checkpoint} ...")
+            write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
+    encoder = AudioEncoder(checkpoint, target=target, contract=contract, frame_buckets=frame_buckets or (2997,),
+                           clips_per_call=batches or (1, 8, 32), cuda_arch=cuda_arch,
+                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
+    print_records(bench_entries(encoder.session, warmup=warmup, repeats=repeats))
+
+
+@main.command()
+@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="A Gemma 3n checkpoint directory (BF16, transformers or mlx-vlm names) with its tokenizer.json.")
+@click.option("--prompt", default=None, help="The user's text. Place audio with <audio_soft_token> markers (one per "
+                                             "AUDIO file, in order); without markers the audio comes first.")
+@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Read the prompt text from this file instead.")
+@click.option("--input-ids", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Already expanded token ids (.npy, or whitespace-separated integers) instead of a prompt: one run "
+                   "of 188 <audio_soft_token> ids per clip; no tokenizer is needed.")
+@click.option("--no-chat-template", is_flag=True, help="Use the prompt as is (no <bos>/turn markers added).")
+@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
+              help="Context capacities to choose from (repeatable; the smallest that holds the prompt is used; "
+                   "default 256 512 1024 2048 4096 8192).")
+@click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.")
+@_encoder_options
+@click.argument("audio", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, input_ids: Path | None,
+            no_chat_template: bool, capacities: tuple[int, ...], prefill_artifact: Path | None, output: Path,
+            audio: tuple[Path, ...], **options) -> None:
+    """Merge AUDIO into a prompt: the language model's prefill inputs (input embeddings + dense per-layer inputs).
+
+    The prompt is expanded in Gemma 3n's chat format (each 30 s clip of audio becomes <start_of_audio>,
+    188 <audio_soft_token> and <end_of_audio>) and tokenized with the checkpoint's tokenizer.json; the
+    audio is encoded by the audio stage (--artifact: its .vmfb), then the prefill stage merges them.
+    Writes input_ids int32 [L], inputs_embeds float32 [L, hidden], per_layer_inputs float32
+    [L, layers, 256] and audio_rows int32 [L] (the audio row at each placeholder, -1 elsewhere).
+    """
+    import numpy as np
+
+    from ..emitters.compile import CompileError
+    from ..emitters.prefill import DEFAULT_CAPACITIES
+    from .artifacts import ArtifactCache
+    from .prefill import AudioPrefill
+    from .session import SessionError
+
+    given = [s for s in (prompt, prompt_file, input_ids) if s is not None]
+    if len(given) > 1:
+        raise click.UsageError("give one of --prompt, --prompt-file and --input-ids")
+    if prompt_file is not None:
+        prompt = prompt_file.read_text()
+    max_seconds = options.get("max_seconds")
+    started = time.perf_counter()
+    try:
+        cache = ArtifactCache(options.get("cache_dir"))
+        runner = AudioPrefill(checkpoint, target=options["target"], contract=options["contract"],
+                              capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"),
+                              cache=cache, progress=_say, artifact=prefill_artifact,
+                              encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
+                                               "clips_per_call": options.get("clips_per_call") or (1,),
+                                               "artifact": options.get("artifact")})
+        if input_ids is None:
+            result = runner.prefill(prompt or "", audio, chat=not no_chat_template, max_seconds=max_seconds)
+        else:
+            ids = (np.load(input_ids) if input_ids.suffix == ".npy"
+                   else np.array(input_ids.read_text().split(), dtype=np.int64)).reshape(-1)
+            features = None
+            if audio:
+                clips = runner.encoder.clips_from_files(audio, max_seconds)
+                features = runner.encoder.encode_clips(clips).audio_features
+            result = runner.run(ids, features)
+    except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, PromptError, EncodeError, ...
+        raise click.ClickException(str(exc)) from None
+    except CompileError as exc:
+        raise click.ClickException(f"compilation failed\n{exc}") from None
+    output.parent.mkdir(parents=True, exist_ok=True)
+    result.save(output)
+    _say(f"wrote {output}: {len(result.input_ids)} tokens ({int((result.audio_rows >= 0).sum())} audio rows) in "
+         f"context capacity {result.capacity}, inputs_embeds {tuple(result.inputs_embeds.shape)}, per_layer_inputs "
+         f"{tuple(result.per_layer_inputs.shape)} ({time.perf_counter() - started:.1f} s)")
+
+
+@main.command()
+@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="A Gemma 3n checkpoint directory (prefill also needs its text tensors and tokenizer.json).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--max-queue", type=click.IntRange(1), default=256, show_default=True,
+              help="Unfinished requests admitted at once; beyond it submissions get 429 + Retry-After.")
+@click.option("--max-batch-clips", type=click.IntRange(1, 256), default=4, show_default=True,
+              help="Widest encoder call used; without --clips-per-call, widths 1, 2, 4 ... up to it are compiled.")
+@click.option("--max-memory-mb", type=click.IntRange(1), default=4096, show_default=True,
+              help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.")
+@click.option("--max-upload-mb", type=click.IntRange(1), default=100, show_default=True,
+              help="Largest request body; beyond it 413.")
+@click.option("--max-wait-ms", type=click.FloatRange(0), default=5.0, show_default=True,
+              help="How long a partly filled call may wait for more clips while front-end work is pending.")
+@click.option("--result-ttl", type=click.FloatRange(0.1), default=600.0, show_default=True,
+              help="Seconds a finished result (or error) is kept when nobody fetches it.")
+@click.option("--frontend-workers", type=click.IntRange(1), default=None,
+              help="Threads decoding audio and computing log-mel features (default: half the cores, at most 4).")
+@click.option("--prefill/--no-prefill", default=True, show_default=True,
+              help="Offer /v1/prefill (needs the checkpoint's text tensors and tokenizer.json; else 501).")
+@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
+              help="Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).")
+@click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
+@_encoder_options
+def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int, max_memory_mb: int,
+          max_upload_mb: int, max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
+          capacities: tuple[int, ...], prefill_artifact: Path | None, **options) -> None:
+    """Serve encode and prefill requests over HTTP with continuous batching (see runtime/server.py).
+
+    One resident copy of the weights; uploads are decoded and featurized on worker threads while one
+    device thread packs clips from all requests into the compiled (frame bucket, clips) entries.
+    Audio over --max-seconds (default 600 here) is refused with 413.
+    """
+    from ..emitters.compile import CompileError
+    from .scheduler import MIB, Limits
+    from .server import build_scheduler, default_frontend_workers, run_server, server_info
+    from .session import SessionError
+
+    widths = options["clips_per_call"] or tuple(sorted({min(2 ** i, max_batch_clips)
+                                                         for i in range(max_batch_clips.bit_length() + 1)}))
+    limits = Limits(max_queue=max_queue, max_memory_bytes=max_memory_mb * MIB, max_upload_bytes=max_upload_mb * MIB,
+                    max_seconds=options["max_seconds"] or 600.0, max_batch_clips=max_batch_clips,
+                    max_wait_s=max_wait_ms / 1000.0, result_ttl_s=result_ttl,
+                    frontend_workers=frontend_workers or default_frontend_workers())
+    try:
+        scheduler = build_scheduler(checkpoint, target=options["target"], contract=options["contract"],
+                                    cuda_arch=options["cuda_arch"], frame_buckets=options["frame_buckets"] or None,
+                                    clips_per_call=widths, artifact=options["artifact"],
+                                    cache_dir=options["cache_dir"], prefill=prefill, capacities=capacities or None,
+                                    prefill_artifact=prefill_artifact, limits=limits, progress=_say)
+    except (ValueError, SessionError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except CompileError as exc:
+        raise click.ClickException(f"compilation failed\n{exc}") from None
+    info = server_info(scheduler, options["target"])
+    _say(f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)}; calls up to {scheduler.max_width} "
+         f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}")
+    run_server(scheduler, host=host, port=port, info=info, print_fn=_say)

@@ -102,5 +102,6 @@ class AudioSession:
         results = invoker(mel, frames)
         if not isinstance(results, (tuple, list)):
             results = (results,)
-        return {name: np.asarray(r.to_host()) for name, r in zip(info.outputs, results)}
+        # Copy: the host view of a device buffer may be reused by the next call.
+        return {name: np.array(r.to_host(), copy=True) for name, r in zip(info.outputs, results)}
 

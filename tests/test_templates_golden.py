@@ -72,6 +72,9 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("reduction", "reduction", lambda o: o.reduction(B, T, D, 4)),
     ("embedder", "embedder", lambda o: o.embedder([B, 7], D, 48, EPS)),
     ("audio_output", "audio_output", lambda o: o.audio_output(B, 7, D, 48, 128, 188)),
+    ("mlx_rms_norm", "mlx_rms_norm", lambda o: o.mlx_rms_norm(6, 256, EPS)),
+    ("token_merge", "token_merge", lambda o: o.token_merge(8, 48, 128, 262272, 188)),
+    ("dense_ple", "dense_ple", lambda o: o.dense_ple(8, 48, 2, 256, EPS)),
 ]
 
 

@@ -1,0 +1,354 @@
+"""A prompt with audio in, the language model's prefill inputs out (the Python API behind `prefill`).
+
+    prefill = AudioPrefill("~/models/gemma-3n-E4B-it", target="cuda")
+    result = prefill.prefill("Transcribe this audio.", ["talk.flac"])    # PrefillResult
+    result.save("prefill.npz")
+
+Three steps: the audio files are encoded by the encoder stage (`runtime.encode.AudioEncoder`: 188 rows
+per 30 s clip), the prompt is expanded and tokenized (`runtime.tokens`), and the prefill stage
+(`emitters.prefill`) merges the audio rows into the token embeddings and computes the dense per-layer
+inputs.  The two large language-model tables never reach the device: `embed_tokens` (262400 x hidden)
+and `embed_tokens_per_layer` (262144 x layers*256; 4-4.7 GB in BF16) stay memory-mapped in the
+checkpoint and only the prompt's rows are gathered on the host and passed in.  The prefill module's
+resident weights are the audio embedder's hard path and `per_layer_model_projection` /
+`per_layer_projection_norm` (about 43 MB for E4B).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+
+from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..contracts.policy import DEFAULT_CONTRACT, get_contract
+from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
+                                resident_weight_specs, text_weight_specs)
+from ..emitters.compile import Target, compile_mlir, compiler_version, parse_target
+from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..text_config import TextConfig
+from .artifacts import ArtifactCache, BuiltArtifact, _locked, _sha256, _write_atomically
+from .checkpoint import (CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header)
+from .session import DEVICE_FOR_TARGET, SessionError
+from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
+
+Progress = Callable[[str], None]
+BF16 = np.dtype(ml_dtypes.bfloat16)
+_ENTRY = re.compile(r"^prefill_c(\d+)_a(\d+)$")
+PREFILL_MANIFEST_SCHEMA = "gemma3n-iree-prefill-artifact-v1"
+
+
+# ---------------------------------------------------------------------------------------------- host tables
+
+class TextTables:
+    """The four language-model tensors the prefill needs, validated from the safetensors headers.
+
+    `embed_tokens` and `embed_tokens_per_layer` are read only through a read-only memory map of their
+    own bytes, row by row (`rows`); the other two are bound as IREE parameters by the module.
+    """
+
+    def __init__(self, directory: str | Path, cfg: TextConfig, layout: WeightLayout = HF_LAYOUT) -> None:
+        self.directory = Path(directory)
+        self.cfg = cfg
+        self.layout = layout
+        files, _, _ = find_safetensors_files(self.directory)
+        everything: dict[str, TensorInfo] = {}
+        for path in files:
+            everything.update(read_safetensors_header(path))
+        self.specs = text_weight_specs(cfg, layout)
+        problems, missing = [], []
+        self.tensors: dict[str, TensorInfo] = {}
+        for logical, spec in self.specs.items():
+            info = everything.get(spec.key)
+            if info is None:
+                other = MLX_LAYOUT if layout is HF_LAYOUT else HF_LAYOUT
+                alt = TEXT_PREFIX[other.name] + spec.key[len(TEXT_PREFIX[layout.name]):]
+                hint = f" (the checkpoint has {alt}: the {other.name} layout)" if alt in everything else ""
+                missing.append(f"{spec.key}{hint}")
+                continue
+            base = spec.key.removesuffix(".weight")
+            if base + ".scales" in everything:
+                problems.append(f"{spec.key}: affine-quantized ({base}.scales exists); the prefill stage reads "
+                                f"BF16 language-model tensors only")
+            elif info.dtype != "BF16" or info.shape != spec.shape:
+                problems.append(f"{spec.key}: {info.dtype} {list(info.shape)}, expected BF16 {list(spec.shape)}")
+            self.tensors[logical] = info
+        if missing or problems:
+            lines = [f"  - missing: {m}" for m in missing] + [f"  - {p}" for p in problems]
+            raise CheckpointSchemaError(
+                f"{self.directory}: the language-model tensors the prefill stage needs do not match its config "
+                f"({cfg.num_hidden_layers} layers x {cfg.hidden_size_per_layer_input}, hidden {cfg.hidden_size}, "
+                f"{layout.name} layout):\n" + "\n".join(lines), missing=missing, mismatched=problems)
+        self._maps: dict[str, np.ndarray] = {}
+
+    def read(self, logical: str) -> np.ndarray:
+        """One of the four tensors by logical name, as a read-only BF16 memory map (nothing is read yet)."""
+        table = self._maps.get(logical)
+        if table is None:
+            info = self.tensors[logical]
+            table = np.memmap(info.file, dtype=BF16, mode="r", offset=info.offsets[0], shape=info.shape)
+            self._maps[logical] = table
+        return table
+
+    def text_rows(self, ids: np.ndarray, capacity: int) -> np.ndarray:
+        """bf16 [capacity, hidden]: `embed_tokens[id]` for the prompt, zero rows past it."""
+        out = np.zeros((capacity, self.cfg.hidden_size), BF16)
+        out[:len(ids)] = self.read("text.embed_tokens")[np.asarray(ids, np.int64)]
+        return out
+
+    def ple_rows(self, ids: np.ndarray, capacity: int) -> np.ndarray:
+        """bf16 [capacity, layers*256]: `embed_tokens_per_layer[id']`, id' = id inside the per-layer vocabulary, else 0."""
+        ids = np.asarray(ids, np.int64)
+        rows = np.where((ids >= 0) & (ids < self.cfg.vocab_size_per_layer_input), ids, 0)
+        out = np.zeros((capacity, self.cfg.ple_width), BF16)
+        out[:len(ids)] = self.read("text.embed_tokens_per_layer")[rows]
+        return out
+
+    def resident(self, name: str) -> TensorInfo:
+        return self.tensors[name]
+
+
+# ---------------------------------------------------------------------------------------------- session
+
+@dataclass(frozen=True)
+class PrefillEntry:
+    name: str
+    capacity: int
+    clips: int
+    outputs: tuple[str, ...]
+
+
+class PrefillSession:
+    """One loaded prefill artifact: its resident weights (IREE parameters) and its entry points."""
+
+    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
+                 scope: str = "model") -> None:
+        import iree.runtime as rt
+
+        self._rt = rt
+        self.instance = rt.VmInstance()
+        try:
+            self.device = rt.get_device(device)
+        except Exception as exc:
+            raise SessionError(f"cannot open IREE device {device!r}: {exc}") from None
+        index = rt.ParameterIndex()
+        for path in parameter_files:
+            index.load(str(path))
+        params = rt.create_io_parameters_module(self.instance, index.create_provider(scope=scope))
+        if isinstance(vmfb, (str, Path)):
+            self.module = rt.VmModule.mmap(self.instance, str(vmfb))
+        else:
+            self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
+        try:
+            self.context = rt.VmContext(self.instance, modules=[rt.create_hal_module(self.instance, self.device),
+                                                                params, self.module])
+        except Exception as exc:
+            raise SessionError(f"cannot load the prefill artifact with its parameters: {exc}") from None
+        self.entries: dict[tuple[int, int], PrefillEntry] = {}
+        for name in self.module.function_names:
+            match = _ENTRY.match(name)
+            if match:
+                reflection = dict(self.module.lookup_function(name).reflection)
+                outputs = tuple(reflection.get("gemma3n.outputs", "").split(","))
+                self.entries[(int(match.group(1)), int(match.group(2)))] = PrefillEntry(
+                    name, int(match.group(1)), int(match.group(2)), outputs)
+        if not self.entries:
+            raise SessionError("the artifact has no prefill_c<capacity>_a<clips> entry points")
+        self._invokers: dict[str, object] = {}
+
+    def run(self, capacity: int, clips: int, input_ids: np.ndarray, text_rows: np.ndarray, ple_rows: np.ndarray,
+            audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> dict[str, np.ndarray]:
+        entry = self.entries.get((capacity, clips))
+        if entry is None:
+            raise SessionError(f"no prefill entry for capacity {capacity} x {clips} clip(s); the artifact has "
+                               + ", ".join(f"{c}x{a}" for c, a in sorted(self.entries)))
+        invoker = self._invokers.get(entry.name)
+        if invoker is None:
+            invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(entry.name))
+            self._invokers[entry.name] = invoker
+        args = [np.ascontiguousarray(input_ids, np.int32), np.ascontiguousarray(text_rows, BF16),
+                np.ascontiguousarray(ple_rows, BF16)]
+        if clips:
+            args += [np.ascontiguousarray(audio_rows, np.float32), np.ascontiguousarray(row_map, np.int32)]
+        args.append(np.array(length, np.int32))
+        results = invoker(*args)
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        # Copies: a host view of a device buffer dies with the buffer (and the session holding it).
+        return {name: np.array(r.to_host(), copy=True) for name, r in zip(entry.outputs, results)}
+
+
+def build_prefill_artifact(cache: ArtifactCache, spec: PrefillModuleSpec, target: Target, weight_schema: str,
+                           progress: Progress | None = None) -> BuiltArtifact:
+    """Compile (or reuse, verified) the prefill artifact of `spec` in the artifact cache's directory."""
+    say = progress or (lambda _msg: None)
+    mlir = emit_prefill_module(spec)
+    identity = {"schema": PREFILL_MANIFEST_SCHEMA, "mlir_sha256": _sha256(mlir.encode()),
+                "flags": " ".join(target.flags()), "target": target.cache_key(), "compiler": compiler_version(),
+                "contract": spec.contract.identity(), "module": spec.identity(), "weight_schema": weight_schema}
+    digest = _sha256(json.dumps(identity, sort_keys=True).encode())[:32]
+    cache.root.mkdir(parents=True, exist_ok=True)
+    vmfb_path, manifest_path = cache.root / f"prefill-{digest}.vmfb", cache.root / f"prefill-{digest}.json"
+    with _locked(cache.root / f"prefill-{digest}.lock"):
+        if ArtifactCache._verified(vmfb_path, manifest_path, identity):
+            return BuiltArtifact(vmfb_path, identity, reused=True)
+        say(f"compiling prefill entries {', '.join(f'{c}x{a}' for c, a in spec.entries)} for {target.describe()} ...")
+        vmfb = compile_mlir(mlir, target)
+        manifest_path.unlink(missing_ok=True)
+        _write_atomically(vmfb_path, vmfb)
+        manifest = {"identity": identity, "vmfb_sha256": _sha256(vmfb), "vmfb_bytes": len(vmfb)}
+        _write_atomically(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
+    return BuiltArtifact(vmfb_path, identity, reused=False)
+
+
+# ---------------------------------------------------------------------------------------------- API
+
+@dataclass
+class PrefillResult:
+    input_ids: np.ndarray  # int32 [L]
+    inputs_embeds: np.ndarray  # float32 [L, hidden]
+    per_layer_inputs: np.ndarray  # float32 [L, layers, 256]
+    audio_rows: np.ndarray  # int32 [L]: row of the audio features placed there (clip*188 + token), -1 elsewhere
+    capacity: int
+    stages: dict[str, np.ndarray] | None = None  # diagnostics builds only (full capacity)
+
+    def save(self, path: str | Path) -> None:
+        np.savez(path, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
+                 per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
+
+
+class AudioPrefill:
+    """A checkpoint's prefill stage for one target (plus its encoder stage, built when audio is given)."""
+
+    def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
+                 capacities: Sequence[int] = DEFAULT_CAPACITIES, cuda_arch: str | None = None,
+                 cache: ArtifactCache | None = None, progress: Progress | None = None, artifact: str | Path | None = None,
+                 encoder: object | None = None, encoder_options: dict | None = None, stages: bool = False) -> None:
+        """`artifact`: a prefill `.vmfb` compiled elsewhere (emit-gemma3n --stage prefill); otherwise each
+        needed (capacity, clips) entry is compiled on first use and cached.  `encoder`: an
+        `AudioEncoder` to reuse; otherwise one is built on first use with `encoder_options`
+        (keyword arguments of `AudioEncoder`)."""
+        from .checkpoint import open_checkpoint
+
+        self.directory = Path(checkpoint)
+        self.progress = progress or (lambda _msg: None)
+        self.checkpoint = open_checkpoint(self.directory)
+        if self.checkpoint.quantized_names():
+            raise CheckpointSchemaError(f"{self.directory}: quantized audio embedder weights "
+                                        f"({', '.join(self.checkpoint.quantized_names())}) are not supported by the "
+                                        f"prefill stage yet; use a BF16 checkpoint")
+        self.audio_config = self.checkpoint.config
+        self.text = TextConfig.from_checkpoint(self.directory)
+        self.tables = TextTables(self.directory, self.text, self.checkpoint.layout)
+        self.target, self.contract, self.cuda_arch, self.stages = target, get_contract(contract), cuda_arch, stages
+        self.capacities = tuple(sorted(set(capacities)))
+        self.cache = cache or ArtifactCache()
+        self.device = DEVICE_FOR_TARGET[target]
+        self._artifact = Path(artifact) if artifact is not None else None
+        self._session: tuple[tuple[int, int] | None, PrefillSession] | None = None
+        self._encoder = encoder
+        self._encoder_options = dict(encoder_options or {})
+        self._tokenizer = None
+        specs = resident_weight_specs(self.audio_config, self.text, self.checkpoint.layout)
+        infos = [self.checkpoint.tensors[s.key] if s.key in self.checkpoint.tensors
+                 else self.tables.resident(s.logical) for s in specs]
+        self.parameter_files = sorted({info.file for info in infos})
+        self.weight_schema = hashlib.sha256("".join(f"{s.key}:{i.dtype}:{list(i.shape)}\n"
+                                                    for s, i in zip(specs, infos)).encode()).hexdigest()
+
+    # ------------------------------------------------------------------ pieces
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self.directory, self.text)
+        return self._tokenizer
+
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            from .encode import AudioEncoder
+
+            options = {"target": self.target, "contract": self.contract.name, "cuda_arch": self.cuda_arch,
+                       "cache": self.cache, "progress": self.progress, **self._encoder_options}
+            self._encoder = AudioEncoder(self.directory, **options)
+        return self._encoder
+
+    def expand(self, prompt: str, clips_per_file: Sequence[int], chat: bool = True) -> np.ndarray:
+        """The expanded, tokenized and validated prompt (see `runtime.tokens`)."""
+        return expand_prompt(self.tokenizer, self.text, prompt, clips_per_file, chat)
+
+    def capacity_for(self, length: int, clips: int) -> int:
+        if self._artifact is not None:
+            available = sorted(c for c, a in self._load(None).entries if a == clips)
+        else:
+            available = list(self.capacities)
+        fitting = [c for c in available if c >= length]
+        if not fitting:
+            raise ContextCapacityError(f"the expanded prompt has {length} tokens, more than the largest context "
+                                       f"capacity for {clips} clip(s) ({max(available) if available else 'none'})")
+        return fitting[0]
+
+    def _load(self, key: tuple[int, int] | None) -> PrefillSession:
+        """The session holding entry `key` (one prefill session is kept resident at a time)."""
+        if self._session is not None and (self._artifact is not None or self._session[0] == key):
+            return self._session[1]
+        if self._artifact is not None:
+            path: Path = self._artifact
+        else:
+            assert key is not None
+            spec = PrefillModuleSpec(self.audio_config, self.text, self.contract, (key[0],), (key[1],),
+                                     self.checkpoint.layout, self.stages)
+            path = build_prefill_artifact(self.cache, spec, parse_target(self.target, self.cuda_arch),
+                                          self.weight_schema, self.progress).path
+        self._session = None  # release the previous entry's resident weights first
+        session = PrefillSession(path, self.parameter_files, device=self.device)
+        self._session = (key, session)
+        return session
+
+    # ------------------------------------------------------------------ running
+    def run(self, input_ids: np.ndarray, audio_features: np.ndarray | None = None) -> PrefillResult:
+        """Prefill tensors for already-expanded token ids and the encoder's `audio_features` [N, 188, hidden]."""
+        ids = check_ids(np.asarray(input_ids), self.text)
+        if audio_features is None:
+            audio_features = np.zeros((0, AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size), np.float32)
+        audio_features = np.asarray(audio_features, np.float32)
+        if audio_features.ndim != 3 or audio_features.shape[1:] != (AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size):
+            raise PromptError(f"audio_features must be [clips, {AUDIO_SOFT_TOKENS_PER_CLIP}, {self.text.hidden_size}], "
+                              f"got {audio_features.shape}")
+        clips = audio_features.shape[0]
+        row_map = audio_row_map(ids, self.text, clips)
+        length = len(ids)
+        if length == 0:
+            raise PromptError("the prompt has no tokens")
+        capacity = self.capacity_for(length, clips)
+        session = self._load((capacity, clips))
+        padded_ids = np.zeros(capacity, np.int32)
+        padded_ids[:length] = ids
+        padded_map = np.full(capacity, -1, np.int32)
+        padded_map[:length] = row_map
+        out = session.run(capacity, clips, padded_ids, self.tables.text_rows(ids, capacity),
+                          self.tables.ple_rows(ids, capacity), audio_features.reshape(-1, self.text.hidden_size),
+                          padded_map, length)
+        stages = {k: v for k, v in out.items() if k not in ("inputs_embeds", "per_layer_inputs")} or None
+        return PrefillResult(ids, out["inputs_embeds"][:length], out["per_layer_inputs"][:length], row_map, capacity,
+                             stages)
+
+    def prefill(self, prompt: str, audio: Sequence[str | Path], chat: bool = True,
+                max_seconds: float | None = None) -> PrefillResult:
+        """Encode the audio files, expand and tokenize the prompt, merge: the whole path."""
+        clips_per_file: list[int] = []
+        features = None
+        if audio:
+            encoder = self.encoder
+            clips = encoder.clips_from_files(audio, max_seconds)
+            clips_per_file = [sum(1 for c in clips if c.source == i) for i in range(len(audio))]
+            self.progress(f"{len(audio)} audio file(s) -> {len(clips)} clip(s) of at most 30 s")
+            features = encoder.encode_clips(clips).audio_features
+        ids = self.expand(prompt, clips_per_file, chat)
+        return self.run(ids, features)

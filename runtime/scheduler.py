@@ -1,0 +1,998 @@
+"""Continuous batching of audio requests onto one resident copy of the weights (the core of `serve`).
+
+The HTTP layer (`runtime/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
+about admission, batching, cancellation and result lifetime lives here and is thread-based, so it is
+usable (and tested) without a network.
+
+Pipeline of one request (a :class:`Job`)::
+
+    submit ─▶ QUEUED ─▶ FRONTEND ─▶ ENCODING ─▶ [PREFILL] ─▶ DONE ─▶ fetched / expired (freed)
+     (probe,   (front-end   (decode, resample,   (clips wait in    (prefill kind only:
+      admit)    pool queue)   log-mel, prompt)     per-bucket queues) the merge on the device)
+
+* **Admission** (`submit`, on the caller's thread): the upload is probed (`soundfile.info` on the bytes,
+  plus a completeness check that libsndfile does not do for WAV and Ogg: a truncated file is refused,
+  never silently shortened); its duration bounds the memory it can take (samples, features, outputs),
+  which is reserved up front.  A full queue (`max_queue` unfinished requests) or a full memory budget
+  (`max_memory_bytes` of reservations and held results) is a :class:`Rejected` "retry later" with a
+  Retry-After hint; nothing is queued in that case.
+* **Front end** (a thread pool, never the device thread): decode the bytes exactly as
+  `frontend.load_audio` decodes a file, cut 30 s clips and compute each clip's log-mel on its own
+  (`frontend.clip_features`, what `AudioEncoder.clips_from_files` does), and for prefill expand and
+  tokenize the prompt (`AudioPrefill.expand`).  Each clip then waits in the queue of its frame bucket.
+* **Device** (one thread owns the `AudioSession`, whose IREE calls are synchronous): as soon as work is
+  ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket with a full call of the
+  widest allowed width goes first (oldest head first); otherwise the bucket whose oldest clip has
+  waited longest runs the widest width its queued clips fill, once that clip has waited `max_wait_s`
+  or no front-end work that could add clips is pending.  Padding slots (only when fewer clips than the
+  narrowest entry are left) get zero frames, as `AudioEncoder.encode_clips` pads.  Each call is
+  packed anew from whatever is queued, so a slot freed by a finished request is reused by the next
+  call.  Prefill requests whose clips are all encoded run their merge (`AudioPrefill.run`) on the
+  same thread; they go before encoder calls since they complete requests and free memory.
+* **Results** are host arrays kept until the owner fetches them (then freed) or `result_ttl_s` after
+  completion (then expired and freed by a reaper thread).  Failed requests keep their error message
+  the same way.
+
+A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
+contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
+server test checks this bit for bit under load.
+
+Ownership: every job has an unguessable id (`secrets.token_urlsafe(16)`) and an owner token
+(`token_urlsafe(32)`); only its SHA-256 is stored and compared in constant time (`hmac.compare_digest`).
+An unknown id and a wrong token are the same :class:`NotFound`, so nothing tells whether an id exists.
+
+Cancellation is honoured at every stage boundary: a queued job never reaches the front end; a job in
+the front end is dropped when its worker finishes (its clips are never queued); its queued clips are
+removed from the bucket queues at once; a call already on the device completes but its rows are
+discarded; a prefill merge not yet started is skipped; a finished result is freed.  In every case the
+job leaves the registry and its queue slot and memory reservation are released immediately.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import hmac
+import io
+import logging
+import secrets
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
+from .encode import EncodeError, choose_bucket
+from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, AudioError, clip_features, resample
+
+log = logging.getLogger("gemma3n_iree.server")
+
+ENCODE, PREFILL = "encode", "prefill"
+KINDS = (ENCODE, PREFILL)
+ENCODE_OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
+PREFILL_OUTPUTS = ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows")
+MIB = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+class ServeError(Exception):
+    """An error with an HTTP status and a short machine-readable code; the message is for people."""
+
+    status = 500
+    code = "internal"
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        self.retry_after = retry_after
+
+
+class BadInput(ServeError):
+    """This request's input cannot be used (not audio, truncated, too long, bad prompt...)."""
+
+    status, code = 400, "bad_input"
+
+
+class Rejected(ServeError):
+    """Not admitted now (queue or memory full): retry later."""
+
+    status, code = 429, "queue_full"
+
+
+class NotFound(ServeError):
+    """No such request for this token (unknown id, wrong token, cancelled, fetched or expired)."""
+
+    status, code = 404, "not_found"
+
+
+class Unavailable(ServeError):
+    """A feature this server was not started with (e.g. prefill without text tensors or tokenizer)."""
+
+    status, code = 501, "not_available"
+
+
+# ---------------------------------------------------------------------------------------------- audio from bytes
+
+def _riff_truncation(data: bytes) -> str | None:
+    """Why a RIFF/WAVE byte string is shorter than its own header says, or None.
+
+    libsndfile silently decodes the samples that are present, which would turn a cut upload into a
+    shorter result.  Sizes 0 and 0xFFFFFFFF (written by streaming writers that cannot seek back) are
+    treated as unknown.
+    """
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    declared = int.from_bytes(data[4:8], "little")
+    if declared not in (0, 0xFFFFFFFF) and declared + 8 > len(data) + 1:  # +1: a missing pad byte is tolerated
+        return f"the RIFF header declares {declared + 8} bytes but only {len(data)} arrived"
+    pos = 12
+    while pos + 8 <= len(data):
+        chunk, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
+        if chunk == b"data":
+            available = len(data) - pos - 8
+            if size not in (0, 0xFFFFFFFF) and size > available:
+                return f"the data chunk declares {size} bytes of samples but only {available} arrived"
+            return None
+        pos += 8 + size + (size & 1)
+    return "the file ends before its data chunk" if declared not in (0, 0xFFFFFFFF) else None
+
+
+def _ogg_truncation(data: bytes) -> str | None:
+    """An Ogg stream must end with a page flagged end-of-stream (header type bit 2)."""
+    if data[:4] != b"OggS":
+        return None
+    last = data.rfind(b"OggS")
+    if last + 27 > len(data):
+        return "the last Ogg page header is cut off"
+    if not data[last + 5] & 0x04:
+        return "the Ogg stream has no end-of-stream page"
+    segments = data[last + 26]
+    if last + 27 + segments > len(data):
+        return "the last Ogg page is cut off"
+    body = sum(data[last + 27:last + 27 + segments])
+    if last + 27 + segments + body > len(data):
+        return "the last Ogg page is cut off"
+    return None
+
+
+@dataclass(frozen=True)
+class AudioProbe:
+    """What the header says: used for admission (duration limit, memory reservation)."""
+
+    rate: int
+    channels: int
+    frames: int
+    format: str
+
+    @property
+    def seconds(self) -> float:
+        return self.frames / self.rate if self.rate > 0 else 0.0
+
+
+def _sniff_name(data: bytes) -> str | None:
+    from .frontend import _MAGIC  # the front end's table of container signatures
+
+    for offset, magic, name in _MAGIC:
+        if data[offset:offset + len(magic)] == magic:
+            return name
+    return None
+
+
+def _open_error(name: str, data: bytes, exc: Exception) -> AudioError:
+    message = getattr(exc, "error_string", None) or str(exc)
+    kind = _sniff_name(data)
+    if not data:
+        return AudioError(f"{name}: empty upload (0 bytes), not audio")
+    if kind is None:
+        return AudioError(f"{name}: not a readable audio file (libsndfile: {message})")
+    if kind in ("MP4/M4A (AAC or ALAC)", "Matroska/WebM", "AMR", "ASF/WMA"):
+        return AudioError(f"{name}: unsupported audio format {kind}; libsndfile cannot decode it "
+                          f"(convert it to WAV, FLAC or OGG first)")
+    return AudioError(f"{name}: {kind} data is corrupt, truncated or uses an unsupported encoding "
+                      f"(libsndfile: {message})")
+
+
+def probe_audio(data: bytes, name: str = "upload") -> AudioProbe:
+    """Parse the header of an in-memory audio file (no decoding); :class:`AudioError` when unusable."""
+    import soundfile as sf
+
+    if not data:
+        raise AudioError(f"{name}: empty upload (0 bytes), not audio")
+    why = _riff_truncation(data) or _ogg_truncation(data)
+    if why:
+        raise AudioError(f"{name}: truncated audio: {why}")
+    try:
+        info = sf.info(io.BytesIO(data))
+    except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
+        raise _open_error(name, data, exc) from None
+    if info.samplerate <= 0:
+        raise AudioError(f"{name}: invalid sample rate {info.samplerate}")
+    if info.frames <= 0:
+        raise AudioError(f"{name}: contains no audio samples (0 frames)")
+    return AudioProbe(int(info.samplerate), int(info.channels), int(info.frames), str(info.format))
+
+
+def decode_audio_bytes(data: bytes, name: str = "upload") -> tuple[np.ndarray, int]:
+    """`frontend.load_audio` for bytes: 16 kHz mono float32 samples and the original rate.
+
+    The same steps in the same dtypes as `load_audio` (libsndfile decode to float64, channel average,
+    soxr VHQ resampling, float32), so the samples -- and therefore every feature and row -- are
+    identical to decoding the same bytes from a file.  Also refuses truncated WAV/Ogg data and streams
+    that decode to fewer frames than their header declares.
+    """
+    import soundfile as sf
+
+    probe_audio(data, name)  # empty, truncated WAV/Ogg, unreadable header: the same errors as admission
+    try:
+        with sf.SoundFile(io.BytesIO(data)) as fh:
+            rate = int(fh.samplerate)
+            declared = int(fh.frames)
+            decoded = fh.read(dtype="float64", always_2d=True)
+    except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
+        raise _open_error(name, data, exc) from None
+    if decoded.shape[0] == 0:
+        raise AudioError(f"{name}: contains no audio samples (0 frames)")
+    if decoded.shape[0] < declared:
+        raise AudioError(f"{name}: truncated audio: the header declares {declared} frames but only "
+                         f"{decoded.shape[0]} could be decoded")
+    bad = ~np.isfinite(decoded)
+    if bad.any():
+        first = int(np.argwhere(bad)[0, 0])
+        raise AudioError(f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
+                         f"the first at sample {first} ({first / rate:.3f} s)")
+    mono = decoded.mean(axis=1) if decoded.shape[1] > 1 else decoded[:, 0]
+    if rate != SAMPLE_RATE:
+        mono = resample(mono, rate, SAMPLE_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32), rate
+
+
+# ---------------------------------------------------------------------------------------------- jobs
+
+class State(str, Enum):
+    QUEUED = "queued"      # admitted, waiting for a front-end worker
+    FRONTEND = "frontend"  # being decoded / featurized / tokenized
+    ENCODING = "encoding"  # clips in the bucket queues or on the device
+    PREFILL = "prefill"    # clips encoded, waiting for (or in) the prefill merge
+    DONE = "done"          # result held until fetched or expired
+    FAILED = "failed"      # error held until fetched or expired
+
+    @property
+    def active(self) -> bool:
+        return self in (State.QUEUED, State.FRONTEND, State.ENCODING, State.PREFILL)
+
+
+@dataclass(eq=False)  # identity: jobs are looked up in deques and compared by `is`
+class Job:
+    id: str
+    kind: str
+    owner: bytes  # sha256 of the owner token
+    name: str
+    upload_bytes: int
+    probe: AudioProbe
+    prompt: str | None
+    chat: bool
+    reserved: int  # bytes of the memory budget this job holds now
+    submitted: float = field(default_factory=time.monotonic)
+    submitted_wall: float = field(default_factory=time.time)
+    state: State = State.QUEUED
+    data: bytes | None = None
+    # filled by the front end
+    audio_seconds: float = 0.0
+    starts: list[float] = field(default_factory=list)
+    frames: list[int] = field(default_factory=list)
+    buckets: list[int] = field(default_factory=list)
+    ids: np.ndarray | None = None
+    prefill_key: tuple[int, int] | None = None  # (context capacity, clips) when known: the prefill entry
+    # filled by the device thread
+    features: np.ndarray | None = None
+    hidden: np.ndarray | None = None
+    valid: np.ndarray | None = None
+    clips_left: int = 0
+    result: dict[str, np.ndarray] | None = None
+    error: ServeError | None = None
+    times: dict[str, float] = field(default_factory=dict)
+    listeners: list[Callable[[], None]] = field(default_factory=list)
+    gone: bool = False  # cancelled, released or expired: every stage drops it
+
+    @property
+    def clips(self) -> int:
+        return len(self.frames)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able metadata (never the arrays themselves)."""
+        out: dict[str, Any] = {
+            "id": self.id, "kind": self.kind, "status": self.state.value, "filename": self.name,
+            "upload_bytes": self.upload_bytes, "sample_rate": self.probe.rate, "channels": self.probe.channels,
+            "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6), "clips": self.clips or None,
+            "submitted": self.submitted_wall,
+            "timings_s": {k: round(v - self.submitted, 6) for k, v in self.times.items()},
+        }
+        if self.clips:
+            out["clip_frames"] = list(self.frames)
+            out["clip_start_s"] = list(self.starts)
+            out["frame_buckets"] = list(self.buckets)
+        if self.kind == PREFILL:
+            out["prompt_chars"] = len(self.prompt or "")
+            if self.ids is not None:
+                out["prompt_tokens"] = int(len(self.ids))
+        if self.state is State.ENCODING:
+            out["clips_encoded"] = self.clips - self.clips_left
+        if self.error is not None:
+            out["error"] = {"code": self.error.code, "message": self.error.message}
+        if self.result is not None:
+            out["result"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in self.result.items()}
+            out["result_bytes"] = int(sum(v.nbytes for v in self.result.values()))
+        return out
+
+
+@dataclass
+class _ClipWork:
+    job: Job
+    index: int
+    features: np.ndarray
+    frames: int
+    ready: float
+
+
+@dataclass
+class Limits:
+    max_queue: int = 256                  # unfinished (admitted, not yet done/failed) requests
+    max_memory_bytes: int = 4096 * MIB    # reservations of unfinished requests + held results
+    max_upload_bytes: int = 100 * MIB     # one request's body
+    max_seconds: float = 600.0            # one request's audio
+    max_batch_clips: int | None = None    # widest call used (default: the artifact's widest entry)
+    max_wait_s: float = 0.005             # how long a partial call may wait for more clips
+    result_ttl_s: float = 600.0           # results and errors not fetched are freed after this
+    frontend_workers: int = 2
+    retry_after_s: float = 1.0
+    max_prompt_chars: int = 100_000
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
+    if not values:
+        return {"count": 0}
+    a = np.asarray(values, np.float64) * 1000.0
+    p50, p90, p99 = np.percentile(a, [50, 90, 99])
+    return {"count": int(a.size), "mean_ms": round(float(a.mean()), 3), "p50_ms": round(float(p50), 3),
+            "p90_ms": round(float(p90), 3), "p99_ms": round(float(p99), 3), "max_ms": round(float(a.max()), 3)}
+
+
+# ---------------------------------------------------------------------------------------------- scheduler
+
+StageHook = Callable[[str, str], None]
+
+
+class Scheduler:
+    """Admission, continuous batching and result lifetime for one `AudioEncoder` (+ optional prefill).
+
+    `encoder`: an `AudioEncoder` (its `session` is used only by this scheduler's device thread from
+    `start()` on).  `prefill`: an `AudioPrefill` built on the same encoder, or None with
+    `prefill_unavailable` saying why; `prefill_from_artifact`: it was given a prefill `.vmfb` (all its entries
+    in one loaded session) rather than compiling one entry per (capacity, clips).  `stage_hook(stage, job_id)` is called at the stage boundaries
+    ("frontend" before decoding, "device" before a call holding the job's clip, "prefill" before the
+    merge) from the worker threads -- for tests and tracing; it must not call back into the scheduler.
+    """
+
+    def __init__(self, encoder: Any, prefill: Any | None = None, limits: Limits | None = None,
+                 prefill_unavailable: str | None = None, stage_hook: StageHook | None = None,
+                 prefill_from_artifact: bool = False) -> None:
+        self.encoder = encoder
+        self.session = encoder.session
+        self.prefill = prefill
+        self.prefill_unavailable = prefill_unavailable or ("prefill was not configured" if prefill is None else None)
+        self.limits = limits or Limits()
+        self.stage_hook = stage_hook
+        self.frame_buckets: tuple[int, ...] = tuple(sorted({f for f, _ in self.session.buckets}))
+        cap = self.limits.max_batch_clips
+        self.widths: dict[int, tuple[int, ...]] = {}
+        for bucket in self.frame_buckets:
+            widths = sorted({c for f, c in self.session.buckets if f == bucket}, reverse=True)
+            allowed = [w for w in widths if cap is None or w <= cap] or [widths[-1]]
+            self.widths[bucket] = tuple(allowed)
+        self.max_width = max(w[0] for w in self.widths.values())
+        cfg = encoder.config
+        self._mel_bins = cfg.input_feat_size
+        self._row_bytes = AUDIO_SOFT_TOKENS_PER_CLIP * (cfg.text_hidden_size + cfg.hidden_size) * 4 + 16
+        if prefill is not None:
+            self._prefill_token_bytes = (prefill.text.hidden_size + prefill.text.ple_width) * 4 + 8
+            prefill.tokenizer  # noqa: B018 - load it now: the lazy property is not thread-safe
+
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._jobs: dict[str, Job] = {}
+        self._ready: dict[int, collections.deque[_ClipWork]] = {b: collections.deque() for b in self.frame_buckets}
+        self._post: collections.deque[Job] = collections.deque()
+        self._pending_frontend = 0  # jobs queued for or in the front end: clips may still arrive
+        self._last_prefill_key: tuple[int, int] | None = None
+        # without a prefill artifact, AudioPrefill compiles and loads one entry per (capacity, clips) on
+        # first use and keeps the last one loaded
+        self._prefill_compiles_per_entry = prefill is not None and not prefill_from_artifact
+        self._reserved = 0
+        self._paused = False
+        self._stopping = False
+        self._device_busy = False
+        self._device_thread: threading.Thread | None = None
+        self._reaper_thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self.device_error: str | None = None
+        self._started = time.monotonic()
+        # metrics
+        self._counts = collections.Counter()
+        self._rejections = collections.Counter()
+        self._latency: dict[str, collections.deque[float]] = {k: collections.deque(maxlen=8192) for k in KINDS}
+        self._to_device: collections.deque[float] = collections.deque(maxlen=8192)
+        self._batches = 0
+        self._batch_clips = 0
+        self._batch_slots = 0
+        self._width_hist: collections.Counter = collections.Counter()
+        self._device_seconds = 0.0
+        self._audio_seconds_done = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "Scheduler":
+        with self._lock:
+            if self._device_thread is not None:
+                return self
+            self._stopping = False
+            self._pool = ThreadPoolExecutor(max_workers=max(1, self.limits.frontend_workers),
+                                            thread_name_prefix="gemma3n-frontend")
+            self._device_thread = threading.Thread(target=self._device_loop, name="gemma3n-device", daemon=True)
+            self._reaper_thread = threading.Thread(target=self._reaper_loop, name="gemma3n-reaper", daemon=True)
+        self._device_thread.start()
+        self._reaper_thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, finish the call in flight, drop everything else and join the threads."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        for thread in (self._device_thread, self._reaper_thread):
+            if thread is not None:
+                thread.join(timeout=60)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            for job in list(self._jobs.values()):
+                self._drop(job)
+            self._device_thread = self._reaper_thread = self._pool = None
+
+    def __enter__(self) -> "Scheduler":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def pause_device(self) -> None:
+        """Hold the device thread after its current call (work keeps queueing): drain / maintenance."""
+        with self._cond:
+            self._paused = True
+
+    def resume_device(self) -> None:
+        with self._cond:
+            self._paused = False
+            self._cond.notify_all()
+
+    @property
+    def healthy(self) -> bool:
+        return (self._device_thread is not None and self._device_thread.is_alive() and not self._stopping
+                and self.device_error is None)
+
+    # ------------------------------------------------------------------ admission
+    def estimate_bytes(self, probe: AudioProbe, upload_bytes: int, kind: str, prompt: str | None) -> int:
+        """An upper bound of what one request holds at once: upload, decode buffers, features, outputs."""
+        seconds = probe.seconds
+        samples16k = int(seconds * SAMPLE_RATE) + 1
+        clips = max(1, -(-samples16k // MAX_CLIP_SAMPLES))
+        total = upload_bytes
+        total += probe.frames * probe.channels * 8 + probe.frames * 8  # float64 decode + mono mix
+        total += samples16k * (8 + 4)  # resampled float64 + float32 samples
+        total += clips * MAX_CLIP_FRAMES * self._mel_bins * 4  # log-mel features
+        total += clips * self._row_bytes  # encoder outputs
+        if kind == PREFILL and self.prefill is not None:
+            tokens = clips * (AUDIO_SOFT_TOKENS_PER_CLIP + 8) + len(prompt or "") + 32
+            total += tokens * self._prefill_token_bytes
+        return int(total)
+
+    def submit(self, kind: str, data: bytes, *, name: str = "upload", prompt: str | None = None,
+               chat: bool = True) -> tuple[Job, str]:
+        """Admit one request; returns (job, owner token).  Call from any thread but the event loop
+        (the header probe is libsndfile work).  Raises BadInput, Rejected, Unavailable."""
+        try:
+            if kind not in KINDS:
+                raise BadInput(f"unknown request kind {kind!r}; use one of {', '.join(KINDS)}", code="bad_kind")
+            if kind == PREFILL and self.prefill is None:
+                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+            if kind == PREFILL:
+                if prompt is None:
+                    raise BadInput("a prefill request needs a prompt (form field or query parameter 'prompt')",
+                                   code="bad_prompt")
+                if len(prompt) > self.limits.max_prompt_chars:
+                    raise BadInput(f"the prompt has {len(prompt)} characters, more than this server's limit of "
+                                   f"{self.limits.max_prompt_chars}", code="too_large", status=413)
+            if len(data) > self.limits.max_upload_bytes:
+                raise BadInput(f"{name}: {len(data)} bytes is more than this server's upload limit of "
+                               f"{self.limits.max_upload_bytes} bytes", code="too_large", status=413)
+            with self._lock:  # cheap early refusal before touching the bytes
+                self._check_queue()
+            try:
+                probe = probe_audio(data, name)
+            except AudioError as exc:
+                raise BadInput(str(exc), code="bad_audio") from None
+            if probe.seconds > self.limits.max_seconds:
+                raise BadInput(f"{name}: {probe.seconds:.1f} s of audio is more than this server's limit of "
+                               f"{self.limits.max_seconds:g} s", code="too_long", status=413)
+            need = self.estimate_bytes(probe, len(data), kind, prompt)
+            token = secrets.token_urlsafe(32)
+            with self._cond:
+                self._check_queue()
+                if self._reserved + need > self.limits.max_memory_bytes:
+                    if need > self.limits.max_memory_bytes:
+                        raise BadInput(f"{name}: this request needs about {need // MIB} MiB, more than the server's "
+                                       f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
+                                       code="too_large", status=413)
+                    raise Rejected(f"the server's memory budget is in use ({self._reserved // MIB} of "
+                                   f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
+                                   code="memory_full", status=503, retry_after=self.limits.retry_after_s)
+                job_id = secrets.token_urlsafe(16)
+                while job_id in self._jobs:  # pragma: no cover - 128 random bits
+                    job_id = secrets.token_urlsafe(16)
+                job = Job(job_id, kind, hashlib.sha256(token.encode()).digest(), name, len(data), probe,
+                          prompt, chat, need, data=data)
+                self._jobs[job_id] = job
+                self._reserved += need
+                self._pending_frontend += 1
+                self._counts["submitted"] += 1
+                assert self._pool is not None, "the scheduler is not started"
+                self._pool.submit(self._frontend, job)
+            return job, token
+        except ServeError as exc:
+            with self._lock:
+                self._rejections[exc.code] += 1
+            raise
+
+    def check_admission(self, kind: str) -> None:
+        """Raise what `submit` would raise for a full queue, a stopped server or an unavailable kind
+        (before an upload is read: a refused client does not have to send its body)."""
+        try:
+            if kind == PREFILL and self.prefill is None:
+                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+            with self._lock:
+                self._check_queue()
+        except ServeError as exc:
+            self.count_rejection(exc.code)
+            raise
+
+    def count_rejection(self, code: str) -> None:
+        with self._lock:
+            self._rejections[code] += 1
+
+    def _check_queue(self) -> None:
+        if self._stopping or self._device_thread is None:
+            raise Rejected("the server is shutting down", code="stopping", status=503,
+                           retry_after=self.limits.retry_after_s)
+        active = self._active_count()
+        if active >= self.limits.max_queue:
+            raise Rejected(f"the request queue is full ({active} of {self.limits.max_queue} requests in "
+                           f"progress); retry later", code="queue_full", status=429,
+                           retry_after=self.limits.retry_after_s)
+
+    def _active_count(self) -> int:
+        return sum(1 for j in self._jobs.values() if j.state.active)
+
+    # ------------------------------------------------------------------ ownership
+    def get(self, job_id: str, token: str | None) -> Job:
+        """The job if `token` owns it; NotFound otherwise (same answer for unknown ids and wrong tokens)."""
+        given = hashlib.sha256((token or "").encode()).digest()
+        with self._lock:
+            job = self._jobs.get(job_id)
+        # compare even when the id is unknown, so the timing does not tell either
+        owner = job.owner if job is not None else b"\0" * 32
+        if not hmac.compare_digest(given, owner) or job is None or token is None:
+            raise NotFound("no such request for this token")
+        return job
+
+    def cancel(self, job_id: str, token: str | None) -> str:
+        """Cancel (or discard the result of) a request; returns the state it was in."""
+        job = self.get(job_id, token)
+        with self._cond:
+            if job.gone:
+                raise NotFound("no such request for this token")
+            before = job.state.value
+            if job.state.active:
+                self._counts["cancelled"] += 1
+                self._counts[f"cancelled_{before}"] += 1
+            else:
+                self._counts["discarded"] += 1
+            self._drop(job)
+            self._cond.notify_all()
+        return before
+
+    def release(self, job: Job) -> None:
+        """The owner has received the result or error: free it."""
+        with self._lock:
+            if not job.gone and not job.state.active:
+                self._counts["delivered"] += 1
+                self._drop(job)
+
+    def add_listener(self, job: Job, callback: Callable[[], None]) -> bool:
+        """Call `callback()` (from a worker thread, must not block) when the job finishes or goes away.
+        Returns False (and registers nothing) when that already happened."""
+        with self._lock:
+            if job.gone or not job.state.active:
+                return False
+            job.listeners.append(callback)
+            return True
+
+    def describe(self, job: Job) -> dict[str, Any]:
+        """`job.describe()` under the lock (the worker threads update the job)."""
+        with self._lock:
+            return job.describe()
+
+    def wait(self, job: Job, timeout: float | None = None) -> bool:
+        """Block until the job is finished or gone (for callers without an event loop); False on timeout."""
+        done = threading.Event()
+        if not self.add_listener(job, done.set):
+            return True
+        try:
+            return done.wait(timeout)
+        finally:
+            self.remove_listener(job, done.set)
+
+    def remove_listener(self, job: Job, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in job.listeners:
+                job.listeners.remove(callback)
+
+    # ------------------------------------------------------------------ state changes (lock held)
+    def _notify(self, job: Job) -> None:
+        listeners, job.listeners = job.listeners, []
+        for callback in listeners:
+            try:
+                callback()
+            except Exception:  # pragma: no cover - a listener's loop may be closed
+                log.debug("listener of %s failed", job.id, exc_info=True)
+
+    def _drop(self, job: Job) -> None:
+        """Remove a job everywhere and free what it holds (any state)."""
+        if job.gone:
+            return
+        job.gone = True
+        if job.state in (State.QUEUED, State.FRONTEND):
+            self._pending_frontend -= 1
+        if job.state is State.ENCODING:
+            for bucket, queue in self._ready.items():
+                if any(w.job is job for w in queue):
+                    self._ready[bucket] = collections.deque(w for w in queue if w.job is not job)
+        if job.state is State.PREFILL and job in self._post:
+            self._post.remove(job)
+        self._jobs.pop(job.id, None)
+        self._reserved -= job.reserved
+        job.reserved = 0
+        job.data = job.features = job.hidden = job.valid = job.ids = None
+        job.result = None
+        self._notify(job)
+
+    def _finish(self, job: Job, result: dict[str, np.ndarray] | None = None,
+                error: ServeError | None = None) -> None:
+        """DONE with `result` or FAILED with `error`; the reservation becomes what is held now."""
+        if job.gone or not job.state.active:
+            return
+        if job.state in (State.QUEUED, State.FRONTEND):
+            self._pending_frontend -= 1
+        if job.state is State.ENCODING:
+            for bucket, queue in self._ready.items():
+                if any(w.job is job for w in queue):
+                    self._ready[bucket] = collections.deque(w for w in queue if w.job is not job)
+        now = time.monotonic()
+        job.times["finished"] = now
+        job.data = job.features = job.hidden = job.valid = None
+        if error is not None:
+            job.state, job.error, job.result = State.FAILED, error, None
+            self._counts["failed"] += 1
+            held = len(error.message) + 256
+        else:
+            assert result is not None
+            job.state, job.result = State.DONE, result
+            self._counts["completed"] += 1
+            self._latency[job.kind].append(now - job.submitted)
+            self._audio_seconds_done += job.audio_seconds
+            held = int(sum(v.nbytes for v in result.values()))
+        self._reserved += held - job.reserved
+        job.reserved = held
+        self._notify(job)
+        self._cond.notify_all()
+
+    # ------------------------------------------------------------------ front end (pool threads)
+    def _hook(self, stage: str, job: Job) -> None:
+        if self.stage_hook is not None:
+            self.stage_hook(stage, job.id)
+
+    def _frontend(self, job: Job) -> None:
+        with self._lock:
+            if job.gone:
+                return
+            job.state = State.FRONTEND
+            job.times["frontend"] = time.monotonic()
+            data = job.data
+        try:
+            self._hook("frontend", job)
+            with self._lock:
+                if job.gone:
+                    return
+            assert data is not None
+            clips, samples = self._features(job, data)
+            ids = self._expand(job, len(clips)) if job.kind == PREFILL else None
+        except ServeError as exc:
+            with self._cond:
+                self._finish(job, error=exc)
+            return
+        except (AudioError, EncodeError, ValueError) as exc:
+            with self._cond:
+                self._finish(job, error=BadInput(str(exc), code="bad_audio"))
+            return
+        except Exception as exc:  # pragma: no cover - a bug, but it must fail this request only
+            log.exception("front end failed for %s", job.id)
+            with self._cond:
+                self._finish(job, error=ServeError(f"front end failed: {type(exc).__name__}: {exc}"))
+            return
+        with self._cond:
+            if job.gone:
+                return
+            job.data = None
+            job.audio_seconds = samples / SAMPLE_RATE
+            job.ids = ids
+            job.starts = [float(np.float32(c.start_s)) for c in clips]
+            job.frames = [int(c.valid_frames) for c in clips]
+            job.buckets = [choose_bucket(f, self.frame_buckets) for f in job.frames]
+            cfg = self.encoder.config
+            n = len(clips)
+            job.features = np.zeros((n, AUDIO_SOFT_TOKENS_PER_CLIP, cfg.text_hidden_size), np.float32)
+            job.hidden = np.zeros((n, AUDIO_SOFT_TOKENS_PER_CLIP, cfg.hidden_size), np.float32)
+            job.valid = np.zeros(n, np.int32)
+            job.clips_left = n
+            job.state = State.ENCODING
+            self._pending_frontend -= 1
+            now = time.monotonic()
+            job.times["queued_clips"] = now
+            for i, clip in enumerate(clips):
+                self._ready[job.buckets[i]].append(_ClipWork(job, i, clip.features, job.frames[i], now))
+            self._cond.notify_all()
+
+    def _features(self, job: Job, data: bytes):
+        samples, _rate = decode_audio_bytes(data, job.name)
+        seconds = samples.shape[0] / SAMPLE_RATE
+        if seconds > self.limits.max_seconds:
+            raise BadInput(f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
+                           f"{self.limits.max_seconds:g} s", code="too_long", status=413)
+        clips = clip_features(samples)
+        for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
+            choose_bucket(int(clip.valid_frames), self.frame_buckets)
+        return clips, samples.shape[0]
+
+    def _expand(self, job: Job, clips: int) -> np.ndarray:
+        from .tokens import PromptError
+
+        try:
+            ids = self.prefill.expand(job.prompt or "", [clips], job.chat)
+        except PromptError as exc:
+            raise BadInput(f"prompt: {exc}", code="bad_prompt") from None
+        capacities = sorted(getattr(self.prefill, "capacities", None) or ())
+        if self._prefill_compiles_per_entry and capacities:
+            fitting = [c for c in capacities if c >= len(ids)]
+            if not fitting:
+                raise BadInput(f"prompt: the expanded prompt has {len(ids)} tokens ({clips} clip(s) of audio), more "
+                               f"than this server's largest context capacity {capacities[-1]}", code="bad_prompt",
+                               status=413)
+            job.prefill_key = (fitting[0], clips)
+        return ids
+
+    # ------------------------------------------------------------------ device thread
+    def _pick(self, now: float) -> tuple[Any, float | None]:
+        """The next device work under the lock: ("prefill", job) or ("encode", bucket, width, items);
+        or (None, seconds to wait) when a partial call should wait for more clips."""
+        if self._post:
+            # AudioPrefill keeps one (capacity, clips) entry loaded at a time: run the jobs of the loaded
+            # entry first, unless the oldest job has waited a second (no starvation)
+            job = self._post[0]
+            if now - job.times.get("encoded", now) < 1.0 and job.prefill_key != self._last_prefill_key:
+                job = next((j for j in self._post if j.prefill_key == self._last_prefill_key), job)
+            self._post.remove(job)
+            self._last_prefill_key = job.prefill_key
+            return ("prefill", job), None
+        heads = [(q[0].ready, b) for b, q in self._ready.items() if q]
+        if not heads:
+            return None, None
+        full = sorted((h, b) for h, b in heads if len(self._ready[b]) >= self.widths[b][0])
+        if full:
+            bucket = full[0][1]
+        else:
+            oldest, bucket = min(heads)
+            deadline = oldest + self.limits.max_wait_s
+            if self._pending_frontend > 0 and now < deadline:
+                return None, deadline - now
+        queue = self._ready[bucket]
+        widths = self.widths[bucket]
+        width = next((w for w in widths if w <= len(queue)), widths[-1])
+        items = [queue.popleft() for _ in range(min(width, len(queue)))]
+        return ("encode", bucket, width, items), None
+
+    def _device_loop(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._stopping:
+                        return
+                    if not self._paused:
+                        work, wait = self._pick(time.monotonic())
+                        if work is not None:
+                            self._device_busy = True
+                            break
+                    else:
+                        wait = None
+                    self._cond.wait(timeout=wait)
+            try:
+                if work[0] == "prefill":
+                    self._run_prefill(work[1])
+                else:
+                    self._run_encode(*work[1:])
+            except Exception as exc:  # pragma: no cover - defensive: keep the device thread alive
+                log.exception("device work failed")
+                self.device_error = f"{type(exc).__name__}: {exc}"
+            finally:
+                with self._cond:
+                    self._device_busy = False
+                    self._cond.notify_all()
+
+    def _run_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> None:
+        started = time.monotonic()
+        mel = np.zeros((width, bucket, self._mel_bins), np.float32)
+        frames = np.zeros(width, np.int32)
+        with self._lock:
+            for item in items:
+                if "device" not in item.job.times:
+                    item.job.times["device"] = started
+                    self._to_device.append(started - item.job.submitted)
+        for slot, item in enumerate(items):
+            mel[slot, :item.frames] = item.features[:item.frames]
+            frames[slot] = item.frames
+            item.features = None  # the call holds its own copy
+        for item in items:
+            self._hook("device", item.job)
+        try:
+            out = self.session.run(mel, frames)
+        except Exception as exc:
+            log.exception("encoder call %dx%d failed", bucket, width)
+            error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
+            with self._cond:
+                for item in items:
+                    self._finish(item.job, error=error)
+            return
+        elapsed = time.monotonic() - started
+        with self._cond:
+            self._batches += 1
+            self._batch_clips += len(items)
+            self._batch_slots += width
+            self._width_hist[f"{bucket}x{width}"] += 1
+            self._device_seconds += elapsed
+            for slot, item in enumerate(items):
+                job = item.job
+                if job.gone or job.state is not State.ENCODING:
+                    continue  # cancelled (or failed) while on the device: its rows are discarded
+                job.features[item.index] = out["audio_features"][slot]
+                job.hidden[item.index] = out["encoder_hidden"][slot]
+                job.valid[item.index] = out["valid_tokens"][slot]
+                job.clips_left -= 1
+                if job.clips_left == 0:
+                    job.times["encoded"] = time.monotonic()
+                    if job.kind == ENCODE:
+                        self._finish(job, {
+                            "audio_features": job.features, "encoder_hidden": job.hidden, "valid_tokens": job.valid,
+                            "clip_source": np.zeros(job.clips, np.int32),
+                            "clip_start_s": np.array(job.starts, np.float32)})
+                    else:
+                        job.state = State.PREFILL
+                        self._post.append(job)
+
+    def _run_prefill(self, job: Job) -> None:
+        from .tokens import PromptError
+
+        self._hook("prefill", job)
+        with self._lock:
+            if job.gone or job.state is not State.PREFILL:
+                return
+            ids, features = job.ids, job.features
+        started = time.monotonic()
+        try:
+            result = self.prefill.run(ids, features)
+        except PromptError as exc:
+            with self._cond:
+                self._finish(job, error=BadInput(f"prompt: {exc}", code="bad_prompt"))
+            return
+        except Exception as exc:
+            log.exception("prefill failed for %s", job.id)
+            with self._cond:
+                self._finish(job, error=ServeError(f"the prefill call failed: {type(exc).__name__}: {exc}",
+                                                   code="device_error"))
+            return
+        with self._cond:
+            self._device_seconds += time.monotonic() - started
+            self._counts["prefill_calls"] += 1
+            if job.gone:
+                return  # cancelled during the merge: nothing is kept
+            self._finish(job, {"input_ids": np.asarray(result.input_ids, np.int32),
+                               "inputs_embeds": result.inputs_embeds, "per_layer_inputs": result.per_layer_inputs,
+                               "audio_rows": np.asarray(result.audio_rows, np.int32)})
+
+    # ------------------------------------------------------------------ expiry
+    def _reaper_loop(self) -> None:
+        period = min(1.0, max(0.05, self.limits.result_ttl_s / 4))
+        with self._cond:
+            while not self._stopping:
+                self._cond.wait(timeout=period)
+                self.expire()
+
+    def expire(self, now: float | None = None) -> int:
+        """Free finished results and errors older than the TTL; returns how many."""
+        now = time.monotonic() if now is None else now
+        expired = 0
+        with self._lock:
+            for job in list(self._jobs.values()):
+                finished = job.times.get("finished")
+                if not job.state.active and finished is not None and now - finished >= self.limits.result_ttl_s:
+                    self._drop(job)
+                    expired += 1
+            self._counts["expired"] += expired
+        return expired
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self) -> dict[str, Any]:
+        with self._lock:
+            states = collections.Counter(j.state.value for j in self._jobs.values())
+            active = sum(n for s, n in states.items() if State(s).active)
+            ready = {str(b): len(q) for b, q in self._ready.items()}
+            uptime = time.monotonic() - self._started
+            return {
+                "uptime_s": round(uptime, 3),
+                "healthy": self.healthy,
+                "queue_depth": active,
+                "max_queue": self.limits.max_queue,
+                "requests_by_state": {s.value: states.get(s.value, 0) for s in State},
+                "ready_clips": sum(ready.values()),
+                "ready_clips_by_bucket": ready,
+                "pending_prefill": len(self._post),
+                "device_busy": self._device_busy,
+                "device_paused": self._paused,
+                "memory_bytes": self._reserved,
+                "max_memory_bytes": self.limits.max_memory_bytes,
+                "results_held": sum(1 for j in self._jobs.values() if not j.state.active),
+                "batches": {
+                    "calls": self._batches,
+                    "clips": self._batch_clips,
+                    "slots": self._batch_slots,
+                    "occupancy": round(self._batch_clips / self._batch_slots, 4) if self._batch_slots else None,
+                    "mean_clips_per_call": round(self._batch_clips / self._batches, 3) if self._batches else None,
+                    "width_utilization": (round(self._batch_clips / (self._batches * self.max_width), 4)
+                                          if self._batches else None),
+                    "max_width": self.max_width,
+                    "calls_by_entry": dict(sorted(self._width_hist.items())),
+                },
+                "device_seconds": round(self._device_seconds, 4),
+                "device_utilization": round(self._device_seconds / uptime, 4) if uptime > 0 else None,
+                "audio_seconds_completed": round(self._audio_seconds_done, 3),
+                "latency": {k: _percentiles(list(v)) for k, v in self._latency.items()},
+                "time_to_device": _percentiles(list(self._to_device)),
+                "counts": dict(sorted(self._counts.items())),
+                "rejections": dict(sorted(self._rejections.items())),
+                "prefill_available": self.prefill is not None,
+            }

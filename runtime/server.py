@@ -1,0 +1,531 @@
+"""`gemma3n-iree serve`: an asynchronous HTTP server in front of the continuous-batching scheduler.
+
+    gemma3n-iree serve --checkpoint DIR --target cuda --port 8080
+
+    curl -s -F audio=@talk.wav http://127.0.0.1:8080/v1/encode          # -> 202 {"id", "token", ...}
+    curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080/v1/requests/$ID/result?wait=30" -o talk.npz
+
+Endpoints (JSON unless noted; errors are ``{"error": {"code", "message"}}``):
+
+==========================================  =====================================================================
+``POST /v1/encode``                         audio as ``multipart/form-data`` (file field ``audio``) or as the raw
+                                            body with an ``audio/*`` or ``application/octet-stream`` content type
+                                            (``?filename=`` names it in messages).  202 with ``id``, ``token``
+                                            (shown once), ``status`` and links.
+``POST /v1/prefill``                        the same plus the prompt (form field or ``?prompt=``; ``chat=0`` to use
+                                            it without the chat template).  501 when this server has no prefill
+                                            stage (no text tensors or tokenizer in the checkpoint, or disabled).
+``GET /v1/requests/{id}``                   metadata: status, clips, buckets, timings, result shapes or the error.
+                                            ``?wait=S`` (at most 60) waits for the request to finish first.
+``GET /v1/requests/{id}/result``            the result as ``.npz`` (``application/octet-stream``; the same arrays
+                                            as the ``encode`` / ``prefill`` CLI commands write), freed once sent;
+                                            ``?format=npy&array=NAME`` one array as ``.npy`` (not freed).  202 while
+                                            running (``?wait=S`` to wait), the request's own 4xx/5xx when it failed.
+``DELETE /v1/requests/{id}``                cancel at whatever stage it is, or discard a result not yet fetched.
+``GET /health``                             200 when the device thread is running, 503 otherwise.
+``GET /metrics``                            queue depth, batch occupancy, latency percentiles, rejections, memory;
+                                            ``?format=prometheus`` for the text exposition format.
+==========================================  =====================================================================
+
+The ``/v1/requests`` endpoints need ``Authorization: Bearer <token>`` (401 without it); an unknown id and a
+wrong token are the same 404.  Backpressure: 429 (queue full) or 503 (memory budget in use, shutting down)
+with ``Retry-After``; 413 for an upload, audio or prompt over the limits; 415 for a body that is not
+audio or a form; 400 for audio that cannot be decoded (not audio, truncated, empty) or a bad prompt.
+
+Why aiohttp: a single, mature, actively maintained dependency (client and server in one package, used
+by the test and the benchmark too) with streaming request bodies and multipart parsing built in, so an
+upload's size is enforced while it arrives and a client that disconnects mid-upload costs nothing but
+the bytes read.  Starlette needs uvicorn plus python-multipart (three packages) for the same, and its
+form parser spools files by itself; nothing here benefits from ASGI.  All model work happens off the
+event loop (`runtime/scheduler.py`): the loop only moves bytes and waits on futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.multipart import BodyPartReader
+
+from .scheduler import (ENCODE, PREFILL, BadInput, Job, Limits, NotFound, Rejected, Scheduler, ServeError,
+                        State, Unavailable)
+
+log = logging.getLogger("gemma3n_iree.server")
+
+SCHEDULER = web.AppKey("scheduler", Scheduler)
+INFO = web.AppKey("info", dict)
+MAX_WAIT_S = 60.0
+_CHUNK = 1 << 16
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+RAW_AUDIO_TYPES = ("application/octet-stream",)
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+def _error_response(exc: ServeError) -> web.Response:
+    headers = {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="gemma3n-iree"'
+    return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status,
+                             headers=headers)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ServeError as exc:
+        return _error_response(exc)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return web.json_response({"error": {"code": exc.reason.lower().replace(" ", "_"),
+                                            "message": exc.text or exc.reason}},
+                                 status=exc.status, headers={k: v for k, v in exc.headers.items()
+                                                             if k.lower() in ("allow", "retry-after")})
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except Exception as exc:  # pragma: no cover - a bug: one request fails, the server keeps serving
+        log.exception("unhandled error for %s %s", request.method, request.path)
+        return web.json_response({"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}},
+                                 status=500)
+
+
+def _token(request: web.Request) -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise ServeError("this endpoint needs the request's owner token: 'Authorization: Bearer <token>'",
+                         code="unauthorized", status=401)
+    return value.strip()
+
+
+def _flag(value: str | None, default: bool, what: str) -> bool:
+    if value is None or value == "":
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise BadInput(f"{what} must be one of 1/0, true/false, yes/no, on/off; got {value!r}", code="bad_parameter")
+
+
+def _wait_param(request: web.Request) -> float:
+    raw = request.query.get("wait")
+    if raw is None:
+        return 0.0
+    try:
+        wait = float(raw)
+    except ValueError:
+        raise BadInput(f"wait must be a number of seconds, got {raw!r}", code="bad_parameter") from None
+    if not math.isfinite(wait) or wait < 0:
+        raise BadInput(f"wait must be a non-negative number of seconds, got {raw!r}", code="bad_parameter")
+    return min(wait, MAX_WAIT_S)
+
+
+async def _read_limited(read_chunk: Callable[[], Any], limit: int, what: str) -> bytes:
+    buf = bytearray()
+    while True:
+        chunk = await read_chunk()
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > limit:
+            raise BadInput(f"{what} is larger than this server's limit of {limit} bytes", code="too_large",
+                           status=413)
+
+
+async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytes, str, str | None, str | None]:
+    """(audio bytes, name, prompt, chat flag text) from a multipart form or a raw audio body."""
+    try:
+        return await _read_upload_unchecked(request, limits)
+    except (ConnectionResetError, asyncio.IncompleteReadError, HttpProcessingError) as exc:
+        # the client went away (or broke the framing) mid-upload: nothing was admitted
+        raise BadInput(f"the upload did not arrive complete: {exc}", code="client_disconnected") from None
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise BadInput(f"a text form field (prompt, chat) is not valid text in its charset: {exc}",
+                       code="bad_form") from None
+
+
+async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[bytes, str, str | None, str | None]:
+    declared = request.content_length
+    ctype = request.content_type.lower()
+    overhead = (64 << 10) + 4 * limits.max_prompt_chars if ctype == "multipart/form-data" else 0
+    if declared is not None and declared > limits.max_upload_bytes + overhead:
+        raise BadInput(f"the body ({declared} bytes) is larger than this server's upload limit of "
+                       f"{limits.max_upload_bytes} bytes", code="too_large", status=413)
+    prompt, chat = request.query.get("prompt"), request.query.get("chat")
+    name = request.query.get("filename") or "upload"
+    if ctype == "multipart/form-data":
+        reader = await request.multipart()
+        data: bytes | None = None
+        while True:
+            part = await reader.next()
+            if part is None:
+                break
+            if not isinstance(part, BodyPartReader):
+                raise BadInput("nested multipart bodies are not supported", code="bad_form")
+            if part.name == "audio" or (part.name not in ("prompt", "chat") and part.filename and data is None):
+                if data is not None:
+                    raise BadInput("one audio file per request (the form has several)", code="bad_form")
+                data = await _read_limited(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
+                                           "the audio upload")
+                name = part.filename or name
+            elif part.name == "prompt":
+                raw = await _read_limited(lambda p=part: p.read_chunk(_CHUNK), 4 * limits.max_prompt_chars,
+                                          "the prompt")
+                prompt = raw.decode(part.get_charset(default="utf-8"), errors="strict")
+            elif part.name == "chat":
+                chat = (await _read_limited(lambda p=part: p.read_chunk(_CHUNK), 64, "the chat field")).decode()
+            else:
+                await _read_limited(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
+                                    f"the form field {part.name!r}")
+        if data is None:
+            raise BadInput("the form has no audio file: send it as the file field 'audio'", code="bad_form")
+        return data, name, prompt, chat
+    if ctype.startswith("audio/") or ctype in RAW_AUDIO_TYPES:
+        data = await _read_limited(lambda: request.content.read(_CHUNK), limits.max_upload_bytes, "the audio body")
+        return data, name, prompt, chat
+    raise ServeError(f"unsupported content type {ctype or '(none)'!r}: send audio as multipart/form-data (file "
+                     f"field 'audio') or as the body with an audio/* or application/octet-stream content type",
+                     code="unsupported_media_type", status=415)
+
+
+async def _wait_finished(scheduler: Scheduler, job: Job, timeout: float) -> None:
+    if timeout <= 0:
+        return
+    loop = asyncio.get_running_loop()
+    event = asyncio.Event()
+
+    def wake() -> None:
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # pragma: no cover - the loop is closing
+            pass
+
+    if not scheduler.add_listener(job, wake):
+        return
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        scheduler.remove_listener(job, wake)
+
+
+def _serialize(job: Job, fmt: str, array: str | None) -> tuple[bytes, str]:
+    result = job.result
+    if result is None:
+        raise NotFound("no such request for this token")
+    buf = io.BytesIO()
+    if fmt == "npz":
+        np.savez(buf, **result)
+        return buf.getvalue(), f"{job.id}.npz"
+    if array not in result:
+        raise BadInput(f"format=npy needs array=NAME, one of {', '.join(result)}", code="bad_parameter")
+    np.save(buf, result[array])
+    return buf.getvalue(), f"{job.id}.{array}.npy"
+
+
+async def _send(request: web.Request, status: int, body: bytes, content_type: str,
+                headers: dict[str, str] | None = None) -> web.StreamResponse:
+    """Write a whole response now; raises ConnectionResetError when the client has gone away (so a
+    result is only freed after it was handed to the connection)."""
+    response = web.StreamResponse(status=status, headers=headers or {})
+    response.content_type = content_type
+    response.content_length = len(body)
+    await response.prepare(request)
+    await response.write(body)
+    await response.write_eof()
+    return response
+
+
+# ---------------------------------------------------------------------------------------------- handlers
+
+def _links(job: Job) -> dict[str, str]:
+    base = f"/v1/requests/{job.id}"
+    return {"self": base, "result": base + "/result"}
+
+
+async def _submit(request: web.Request, kind: str) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    scheduler.check_admission(kind)  # refuse before reading the body when it cannot be admitted anyway
+    try:
+        data, name, prompt, chat_text = await _read_upload(request, scheduler.limits)
+        chat = _flag(chat_text, True, "chat")
+        if kind == ENCODE and prompt is not None and request.query.get("prompt") is None:
+            raise BadInput("an encode request takes no prompt (use /v1/prefill)", code="bad_form")
+    except ServeError as exc:
+        scheduler.count_rejection(exc.code)
+        raise
+    except asyncio.CancelledError:  # the client disconnected mid-upload: nothing was admitted
+        scheduler.count_rejection("client_disconnected")
+        raise
+    admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt,
+                                                        chat=chat))
+    try:
+        job, token = await asyncio.shield(admission)
+    except asyncio.CancelledError:
+        # the client went away while its request was being admitted: nobody can ever fetch or cancel
+        # it, so cancel it here as soon as admission completes
+        def orphaned(done: asyncio.Future) -> None:
+            if not done.cancelled() and done.exception() is None:
+                orphan, orphan_token = done.result()
+                try:
+                    scheduler.cancel(orphan.id, orphan_token)
+                except NotFound:
+                    pass
+        admission.add_done_callback(orphaned)
+        raise
+    body = {"id": job.id, "token": token, "kind": kind, "status": job.state.value, "links": _links(job)}
+    return web.json_response(body, status=202, headers={"Location": _links(job)["self"]})
+
+
+async def submit_encode(request: web.Request) -> web.Response:
+    return await _submit(request, ENCODE)
+
+
+async def submit_prefill(request: web.Request) -> web.Response:
+    return await _submit(request, PREFILL)
+
+
+async def describe(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    job = scheduler.get(request.match_info["id"], _token(request))
+    await _wait_finished(scheduler, job, _wait_param(request))
+    if job.gone:
+        raise NotFound("no such request for this token")
+    return web.json_response(scheduler.describe(job), headers={"Cache-Control": "no-store"})
+
+
+async def result(request: web.Request) -> web.StreamResponse:
+    scheduler = request.app[SCHEDULER]
+    job = scheduler.get(request.match_info["id"], _token(request))
+    fmt = request.query.get("format", "npz").lower()
+    if fmt not in ("npz", "npy"):
+        raise BadInput(f"format must be npz or npy, got {fmt!r}", code="bad_parameter")
+    await _wait_finished(scheduler, job, _wait_param(request))
+    if job.gone:
+        raise NotFound("no such request for this token")
+    if job.state.active:
+        return web.json_response(scheduler.describe(job), status=202, headers={"Retry-After": "1",
+                                                                      "Cache-Control": "no-store"})
+    if job.state is State.FAILED:
+        error = job.error or ServeError("failed")
+        body = json.dumps({"error": {"code": error.code, "message": error.message}, "id": job.id,
+                           "status": "failed"}).encode()
+        response = await _send(request, error.status, body, "application/json")
+        scheduler.release(job)  # the error was delivered
+        return response
+    body, filename = await asyncio.to_thread(_serialize, job, fmt, request.query.get("array"))
+    response = await _send(request, 200, body, "application/octet-stream",
+                           {"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store",
+                            "X-Gemma3n-Kind": job.kind})
+    if fmt == "npz":
+        scheduler.release(job)  # delivered in full: free it
+    return response
+
+
+async def cancel(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    before = scheduler.cancel(request.match_info["id"], _token(request))
+    status = "cancelled" if State(before).active else "discarded"
+    return web.json_response({"id": request.match_info["id"], "status": status, "was": before})
+
+
+async def health(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    body = dict(request.app[INFO])
+    body["status"] = "ok" if scheduler.healthy else "unavailable"
+    if scheduler.device_error:
+        body["device_error"] = scheduler.device_error
+    body["prefill"] = {"available": scheduler.prefill is not None, "reason": scheduler.prefill_unavailable}
+    return web.json_response(body, status=200 if scheduler.healthy else 503)
+
+
+def _prometheus(metrics: dict[str, Any], prefix: str = "gemma3n") -> str:
+    lines: list[str] = []
+
+    def walk(value: Any, name: str) -> None:
+        if isinstance(value, bool):
+            lines.append(f"{name} {int(value)}")
+        elif isinstance(value, (int, float)):
+            lines.append(f"{name} {value}")
+        elif isinstance(value, dict):
+            for key, sub in value.items():
+                walk(sub, f"{name}_{''.join(c if c.isalnum() else '_' for c in str(key))}")
+
+    walk(metrics, prefix)
+    return "\n".join(lines) + "\n"
+
+
+async def metrics(request: web.Request) -> web.Response:
+    data = request.app[SCHEDULER].metrics()
+    if request.query.get("format") == "prometheus":
+        return web.Response(text=_prometheus(data), content_type="text/plain")
+    return web.json_response(data, headers={"Cache-Control": "no-store"})
+
+
+def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None) -> web.Application:
+    """The aiohttp application for a started scheduler (`info` is merged into /health)."""
+    app = web.Application(middlewares=[_errors], client_max_size=scheduler.limits.max_upload_bytes + (1 << 20))
+    app[SCHEDULER] = scheduler
+    app[INFO] = dict(info or {})
+    app.router.add_post("/v1/encode", submit_encode)
+    app.router.add_post("/v1/prefill", submit_prefill)
+    app.router.add_get("/v1/requests/{id}", describe)
+    app.router.add_get("/v1/requests/{id}/result", result)
+    app.router.add_delete("/v1/requests/{id}", cancel)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+# ---------------------------------------------------------------------------------------------- building and running
+
+def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contract: str | None = None,
+                    cuda_arch: str | None = None, frame_buckets: Sequence[int] | None = None,
+                    clips_per_call: Sequence[int] | None = None, artifact: str | Path | None = None,
+                    cache_dir: str | Path | None = None, prefill: bool = True,
+                    capacities: Sequence[int] | None = None, prefill_artifact: str | Path | None = None,
+                    limits: Limits | None = None, progress: Callable[[str], None] | None = None) -> Scheduler:
+    """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
+    prefill stage; returns a scheduler that is not started yet."""
+    from ..config import DEFAULT_FRAME_BUCKETS
+    from ..contracts.policy import DEFAULT_CONTRACT
+    from .artifacts import ArtifactCache
+    from .encode import AudioEncoder
+
+    say = progress or (lambda _msg: None)
+    cache = ArtifactCache(Path(cache_dir) if cache_dir is not None else None)
+    limits = limits or Limits()
+    encoder = AudioEncoder(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
+                           frame_buckets=tuple(frame_buckets or DEFAULT_FRAME_BUCKETS),
+                           clips_per_call=tuple(clips_per_call or (1,)), cuda_arch=cuda_arch, cache=cache,
+                           progress=say, artifact=artifact)
+    runner, why = None, None
+    if not prefill:
+        why = "disabled (--no-prefill)"
+    else:
+        try:
+            from ..emitters.prefill import DEFAULT_CAPACITIES
+            from .prefill import AudioPrefill
+
+            runner = AudioPrefill(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
+                                  capacities=tuple(capacities or DEFAULT_CAPACITIES), cuda_arch=cuda_arch, cache=cache,
+                                  progress=say, artifact=prefill_artifact, encoder=encoder)
+            runner.tokenizer  # noqa: B018 - fail now (no tokenizer.json) rather than on the first request
+        except ImportError as exc:
+            why = f"this installation has no prefill stage ({exc})"
+        except (ValueError, OSError) as exc:  # CheckpointSchemaError, ConfigError, TokenizerError, ...
+            why = f"the checkpoint cannot be used for prefill: {exc}"
+        if why is not None:
+            runner = None
+            say(f"prefill unavailable: {why}")
+    return Scheduler(encoder, runner, limits, prefill_unavailable=why,
+                     prefill_from_artifact=prefill_artifact is not None)
+
+
+def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, Any]:
+    encoder = scheduler.encoder
+    return {"target": target, "artifact": str(encoder.artifact), "entries": [list(e) for e in scheduler.session.buckets],
+            "frame_buckets": list(scheduler.frame_buckets), "max_batch_clips": scheduler.max_width,
+            "max_queue": scheduler.limits.max_queue, "max_upload_bytes": scheduler.limits.max_upload_bytes,
+            "max_seconds": scheduler.limits.max_seconds, "result_ttl_s": scheduler.limits.result_ttl_s}
+
+
+def run_server(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 8080, info: dict | None = None,
+               print_fn: Callable[..., None] | None = print) -> None:
+    """Serve until SIGINT/SIGTERM (blocking); starts and stops the scheduler."""
+    with scheduler:
+        web.run_app(create_app(scheduler, info), host=host, port=port, print=print_fn, access_log=None,
+                    shutdown_timeout=5.0, handler_cancellation=True)
+
+
+class BackgroundServer:
+    """The server on its own event loop in a daemon thread (tests, benchmarks, embedding)::
+
+        with BackgroundServer(scheduler) as url:   # port 0: an ephemeral port
+            ...
+    The scheduler is started and stopped with it.
+    """
+
+    def __init__(self, scheduler: Scheduler, host: str = "127.0.0.1", port: int = 0,
+                 info: dict | None = None) -> None:
+        self.scheduler, self.host, self.port = scheduler, host, port
+        self.info = info if info is not None else server_info(scheduler)
+        self.url: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> str:
+        self.scheduler.start()
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                runner = web.AppRunner(create_app(self.scheduler, self.info), access_log=None, shutdown_timeout=2.0,
+                                       handler_cancellation=True)
+                loop.run_until_complete(runner.setup())
+                site = web.TCPSite(runner, self.host, self.port)
+                loop.run_until_complete(site.start())
+                self._runner = runner
+                host, port = runner.addresses[0][:2]
+                self.port = port
+                self.url = f"http://{host}:{port}"
+            except BaseException as exc:  # pragma: no cover - e.g. the port is taken
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name="gemma3n-http", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self.scheduler.stop()
+            raise failure[0]
+        assert self.url is not None
+        return self.url
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+        self._thread = self._loop = None
+        self.scheduler.stop()
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def default_frontend_workers() -> int:
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
+__all__ = ["BackgroundServer", "build_scheduler", "create_app", "run_server", "server_info", "Limits", "Scheduler",
+           "ServeError", "BadInput", "Rejected", "NotFound", "Unavailable"]
