@@ -8,13 +8,17 @@ them, never restate another op's types.  Symbols encode the specialisation
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
 from .render import Func, ModuleBuilder, tensor_type as tensor
+
+if TYPE_CHECKING:
+    from ..config import AudioConfig
+    from .weights import WeightLayout
 
 
 def f32(shape: Sequence[int]) -> str:
@@ -200,7 +204,7 @@ class OpEmitter:
         return self._add("sscp_block.mlir.j2", func, calls=[conv, norm, mask], b=b, t=t, f=f, cin=cin, to=to, fo=fo,
                          cout=cout, conv=conv, norm=norm, mask=mask)
 
-    def conformer_block(self, cfg: "AudioConfig", b: int, t: int, layout: "WeightLayout") -> Func:
+    def conformer_block(self, cfg: AudioConfig, b: int, t: int, layout: WeightLayout) -> Func:
         from .weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
 
         d, eps, clip = cfg.hidden_size, cfg.rms_norm_eps, cfg.gradient_clipping

@@ -35,6 +35,17 @@ def default_cache_dir() -> Path:
     return Path(base) / "gemma3n-iree"
 
 
+def program_identity(mlir: str, target: Target, contract: str, module: str, weight_schema: str,
+                     config: str | None = None) -> dict[str, str]:
+    """Everything a compiled program's bytes depend on."""
+    identity = {"schema": MANIFEST_SCHEMA, "mlir_sha256": _sha256(mlir.encode()), "flags": " ".join(target.flags()),
+                "target": target.cache_key(), "compiler": compiler_version(), "contract": contract,
+                "module": module, "weight_schema": weight_schema}
+    if config is not None:
+        identity["config"] = config
+    return identity
+
+
 @dataclass(frozen=True)
 class BuiltArtifact:
     path: Path
@@ -76,33 +87,30 @@ class ArtifactCache:
         self.root = Path(root) if root is not None else default_cache_dir()
 
     def identity(self, spec: AudioModuleSpec, target: Target, mlir: str, weight_schema: str) -> dict[str, str]:
-        return {
-            "schema": MANIFEST_SCHEMA,
-            "mlir_sha256": _sha256(mlir.encode()),
-            "flags": " ".join(target.flags()),
-            "target": target.cache_key(),
-            "compiler": compiler_version(),
-            "contract": spec.contract.identity(),
-            "config": spec.config.identity(),
-            "module": spec.identity(),
-            "weight_schema": weight_schema,
-        }
+        return program_identity(mlir, target, spec.contract.identity(), spec.identity(), weight_schema,
+                                config=spec.config.identity())
 
     def get_or_build(self, spec: AudioModuleSpec, target: Target, weight_schema: str,
                      progress: Progress | None = None) -> BuiltArtifact:
-        say = progress or (lambda _msg: None)
+        """The audio artifact of `spec` for `target`, compiled on a miss."""
         mlir = emit_audio_module(spec)
-        identity = self.identity(spec, target, mlir, weight_schema)
+        return self.build("audio", mlir, self.identity(spec, target, mlir, weight_schema), target,
+                          f"{len(spec.entries)} entry point(s)", progress)
+
+    def build(self, kind: str, mlir: str, identity: dict[str, str], target: Target, what: str,
+              progress: Progress | None = None) -> BuiltArtifact:
+        """Reuse the verified `<kind>-<digest>.vmfb` of `identity`, or compile `mlir` and publish it."""
+        say = progress or (lambda _msg: None)
         digest = _sha256(json.dumps(identity, sort_keys=True).encode())[:32]
         self.root.mkdir(parents=True, exist_ok=True)
-        vmfb_path = self.root / f"audio-{digest}.vmfb"
-        manifest_path = self.root / f"audio-{digest}.json"
-        with _locked(self.root / f"audio-{digest}.lock"):
+        vmfb_path = self.root / f"{kind}-{digest}.vmfb"
+        manifest_path = self.root / f"{kind}-{digest}.json"
+        with _locked(self.root / f"{kind}-{digest}.lock"):
             if self._verified(vmfb_path, manifest_path, identity):
                 return BuiltArtifact(vmfb_path, identity, reused=True)
             if vmfb_path.exists() or manifest_path.exists():
                 say(f"cached artifact {vmfb_path.name} failed verification; rebuilding")
-            say(f"compiling {len(spec.entries)} entry point(s) for {target.describe()} (cache miss) ...")
+            say(f"compiling {what} for {target.describe()} (cache miss) ...")
             vmfb = compile_mlir(mlir, target)
             manifest_path.unlink(missing_ok=True)
             _write_atomically(vmfb_path, vmfb)

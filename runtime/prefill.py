@@ -17,7 +17,6 @@ resident weights are the audio embedder's hard path and `per_layer_model_project
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,18 +29,17 @@ from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
                                 resident_weight_specs, text_weight_specs)
-from ..emitters.compile import Target, compile_mlir, compiler_version, parse_target
+from ..emitters.compile import Target, parse_target
 from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ..text_config import TextConfig
-from .artifacts import ArtifactCache, BuiltArtifact, _locked, _sha256, _write_atomically
+from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .checkpoint import (CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header)
-from .session import DEVICE_FOR_TARGET, SessionError
+from .session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
 from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
 
 Progress = Callable[[str], None]
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _ENTRY = re.compile(r"^prefill_c(\d+)_a(\d+)$")
-PREFILL_MANIFEST_SCHEMA = "gemma3n-iree-prefill-artifact-v1"
 
 
 # ---------------------------------------------------------------------------------------------- host tables
@@ -124,43 +122,20 @@ class PrefillEntry:
     outputs: tuple[str, ...]
 
 
-class PrefillSession:
+class PrefillSession(LoadedProgram):
     """One loaded prefill artifact: its resident weights (IREE parameters) and its entry points."""
 
     def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
                  scope: str = "model") -> None:
-        import iree.runtime as rt
-
-        self._rt = rt
-        self.instance = rt.VmInstance()
-        try:
-            self.device = rt.get_device(device)
-        except Exception as exc:
-            raise SessionError(f"cannot open IREE device {device!r}: {exc}") from None
-        index = rt.ParameterIndex()
-        for path in parameter_files:
-            index.load(str(path))
-        params = rt.create_io_parameters_module(self.instance, index.create_provider(scope=scope))
-        if isinstance(vmfb, (str, Path)):
-            self.module = rt.VmModule.mmap(self.instance, str(vmfb))
-        else:
-            self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
-        try:
-            self.context = rt.VmContext(self.instance, modules=[rt.create_hal_module(self.instance, self.device),
-                                                                params, self.module])
-        except Exception as exc:
-            raise SessionError(f"cannot load the prefill artifact with its parameters: {exc}") from None
+        super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], PrefillEntry] = {}
         for name in self.module.function_names:
             match = _ENTRY.match(name)
             if match:
-                reflection = dict(self.module.lookup_function(name).reflection)
-                outputs = tuple(reflection.get("gemma3n.outputs", "").split(","))
                 self.entries[(int(match.group(1)), int(match.group(2)))] = PrefillEntry(
-                    name, int(match.group(1)), int(match.group(2)), outputs)
+                    name, int(match.group(1)), int(match.group(2)), self.output_names(name))
         if not self.entries:
             raise SessionError("the artifact has no prefill_c<capacity>_a<clips> entry points")
-        self._invokers: dict[str, object] = {}
 
     def run(self, capacity: int, clips: int, input_ids: np.ndarray, text_rows: np.ndarray, ple_rows: np.ndarray,
             audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> dict[str, np.ndarray]:
@@ -168,43 +143,21 @@ class PrefillSession:
         if entry is None:
             raise SessionError(f"no prefill entry for capacity {capacity} x {clips} clip(s); the artifact has "
                                + ", ".join(f"{c}x{a}" for c, a in sorted(self.entries)))
-        invoker = self._invokers.get(entry.name)
-        if invoker is None:
-            invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(entry.name))
-            self._invokers[entry.name] = invoker
         args = [np.ascontiguousarray(input_ids, np.int32), np.ascontiguousarray(text_rows, BF16),
                 np.ascontiguousarray(ple_rows, BF16)]
         if clips:
             args += [np.ascontiguousarray(audio_rows, np.float32), np.ascontiguousarray(row_map, np.int32)]
         args.append(np.array(length, np.int32))
-        results = invoker(*args)
-        if not isinstance(results, (tuple, list)):
-            results = (results,)
-        # Copies: a host view of a device buffer dies with the buffer (and the session holding it).
-        return {name: np.array(r.to_host(), copy=True) for name, r in zip(entry.outputs, results)}
+        return self.invoke(entry.name, entry.outputs, *args)
 
 
 def build_prefill_artifact(cache: ArtifactCache, spec: PrefillModuleSpec, target: Target, weight_schema: str,
                            progress: Progress | None = None) -> BuiltArtifact:
     """Compile (or reuse, verified) the prefill artifact of `spec` in the artifact cache's directory."""
-    say = progress or (lambda _msg: None)
     mlir = emit_prefill_module(spec)
-    identity = {"schema": PREFILL_MANIFEST_SCHEMA, "mlir_sha256": _sha256(mlir.encode()),
-                "flags": " ".join(target.flags()), "target": target.cache_key(), "compiler": compiler_version(),
-                "contract": spec.contract.identity(), "module": spec.identity(), "weight_schema": weight_schema}
-    digest = _sha256(json.dumps(identity, sort_keys=True).encode())[:32]
-    cache.root.mkdir(parents=True, exist_ok=True)
-    vmfb_path, manifest_path = cache.root / f"prefill-{digest}.vmfb", cache.root / f"prefill-{digest}.json"
-    with _locked(cache.root / f"prefill-{digest}.lock"):
-        if ArtifactCache._verified(vmfb_path, manifest_path, identity):
-            return BuiltArtifact(vmfb_path, identity, reused=True)
-        say(f"compiling prefill entries {', '.join(f'{c}x{a}' for c, a in spec.entries)} for {target.describe()} ...")
-        vmfb = compile_mlir(mlir, target)
-        manifest_path.unlink(missing_ok=True)
-        _write_atomically(vmfb_path, vmfb)
-        manifest = {"identity": identity, "vmfb_sha256": _sha256(vmfb), "vmfb_bytes": len(vmfb)}
-        _write_atomically(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
-    return BuiltArtifact(vmfb_path, identity, reused=False)
+    identity = program_identity(mlir, target, spec.contract.identity(), spec.identity(), weight_schema)
+    what = f"prefill entries {', '.join(f'{c}x{a}' for c, a in spec.entries)}"
+    return cache.build("prefill", mlir, identity, target, what, progress)
 
 
 # ---------------------------------------------------------------------------------------------- API

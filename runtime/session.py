@@ -32,8 +32,8 @@ class EntryInfo:
     contract: str
 
 
-class AudioSession:
-    """Runs the bucketed `encode_f{T}_c{B}` entries of one compiled audio artifact."""
+class LoadedProgram:
+    """A compiled artifact loaded in one IREE context with its parameters (the resident weights)."""
 
     def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
                  scope: str = "model") -> None:
@@ -63,20 +63,42 @@ class AudioSession:
         except Exception as exc:
             raise SessionError(f"cannot load the artifact with its parameters (a weight missing from the "
                                f"checkpoint fails here): {exc}") from None
+        self._invokers: dict[str, object] = {}
+
+    def reflection(self, name: str) -> dict[str, str]:
+        return dict(self.module.lookup_function(name).reflection)
+
+    def output_names(self, name: str) -> tuple[str, ...]:
+        """The entry's output names, recorded by the emitter in its reflection metadata."""
+        return tuple(self.reflection(name).get("gemma3n.outputs", "").split(","))
+
+    def invoke(self, name: str, outputs: Sequence[str], *args: np.ndarray) -> dict[str, np.ndarray]:
+        invoker = self._invokers.get(name)
+        if invoker is None:
+            invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(name))
+            self._invokers[name] = invoker
+        results = invoker(*args)
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        # Copy: the host view of a device buffer may be reused by the next call.
+        return {out: np.array(r.to_host(), copy=True) for out, r in zip(outputs, results)}
+
+
+class AudioSession(LoadedProgram):
+    """Runs the bucketed `encode_f{T}_c{B}` entries of one compiled audio artifact."""
+
+    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
+                 scope: str = "model") -> None:
+        super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], EntryInfo] = {}
         for name in self.module.function_names:
             match = _ENTRY.match(name)
-            if not match:
-                continue
-            fn = self.module.lookup_function(name)
-            reflection = dict(fn.reflection)
-            outputs = tuple(reflection.get("gemma3n.outputs", "").split(","))
-            info = EntryInfo(name, int(match.group(1)), int(match.group(2)), outputs,
-                             reflection.get("gemma3n.contract", ""))
-            self.entries[(info.frames, info.clips)] = info
+            if match:
+                info = EntryInfo(name, int(match.group(1)), int(match.group(2)), self.output_names(name),
+                                 self.reflection(name).get("gemma3n.contract", ""))
+                self.entries[(info.frames, info.clips)] = info
         if not self.entries:
             raise SessionError("the artifact has no encode_f<frames>_c<clips> entry points")
-        self._invokers: dict[str, object] = {}
 
     @property
     def buckets(self) -> list[tuple[int, int]]:
@@ -95,13 +117,4 @@ class AudioSession:
                                f"{', '.join(f'{f}x{c}' for f, c in self.buckets)}")
         if frames.shape != (mel.shape[0],):
             raise SessionError(f"frames must have one count per clip ({mel.shape[0]}), got shape {frames.shape}")
-        invoker = self._invokers.get(info.name)
-        if invoker is None:
-            invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(info.name))
-            self._invokers[info.name] = invoker
-        results = invoker(mel, frames)
-        if not isinstance(results, (tuple, list)):
-            results = (results,)
-        # Copy: the host view of a device buffer may be reused by the next call.
-        return {name: np.array(r.to_host(), copy=True) for name, r in zip(info.outputs, results)}
-
+        return self.invoke(info.name, info.outputs, mel, frames)
