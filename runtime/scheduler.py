@@ -21,11 +21,12 @@ Pipeline of one request (a :class:`Job`)::
   (`frontend.clip_features`, what `AudioEncoder.clips_from_files` does), and for prefill expand and
   tokenize the prompt (`AudioPrefill.expand`).  Each clip then waits in the queue of its frame bucket.
 * **Device** (one thread owns the `AudioSession`, whose IREE calls are synchronous): as soon as work is
-  ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket with a full call of the
-  widest allowed width goes first (oldest head first); otherwise the bucket whose oldest clip has
-  waited longest runs the widest width its queued clips fill, once that clip has waited `max_wait_s`
-  or no front-end work that could add clips is pending.  Padding slots (only when fewer clips than the
-  narrowest entry are left) get zero frames, as `AudioEncoder.encode_clips` pads.  Each call is
+  ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket may run once it fills
+  a call of the widest allowed width, once its oldest clip has waited `max_wait_s`, or at once when no
+  front-end work that could add clips is pending; of those, the bucket whose oldest clip has waited
+  longest runs (so none starves), with the widest width its queued clips fill.  Padding slots (only
+  when fewer clips than the narrowest entry are left) get zero frames, as `AudioEncoder.encode_clips`
+  pads.  Each call is
   packed anew from whatever is queued, so a slot freed by a finished request is reused by the next
   call.  Prefill requests whose clips are all encoded run their merge (`AudioPrefill.run`) on the
   same thread; they go before encoder calls since they complete requests and free memory.
@@ -377,10 +378,11 @@ class Scheduler:
 
     `encoder`: an `AudioEncoder` (its `session` is used only by this scheduler's device thread from
     `start()` on).  `prefill`: an `AudioPrefill` built on the same encoder, or None with
-    `prefill_unavailable` saying why; `prefill_from_artifact`: it was given a prefill `.vmfb` (all its entries
-    in one loaded session) rather than compiling one entry per (capacity, clips).  `stage_hook(stage, job_id)` is called at the stage boundaries
-    ("frontend" before decoding, "device" before a call holding the job's clip, "prefill" before the
-    merge) from the worker threads -- for tests and tracing; it must not call back into the scheduler.
+    `prefill_unavailable` saying why; `prefill_from_artifact`: it was given a prefill `.vmfb` (all its
+    entries in one loaded session) rather than compiling one entry per (capacity, clips).
+    `stage_hook(stage, job_id)` is called at the stage boundaries ("frontend" before decoding, "device"
+    before a call holding the job's clip, "prefill" before the merge) from the worker threads -- for
+    tests and tracing; it must not call back into the scheduler.
     """
 
     def __init__(self, encoder: Any, prefill: Any | None = None, limits: Limits | None = None,
@@ -813,14 +815,14 @@ class Scheduler:
         heads = [(q[0].ready, b) for b, q in self._ready.items() if q]
         if not heads:
             return None, None
-        full = sorted((h, b) for h, b in heads if len(self._ready[b]) >= self.widths[b][0])
-        if full:
-            bucket = full[0][1]
-        else:
-            oldest, bucket = min(heads)
-            deadline = oldest + self.limits.max_wait_s
-            if self._pending_frontend > 0 and now < deadline:
-                return None, deadline - now
+        # a bucket may run when it fills its widest call, when its oldest clip has waited max_wait_s, or
+        # when no front-end work could add clips; among those, the oldest head goes first (no starvation)
+        settled = self._pending_frontend == 0
+        eligible = [(h, b) for h, b in heads
+                    if settled or len(self._ready[b]) >= self.widths[b][0] or now >= h + self.limits.max_wait_s]
+        if not eligible:
+            return None, min(heads)[0] + self.limits.max_wait_s - now
+        bucket = min(eligible)[1]
         queue = self._ready[bucket]
         widths = self.widths[bucket]
         width = next((w for w in widths if w <= len(queue)), widths[-1])

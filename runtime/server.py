@@ -152,12 +152,16 @@ async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytes, str
     """(audio bytes, name, prompt, chat flag text) from a multipart form or a raw audio body."""
     try:
         return await _read_upload_unchecked(request, limits)
-    except (ConnectionResetError, asyncio.IncompleteReadError, HttpProcessingError) as exc:
-        # the client went away (or broke the framing) mid-upload: nothing was admitted
+    except (ConnectionResetError, asyncio.IncompleteReadError) as exc:
+        # the client went away mid-upload: nothing was admitted
         raise BadInput(f"the upload did not arrive complete: {exc}", code="client_disconnected") from None
+    except HttpProcessingError as exc:  # broken framing inside the body (e.g. a multipart part's headers)
+        raise BadInput(f"malformed request body: {exc.message}", code="bad_form") from None
     except (UnicodeDecodeError, LookupError) as exc:
         raise BadInput(f"a text form field (prompt, chat) is not valid text in its charset: {exc}",
                        code="bad_form") from None
+    except ValueError as exc:  # aiohttp's multipart parser: no boundary, bad part headers, ...
+        raise BadInput(f"malformed multipart form: {exc}", code="bad_form") from None
 
 
 async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[bytes, str, str | None, str | None]:
@@ -266,7 +270,7 @@ async def _submit(request: web.Request, kind: str) -> web.Response:
     try:
         data, name, prompt, chat_text = await _read_upload(request, scheduler.limits)
         chat = _flag(chat_text, True, "chat")
-        if kind == ENCODE and prompt is not None and request.query.get("prompt") is None:
+        if kind == ENCODE and prompt is not None:
             raise BadInput("an encode request takes no prompt (use /v1/prefill)", code="bad_form")
     except ServeError as exc:
         scheduler.count_rejection(exc.code)
@@ -441,7 +445,8 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
 
 def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, Any]:
     encoder = scheduler.encoder
-    return {"target": target, "artifact": str(encoder.artifact), "entries": [list(e) for e in scheduler.session.buckets],
+    return {"target": target, "artifact": str(encoder.artifact),
+            "entries": [list(e) for e in scheduler.session.buckets],
             "frame_buckets": list(scheduler.frame_buckets), "max_batch_clips": scheduler.max_width,
             "max_queue": scheduler.limits.max_queue, "max_upload_bytes": scheduler.limits.max_upload_bytes,
             "max_seconds": scheduler.limits.max_seconds, "result_ttl_s": scheduler.limits.result_ttl_s}

@@ -724,3 +724,19 @@ def test_serve_command_is_registered():
     for option in ("--checkpoint", "--target", "--host", "--port", "--max-queue", "--max-batch-clips", "--artifact",
                    "--cache-dir"):
         assert option in res.output
+
+
+def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
+    """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
+    from gemma3n_iree.runtime.scheduler import Unavailable
+    from gemma3n_iree.runtime.server import build_scheduler
+
+    directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
+    scheduler = build_scheduler(directory, artifact=artifact, cache_dir=cache.root)
+    assert scheduler.prefill is None and "embed_tokens" in scheduler.prefill_unavailable
+    with scheduler:
+        with pytest.raises(Unavailable) as info:
+            scheduler.submit(PREFILL, wav_bytes(1.0), prompt="hi")
+        assert info.value.status == 501 and "not available" in info.value.message
+        job, _ = scheduler.submit("encode", wav_bytes(1.0))
+        assert scheduler.wait(job, 30) and job.result["audio_features"].shape[0] == 1
