@@ -9,12 +9,14 @@ never has to guess what an entry returns.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
+T = TypeVar("T")
 _ENTRY = re.compile(r"^encode_f(\d+)_c(\d+)$")
 DEVICE_FOR_TARGET = {"llvm-cpu": "local-task", "cuda": "cuda"}
 
@@ -33,10 +35,24 @@ class EntryInfo:
 
 
 class LoadedProgram:
-    """A compiled artifact loaded in one IREE context with its parameters (the resident weights)."""
+    """A compiled artifact loaded in one IREE context with its parameters (the resident weights).
+
+    Every IREE call of a program (loading, invoking, reading results back) runs on the program's
+    own thread: the CUDA driver binds its context to the thread that created it, so a context
+    loaded on one thread and called from another (a server's device thread) fails with
+    CUDA_ERROR_INVALID_CONTEXT.  Callers may use the program from any thread.
+    """
 
     def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
                  scope: str = "model") -> None:
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iree-program")
+        self._invokers: dict[str, object] = {}
+        self._on_thread(self._load, vmfb, parameter_files, device, scope)
+
+    def _on_thread(self, fn: Callable[..., T], *args: object) -> T:
+        return self._thread.submit(fn, *args).result()
+
+    def _load(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str, scope: str) -> None:
         import iree.runtime as rt
 
         self._rt = rt
@@ -63,7 +79,6 @@ class LoadedProgram:
         except Exception as exc:
             raise SessionError(f"cannot load the artifact with its parameters (a weight missing from the "
                                f"checkpoint fails here): {exc}") from None
-        self._invokers: dict[str, object] = {}
 
     def reflection(self, name: str) -> dict[str, str]:
         return dict(self.module.lookup_function(name).reflection)
@@ -73,6 +88,9 @@ class LoadedProgram:
         return tuple(self.reflection(name).get("gemma3n.outputs", "").split(","))
 
     def invoke(self, name: str, outputs: Sequence[str], *args: np.ndarray) -> dict[str, np.ndarray]:
+        return self._on_thread(self._invoke, name, outputs, args)
+
+    def _invoke(self, name: str, outputs: Sequence[str], args: tuple[np.ndarray, ...]) -> dict[str, np.ndarray]:
         invoker = self._invokers.get(name)
         if invoker is None:
             invoker = self._rt.FunctionInvoker(self.context, self.device, self.module.lookup_function(name))
