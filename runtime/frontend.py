@@ -179,16 +179,20 @@ def load_audio(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
     except OSError as exc:  # permission denied and the like
         raise AudioError(f"{path}: cannot read file: {exc.strerror or exc}") from None
 
+    return to_mono_16k(data, rate, str(path))
+
+
+def to_mono_16k(data: np.ndarray, rate: int, name: str) -> tuple[np.ndarray, int]:
+    """Decoded [frames, channels] samples -> checked float32 mono at 16 kHz (channels averaged)."""
     if data.shape[0] == 0:
-        raise AudioError(f"{path}: contains no audio samples (0 frames)")
+        raise AudioError(f"{name}: contains no audio samples (0 frames)")
     if rate <= 0:
-        raise AudioError(f"{path}: invalid sample rate {rate}")
+        raise AudioError(f"{name}: invalid sample rate {rate}")
     bad = ~np.isfinite(data)
     if bad.any():
         first = int(np.argwhere(bad)[0, 0])
-        raise AudioError(f"{path}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
+        raise AudioError(f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
                          f"the first at sample {first} ({first / rate:.3f} s)")
-
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     if rate != SAMPLE_RATE:
         mono = resample(mono, rate, SAMPLE_RATE)

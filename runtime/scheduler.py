@@ -68,7 +68,7 @@ import numpy as np
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
 from .encode import EncodeError, choose_bucket
-from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, AudioError, clip_features, resample
+from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, AudioError, clip_features, to_mono_16k
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -241,20 +241,10 @@ def decode_audio_bytes(data: bytes, name: str = "upload") -> tuple[np.ndarray, i
             decoded = fh.read(dtype="float64", always_2d=True)
     except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
         raise _open_error(name, data, exc) from None
-    if decoded.shape[0] == 0:
-        raise AudioError(f"{name}: contains no audio samples (0 frames)")
-    if decoded.shape[0] < declared:
+    if 0 < decoded.shape[0] < declared:
         raise AudioError(f"{name}: truncated audio: the header declares {declared} frames but only "
                          f"{decoded.shape[0]} could be decoded")
-    bad = ~np.isfinite(decoded)
-    if bad.any():
-        first = int(np.argwhere(bad)[0, 0])
-        raise AudioError(f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
-                         f"the first at sample {first} ({first / rate:.3f} s)")
-    mono = decoded.mean(axis=1) if decoded.shape[1] > 1 else decoded[:, 0]
-    if rate != SAMPLE_RATE:
-        mono = resample(mono, rate, SAMPLE_RATE)
-    return np.ascontiguousarray(mono, dtype=np.float32), rate
+    return to_mono_16k(decoded, rate, name)
 
 
 # ---------------------------------------------------------------------------------------------- jobs
@@ -665,17 +655,21 @@ class Scheduler:
             except Exception:  # pragma: no cover - a listener's loop may be closed
                 log.debug("listener of %s failed", job.id, exc_info=True)
 
-    def _drop(self, job: Job) -> None:
-        """Remove a job everywhere and free what it holds (any state)."""
-        if job.gone:
-            return
-        job.gone = True
+    def _leave_queues(self, job: Job) -> None:
+        """Take a job out of the front-end count and the ready buckets (where its state puts it)."""
         if job.state in (State.QUEUED, State.FRONTEND):
             self._pending_frontend -= 1
         if job.state is State.ENCODING:
             for bucket, queue in self._ready.items():
                 if any(w.job is job for w in queue):
                     self._ready[bucket] = collections.deque(w for w in queue if w.job is not job)
+
+    def _drop(self, job: Job) -> None:
+        """Remove a job everywhere and free what it holds (any state)."""
+        if job.gone:
+            return
+        job.gone = True
+        self._leave_queues(job)
         if job.state is State.PREFILL and job in self._post:
             self._post.remove(job)
         self._jobs.pop(job.id, None)
@@ -690,12 +684,7 @@ class Scheduler:
         """DONE with `result` or FAILED with `error`; the reservation becomes what is held now."""
         if job.gone or not job.state.active:
             return
-        if job.state in (State.QUEUED, State.FRONTEND):
-            self._pending_frontend -= 1
-        if job.state is State.ENCODING:
-            for bucket, queue in self._ready.items():
-                if any(w.job is job for w in queue):
-                    self._ready[bucket] = collections.deque(w for w in queue if w.job is not job)
+        self._leave_queues(job)
         now = time.monotonic()
         job.times["finished"] = now
         job.data = job.features = job.hidden = job.valid = None
