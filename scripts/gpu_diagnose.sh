@@ -3,5 +3,5 @@
 # stage artifact from `emit-gemma3n --target cuda --frames 2997 --stages` carried in .gpu/.
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
-$G3 -m gemma3n_iree diagnose --target cuda --checkpoint /tmp/ckpt --artifact "$R/.gpu/audio_stages_sm90.vmfb" \
+$G3 -m gemma3n_iree diagnose --target cuda --checkpoint /tmp/ckpt --artifact "$R/.gpu/${STAGES:-audio_stages_sm90.vmfb}" \
   --json "$OUT/diagnose_cuda.json" /tmp/long45.wav | tee "$OUT/diagnose_cuda.txt"
