@@ -133,7 +133,8 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @main.command()
 @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
               help="A Gemma 3n checkpoint directory; only the audio tower and audio embedder tensors are read.")
-@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True)
+@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True,
+              help="Where to run the stage artifact: this machine's CPU or an NVIDIA GPU.")
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Contract the stage artifact is compiled under (diagnostic variants allowed).")
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90).")
@@ -145,7 +146,8 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @click.option("--rms", type=float, default=5e-4, show_default=True, help="Threshold on a stage's RMS diff.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the full report.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a per-stage error plot (PNG).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
 @click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).")
 @click.argument("audio", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -185,19 +187,24 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
 @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path("gemma3n-demo"),
-              show_default=True)
-@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True)
-@click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT, show_default=True)
-@click.option("--cuda-arch", default=None)
+              show_default=True, help="Where the random checkpoint is written when --checkpoint is not given.")
+@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True,
+              help="Where to run: this machine's CPU or an NVIDIA GPU.")
+@click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT, show_default=True,
+              help="Numeric contract the artifact is compiled under.")
+@click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200).")
 @click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
               help="Frame buckets (default 2997 = 30 s).")
 @click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True,
               help="Clips per call (default 1 8 32).")
-@click.option("--warmup", type=click.IntRange(0), default=3, show_default=True)
-@click.option("--repeats", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--warmup", type=click.IntRange(0), default=3, show_default=True,
+              help="Untimed calls per entry first (module load, PTX JIT, allocations).")
+@click.option("--repeats", type=click.IntRange(1), default=20, show_default=True,
+              help="Timed calls per entry; the median is reported.")
 @click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A .vmfb compiled elsewhere (its entries are what is benchmarked).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
 def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None,
           frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
           artifact: Path | None, cache_dir: Path | None) -> None:
