@@ -327,10 +327,6 @@ class Clip:
     def start_s(self) -> float:
         return self.start_sample / SAMPLE_RATE
 
-    @property
-    def duration_s(self) -> float:
-        return self.samples.shape[0] / SAMPLE_RATE
-
 
 @dataclass(frozen=True)
 class ClipFeatures:

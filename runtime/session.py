@@ -67,7 +67,7 @@ class LoadedProgram:
             if not path.is_file():
                 raise SessionError(f"parameter file {path} does not exist")
             index.load(str(path))
-        self._index = index
+        self._index = index  # the parameter provider reads from the index: keep it alive
         params = rt.create_io_parameters_module(self.instance, index.create_provider(scope=scope))
         if isinstance(vmfb, (str, Path)):
             self.module = rt.VmModule.mmap(self.instance, str(vmfb))
