@@ -57,16 +57,18 @@ def _randomize(module: torch.nn.Module, gen: torch.Generator) -> None:
       keeps unit-scale activations through the stack.
     """
     for name, p in sorted(module.named_parameters()):
-        r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-        if name.endswith("per_dim_scale"):
-            v = 0.5 * r
-        elif p.ndim == 1:
-            v = 1.0 + 0.1 * r
-        elif name.endswith("embedding.weight"):
-            v = r
-        else:
-            v = r / math.sqrt(math.prod(p.shape[1:]))
-        p.copy_(v.to(p.dtype))
+        p.copy_(random_value(name, torch.randn(p.shape, generator=gen, dtype=torch.float64)).to(p.dtype))
+
+
+def random_value(name: str, r: torch.Tensor) -> torch.Tensor:
+    """The value of parameter `name` from a standard-normal draw `r` of its shape (rules above)."""
+    if name.endswith("per_dim_scale"):
+        return 0.5 * r
+    if r.ndim == 1:
+        return 1.0 + 0.1 * r
+    if name.endswith("embedding.weight"):
+        return r
+    return r / math.sqrt(math.prod(r.shape[1:]))
 
 
 def make_hf_modules(cfg: dict[str, Any], seed: int) -> tuple[Gemma3nAudioEncoder, Gemma3nMultimodalEmbedder]:

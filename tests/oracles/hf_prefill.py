@@ -12,7 +12,6 @@ returns the dense per-layer inputs.
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,8 @@ from transformers.models.gemma3n.configuration_gemma3n import (Gemma3nAudioConfi
                                                                 Gemma3nVisionConfig)
 from transformers.models.gemma3n.modeling_gemma3n import (Gemma3nAudioEncoder, Gemma3nModel, Gemma3nMultimodalEmbedder,
                                                           Gemma3nPreTrainedModel, Gemma3nTextModel)
+
+from .hf_oracle import random_value
 
 TEXT_NAMES = ("embed_tokens.weight", "embed_tokens_per_layer.weight", "per_layer_model_projection.weight",
               "per_layer_projection_norm.weight")
@@ -68,16 +69,7 @@ def make_model(audio: dict[str, Any], text: Any, seed: int) -> NoVisionGemma3nMo
     gen = torch.Generator().manual_seed(seed)
     for name, p in sorted(model.named_parameters()):
         r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-        if name.endswith("per_dim_scale"):
-            v = 0.5 * r
-        elif p.ndim == 1:
-            v = 1.0 + 0.1 * r
-        elif name.startswith("language_model.embed_tokens"):
-            v = 0.03 * r
-        elif name.endswith("embedding.weight"):
-            v = r
-        else:
-            v = r / math.sqrt(math.prod(p.shape[1:]))
+        v = 0.03 * r if name.startswith("language_model.embed_tokens") and r.ndim > 1 else random_value(name, r)
         p.copy_(v.to(torch.bfloat16).to(torch.float32))
     return model
 
