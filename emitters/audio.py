@@ -8,6 +8,7 @@ from typing import Sequence
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.policy import NumericContract
+from .gemm import LinkedGemm
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -37,6 +38,8 @@ class AudioModuleSpec:
     #: (Linear/Embedding weights stored packed; dequantized inside the module).
     quantization: tuple[int, int] | None = None
     quantized: frozenset[str] = frozenset()
+    #: the Hopper GEMM kernel the linear layers call (emitters/gemm.py select_gemm); None: IREE's dot
+    gemm: LinkedGemm | None = None
 
     def __post_init__(self) -> None:
         if not self.frame_buckets:
@@ -61,6 +64,7 @@ class AudioModuleSpec:
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
             f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
+            "gemm=" + (self.gemm.identity if self.gemm is not None else "iree"),
         ])
 
     def digest(self) -> str:
@@ -88,7 +92,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     """Render and verify the whole module; returns MLIR text ready for `iree-compile`."""
     cfg, contract = spec.config, spec.contract
     module = ModuleBuilder("gemma3n_audio")
-    ops = OpEmitter(module, contract)
+    ops = OpEmitter(module, contract, spec.gemm)
     weights = audio_weight_specs(cfg, spec.layout)
     stored, dequantized = _stored_weights(ops, spec, weights)
     entries = [_build_entry(ops, cfg, spec.layout, frames, clips) for frames, clips in spec.entries]
@@ -100,7 +104,8 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
                    scope=PARAMETER_SCOPE, entries=entries, stages=spec.stages, mel=cfg.input_feat_size,
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
-                   table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"))
+                   table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"),
+                   gemm_name=spec.gemm.identity if spec.gemm is not None else "iree")
     return module.build()
 
 

@@ -12,6 +12,7 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, Config
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
+from .gemm import GEMM_CHOICES, select_gemm
 from .weights import LAYOUTS
 
 
@@ -56,6 +57,8 @@ def write_atomically(path: Path, data: bytes) -> None:
                    "256 512 1024 2048 4096 8192).")
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Numeric contract: where values are rounded and what contractions see.")
+@click.option("--gemm", type=click.Choice(GEMM_CHOICES), default="auto", show_default=True,
+              help="Linear-layer GEMMs: auto = the committed Hopper wgmma kernel on cuda sm_90 under a BF16 contract, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = require the kernel.")
 @click.option("--cuda-arch", default=None,
               help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
                    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).")
@@ -67,7 +70,7 @@ def write_atomically(path: Path, data: bytes) -> None:
 @click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the StableHLO module that was compiled.")
 def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
-         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str,
+         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str, gemm: str,
          cuda_arch: str | None, layout: str, stages: bool, output: Path, emit_mlir: Path | None) -> None:
     """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
 
@@ -86,12 +89,15 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
                                      stages)
             emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
         else:
-            spec = AudioModuleSpec(cfg, get_contract(contract), tuple(frames) or DEFAULT_FRAME_BUCKETS,
-                                   tuple(clips) or (1,), LAYOUTS[layout], stages)
+            policy = get_contract(contract)
+            spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
+                                   LAYOUTS[layout], stages, gemm=select_gemm(gemm, target, policy))
             emit, names = emit_audio_module, [f"encode_f{f}_c{c}" for f, c in spec.entries]
         started = time.perf_counter()
+        linked = getattr(spec, "gemm", None)
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
-                   f"under contract {spec.contract.name} ...", err=True)
+                   f"under contract {spec.contract.name}, linear layers on "
+                   f"{linked.identity if linked is not None else 'IREE code generation'} ...", err=True)
         mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
+from .gemm import LinkedGemm
 from .render import Func, ModuleBuilder, tensor_type as tensor
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class OpEmitter:
 
     module: ModuleBuilder
     contract: NumericContract
+    #: the Hopper GEMM kernel linked into linear layers whose shapes it supports (None: IREE's dot)
+    gemm: LinkedGemm | None = None
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
         return self.module.add(template, func, calls, c=self.contract, **params)
@@ -128,9 +131,14 @@ class OpEmitter:
         n = 1
         for d in lead:
             n *= d
-        func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
+        gemm = self.gemm if self.gemm is not None and self.gemm.kernel.supports(out, k) else None
+        impl = f"_G{gemm.kernel.name.replace('-', '_')}" if gemm is not None else ""
+        func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}{impl}",
                     (f32(lead + [k]), tensor([out, k], w_dtype)), (f32(lead + [out]),))
-        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype)
+        launch = None if gemm is None else {"entry": gemm.kernel.entry, "ptx": gemm.ptx_path,
+                                            "threads": gemm.kernel.threads, "shared": gemm.kernel.shared_bytes,
+                                            "workgroups": gemm.kernel.workgroups(n, out)}
+        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, gemm=launch)
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16") -> Func:
         lead = list(lead)

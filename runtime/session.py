@@ -98,8 +98,18 @@ class LoadedProgram:
         results = invoker(*args)
         if not isinstance(results, (tuple, list)):
             results = (results,)
-        # Copy: the host view of a device buffer may be reused by the next call.
-        return {out: np.array(r.to_host(), copy=True) for out, r in zip(outputs, results)}
+        # Copy, one result at a time: the host view of a device buffer may be reused by the next call, and
+        # on CUDA each view is a page-locked registration of host memory that lives as long as its device
+        # array. Dropping each array right after its copy keeps one registration alive at a time; holding
+        # them all (91 outputs of a stage build) let two small views share a page, and registering that
+        # page twice fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, seen on the H200).
+        pending = list(results)
+        copied: dict[str, np.ndarray] = {}
+        for out in outputs[:len(pending)]:
+            device_array = pending.pop(0)
+            copied[out] = np.array(device_array.to_host(), copy=True)
+            del device_array
+        return copied
 
 
 class AudioSession(LoadedProgram):

@@ -15,6 +15,7 @@ import argparse
 import json
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 
 from gemma3n_iree.config import builtin_config
@@ -54,27 +55,38 @@ def stages(b: int) -> list[dict]:
     ]
 
 
-def build(clips: int, out: Path) -> None:
+def build(clips: int, out: Path, gemm: str) -> None:
     from gemma3n_iree.contracts import MLX_CUDA_V1
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
+    from gemma3n_iree.emitters.gemm import select_gemm
     from gemma3n_iree.emitters.probe import probe_module
+
+    target = parse_target("cuda", None)
+    linked = select_gemm(gemm, target, MLX_CUDA_V1)
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
     for stage in stages(clips):
-        text = probe_module(MLX_CUDA_V1, stage["build"])
+        text = probe_module(MLX_CUDA_V1, stage["build"], gemm=linked)
         signature = re.search(r"func\.func @main\((.*?)\) ->", text).group(1)
         inputs = [m.group(1) for m in re.finditer(r"tensor<([^>]*)>", signature)]
-        (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, parse_target("cuda", None)))
+        (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, target))
         manifest.append({"name": stage["name"], "count": stage["count"], "flops": stage["flops"], "inputs": inputs})
         print(stage["name"], inputs, flush=True)
-    (out / "manifest.json").write_text(json.dumps({"clips": clips, "stages": manifest}, indent=1))
+    (out / "manifest.json").write_text(json.dumps({"clips": clips, "gemm": gemm, "stages": manifest}, indent=1))
 
 
-def splat(spec: str) -> str:
-    """`8x750x1536xf32` -> an iree-benchmark-module splat input of a non-zero value."""
-    value = "1" if spec.endswith("i1") else ("2997" if spec.endswith("i32") else "0.03125")
-    return f"--input={spec}={value}"
+def splat(spec: str, workdir: Path) -> str:
+    """`8x750x1536xf32` -> an iree-benchmark-module input of one non-zero value everywhere.
+
+    Masks (i1) go through a .npy file of True: the tool's text form does not parse an i1 splat."""
+    if spec.endswith("xi1"):
+        import numpy as np
+
+        path = workdir / f"ones_{spec}.npy"
+        np.save(path, np.ones([int(d) for d in spec.split("x")[:-1]], dtype=bool))
+        return f"--input=@{path}"
+    return f"--input={spec}={'2997' if spec.endswith('i32') else '0.03125'}"
 
 
 def run(directory: Path, out: Path, tool: str) -> None:
@@ -82,9 +94,11 @@ def run(directory: Path, out: Path, tool: str) -> None:
     rows = []
     for stage in manifest["stages"]:
         cmd = [tool, "--device=cuda", f"--module={directory / (stage['name'] + '.vmfb')}", "--function=main",
-               "--benchmark_repetitions=5", "--benchmark_min_warmup_time=0.5"] + [splat(s) for s in stage["inputs"]]
-        text = subprocess.run(cmd, capture_output=True, text=True).stdout
-        median = re.search(r"real_time_median\s+([\d.]+) ms", text)
+               "--benchmark_repetitions=5", "--benchmark_min_warmup_time=0.5"] + [splat(s, Path(tempfile.gettempdir())) for s in stage["inputs"]]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        median = re.search(r"real_time_median\s+([\d.]+) ms", done.stdout)
+        if median is None:
+            print(f"{stage['name']}: no timing; the tool said: {(done.stderr or done.stdout)[-600:]}", flush=True)
         ms = float(median.group(1)) if median else float("nan")
         total = ms * stage["count"]
         rows.append({**{k: stage[k] for k in ("name", "count")}, "ms_each": ms, "ms_total": round(total, 3),
@@ -93,7 +107,7 @@ def run(directory: Path, out: Path, tool: str) -> None:
     for r in rows:
         r["share"] = round(r["ms_total"] / whole, 3)
         print(json.dumps(r))
-    print(json.dumps({"clips": manifest["clips"], "sum_of_stages_ms": round(whole, 2)}))
+    print(json.dumps({"clips": manifest["clips"], "gemm": manifest.get("gemm"), "sum_of_stages_ms": round(whole, 2)}))
     (out / "stage_profile.json").write_text(json.dumps(rows, indent=1))
 
 
@@ -102,6 +116,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
     b.add_argument("--clips", type=int, default=8)
+    b.add_argument("--gemm", default="auto", help="linear-layer GEMMs: auto (the Hopper kernel) or iree")
     b.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("run")
     r.add_argument("--dir", type=Path, required=True)
@@ -109,7 +124,7 @@ def main() -> None:
     r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
     args = parser.parse_args()
     if args.command == "build":
-        build(args.clips, args.out)
+        build(args.clips, args.out, args.gemm)
     else:
         run(args.dir, args.out, args.tool)
 
