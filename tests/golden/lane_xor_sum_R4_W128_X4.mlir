@@ -21,22 +21,22 @@ func.func private @lane_xor_sum_R4_W128_X4(%x: !x) -> !out {
   %read3_3d = "stablehlo.slice"(%grid) {start_indices = array<i64: 0, 0, 3>, limit_indices = array<i64: 4, 32, 4>, strides = array<i64: 1, 1, 1>} : (!grid) -> !read
   %read3 = stablehlo.reshape %read3_3d : (!read) -> !acc
   %acc3 = stablehlo.add %acc2, %read3 : !acc
-  %lanes = stablehlo.reshape %acc3 : (!acc) -> tensor<4x1x32xf32>
-  %warp_lo16 = "stablehlo.slice"(%lanes) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 16>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x32xf32>) -> tensor<4x1x16xf32>
-  %warp_hi16 = "stablehlo.slice"(%lanes) {start_indices = array<i64: 0, 0, 16>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x32xf32>) -> tensor<4x1x16xf32>
-  %warp_m16 = stablehlo.add %warp_lo16, %warp_hi16 : tensor<4x1x16xf32>
-  %warp_lo8 = "stablehlo.slice"(%warp_m16) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 8>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x16xf32>) -> tensor<4x1x8xf32>
-  %warp_hi8 = "stablehlo.slice"(%warp_m16) {start_indices = array<i64: 0, 0, 8>, limit_indices = array<i64: 4, 1, 16>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x16xf32>) -> tensor<4x1x8xf32>
-  %warp_m8 = stablehlo.add %warp_lo8, %warp_hi8 : tensor<4x1x8xf32>
-  %warp_lo4 = "stablehlo.slice"(%warp_m8) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x8xf32>) -> tensor<4x1x4xf32>
-  %warp_hi4 = "stablehlo.slice"(%warp_m8) {start_indices = array<i64: 0, 0, 4>, limit_indices = array<i64: 4, 1, 8>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x8xf32>) -> tensor<4x1x4xf32>
-  %warp_m4 = stablehlo.add %warp_lo4, %warp_hi4 : tensor<4x1x4xf32>
-  %warp_lo2 = "stablehlo.slice"(%warp_m4) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 2>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x4xf32>) -> tensor<4x1x2xf32>
-  %warp_hi2 = "stablehlo.slice"(%warp_m4) {start_indices = array<i64: 0, 0, 2>, limit_indices = array<i64: 4, 1, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x4xf32>) -> tensor<4x1x2xf32>
-  %warp_m2 = stablehlo.add %warp_lo2, %warp_hi2 : tensor<4x1x2xf32>
-  %warp_lo1 = "stablehlo.slice"(%warp_m2) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 1>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x2xf32>) -> tensor<4x1x1xf32>
-  %warp_hi1 = "stablehlo.slice"(%warp_m2) {start_indices = array<i64: 0, 0, 1>, limit_indices = array<i64: 4, 1, 2>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x2xf32>) -> tensor<4x1x1xf32>
-  %warp_m1 = stablehlo.add %warp_lo1, %warp_hi1 : tensor<4x1x1xf32>
-  %sum = stablehlo.reshape %warp_m1 : (tensor<4x1x1xf32>) -> !out
+  %lanes = stablehlo.reshape %acc3 : (!acc) -> tensor<4x32xf32>
+  %warp_lo16 = "stablehlo.slice"(%lanes) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 16>, strides = array<i64: 1, 1>} : (tensor<4x32xf32>) -> tensor<4x16xf32>
+  %warp_hi16 = "stablehlo.slice"(%lanes) {start_indices = array<i64: 0, 16>, limit_indices = array<i64: 4, 32>, strides = array<i64: 1, 1>} : (tensor<4x32xf32>) -> tensor<4x16xf32>
+  %warp_m16 = stablehlo.add %warp_lo16, %warp_hi16 : tensor<4x16xf32>
+  %warp_lo8 = "stablehlo.slice"(%warp_m16) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 8>, strides = array<i64: 1, 1>} : (tensor<4x16xf32>) -> tensor<4x8xf32>
+  %warp_hi8 = "stablehlo.slice"(%warp_m16) {start_indices = array<i64: 0, 8>, limit_indices = array<i64: 4, 16>, strides = array<i64: 1, 1>} : (tensor<4x16xf32>) -> tensor<4x8xf32>
+  %warp_m8 = stablehlo.add %warp_lo8, %warp_hi8 : tensor<4x8xf32>
+  %warp_lo4 = "stablehlo.slice"(%warp_m8) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 4>, strides = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  %warp_hi4 = "stablehlo.slice"(%warp_m8) {start_indices = array<i64: 0, 4>, limit_indices = array<i64: 4, 8>, strides = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  %warp_m4 = stablehlo.add %warp_lo4, %warp_hi4 : tensor<4x4xf32>
+  %warp_lo2 = "stablehlo.slice"(%warp_m4) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 2>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x2xf32>
+  %warp_hi2 = "stablehlo.slice"(%warp_m4) {start_indices = array<i64: 0, 2>, limit_indices = array<i64: 4, 4>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x2xf32>
+  %warp_m2 = stablehlo.add %warp_lo2, %warp_hi2 : tensor<4x2xf32>
+  %warp_lo1 = "stablehlo.slice"(%warp_m2) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 1>, strides = array<i64: 1, 1>} : (tensor<4x2xf32>) -> tensor<4x1xf32>
+  %warp_hi1 = "stablehlo.slice"(%warp_m2) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 4, 2>, strides = array<i64: 1, 1>} : (tensor<4x2xf32>) -> tensor<4x1xf32>
+  %warp_m1 = stablehlo.add %warp_lo1, %warp_hi1 : tensor<4x1xf32>
+  %sum = stablehlo.reshape %warp_m1 : (tensor<4x1xf32>) -> !out
   return %sum : !out
 }

@@ -1,0 +1,100 @@
+"""Per-dispatch GPU profile of the encoder's module families (IREE 3.13 has no CUDA HAL profiler).
+
+Each module family of scripts/stage_profile.py is compiled alone at full size with
+`--iree-hal-dump-executable-benchmarks-to`, which writes one standalone benchmark module per dispatch
+(its own buffers, no inputs). Those are compiled here and timed on the GPU one by one with
+`iree-benchmark-module`, so every dispatch gets its own time without a profiler.
+
+    python scripts/dispatch_profile.py build --clips 8 --out .gpu/dispatches   # here (needs the compiler)
+    python scripts/dispatch_profile.py run --dir .gpu/dispatches --out $OUT     # on the GPU machine
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stage_profile import stages  # noqa: E402  (the same module families and shapes)
+
+
+def build(clips: int, out: Path, gemm: str, families: list[str]) -> None:
+    from iree.compiler import compile_str
+
+    from gemma3n_iree.contracts import MLX_CUDA_V1
+    from gemma3n_iree.emitters.compile import compile_mlir, parse_target
+    from gemma3n_iree.emitters.gemm import select_gemm
+    from gemma3n_iree.emitters.probe import probe_module
+
+    target = parse_target("cuda", None)
+    linked = select_gemm(gemm, target, MLX_CUDA_V1)
+    for stage in (s for s in stages(clips) if not families or s["name"] in families):
+        with tempfile.TemporaryDirectory() as dump:
+            compile_mlir(probe_module(MLX_CUDA_V1, stage["build"], gemm=linked), target,
+                         extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"])
+            sources = sorted(Path(dump).glob("*.mlir"))
+            (out / stage["name"]).mkdir(parents=True, exist_ok=True)
+
+            def compile_one(source: Path) -> None:
+                vmfb = compile_str(source.read_text(), extra_args=["--iree-input-demote-f64-to-f32=false"])
+                (out / stage["name"] / source.with_suffix(".vmfb").name).write_bytes(vmfb)
+
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(compile_one, sources))
+        print(stage["name"], len(sources), "dispatches", flush=True)
+    (out / "manifest.json").write_text(json.dumps({"clips": clips, "gemm": gemm,
+                                                  "counts": {s["name"]: s["count"] for s in stages(clips)}}))
+
+
+# One line per benchmark: `BM_<dispatch>/process_time/real_time_median   75.3 us   ...` (the unit varies).
+_MEDIAN = re.compile(r"BM_(\S+?)/process_time/real_time_median\s+([\d.]+) (ns|us|ms)")
+_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}
+
+
+def run(directory: Path, out: Path, tool: str) -> None:
+    manifest = json.loads((directory / "manifest.json").read_text())
+    rows = []
+    for family in sorted(p for p in directory.iterdir() if p.is_dir()):
+        for vmfb in sorted(family.glob("*.vmfb")):
+            base = [tool, "--device=cuda", f"--module={vmfb}", "--benchmark_repetitions=3"]
+            text = subprocess.run(base + ["--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05"],
+                                  capture_output=True, text=True).stdout
+            found = _MEDIAN.findall(text)
+            if not found:
+                print(f"{vmfb.name}: no timing; the tool said: {text[-400:]}", flush=True)
+            for name, value, unit in found:
+                rows.append({"family": family.name, "dispatch": name, "ms": float(value) * _TO_MS[unit],
+                             "per_encode": manifest["counts"][family.name]})
+    rows.sort(key=lambda r: -r["ms"] * r["per_encode"])
+    for r in rows:
+        print(json.dumps(r))
+    (out / "dispatch_profile.json").write_text(json.dumps(rows, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--clips", type=int, default=8)
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--gemm", default="auto")
+    b.add_argument("--family", action="append", default=[], help="only these module families (repeatable)")
+    r = sub.add_parser("run")
+    r.add_argument("--dir", type=Path, required=True)
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
+    args = parser.parse_args()
+    if args.command == "build":
+        build(args.clips, args.out, args.gemm, args.family)
+    else:
+        run(args.dir, args.out, args.tool)
+
+
+if __name__ == "__main__":
+    main()
