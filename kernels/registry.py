@@ -80,7 +80,7 @@ class GemmKernel:
 
 
 #: 128x256 output tiles, K tile 64, 8 warps, 3 pipeline stages: the fastest of six tilings measured on
-#: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "GEMM kernel tiles").
+#: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
 GEMM_SM90 = GemmKernel(name="triton-sm90", entry="gemm_bf16_nt", arch="sm90",
                        tile=GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3), shared_bytes=147456)
 

@@ -206,6 +206,9 @@ def test_emit_bad_inputs(workdir, bad_config):
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--checkpoint", bad_config]), 2,
                      "at most one of")
     assert_one_error(invoke(emit_main, ["-o", workdir / "never.vmfb", "--builtin", "tiny"]), 2, "'--target'")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "triton-sm90"]), 1,
+                     "--gemm triton-sm90 is not available", "Hopper", "llvm-cpu")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "cublas"]), 2, "'--gemm'")
     assert not (workdir / "never.vmfb").exists()
 
 

@@ -104,7 +104,7 @@ def test_a_linear_layer_becomes_one_extern_dispatch_with_its_launch():
                   r"\(tensor<1500x1536xbf16>, tensor<6144x1536xbf16>, i32, i32, i32\) -> tensor<1500x6144xbf16>", text)
     assert m is not None
     assert "arith.constant 288 : index" in text  # ceil(1500 / 128) * (6144 / 256) output tiles
-    assert f"workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = 147456" in text
+    assert "workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = 147456" in text
     assert str(GEMM_SM90.ptx_path()) in text
     # Without the kernel the same layer is IREE's dot followed by the contract's rounding.
     plain = probe_module(MLX_CUDA_V1, lambda e: e.linear([2, 750], 1536, 6144))
