@@ -8,7 +8,7 @@ from typing import Sequence
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.policy import NumericContract
-from .gemm import LinkedGemm
+from .gemm import LinkedGemm, gemm_identity
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -64,7 +64,7 @@ class AudioModuleSpec:
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
             f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
-            "gemm=" + (self.gemm.identity if self.gemm is not None else "iree"),
+            "gemm=" + gemm_identity(self.gemm),
         ])
 
     def digest(self) -> str:
@@ -105,7 +105,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
                    table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"),
-                   gemm_name=spec.gemm.identity if spec.gemm is not None else "iree")
+                   gemm_name=gemm_identity(spec.gemm))
     return module.build()
 
 

@@ -88,13 +88,16 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
                                      tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
                                      stages)
             emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
+            if gemm not in ("auto", "iree"):
+                raise ValueError(f"--gemm {gemm} applies to --stage audio; the prefill projection uses IREE's own GEMM")
+            linked = None
         else:
             policy = get_contract(contract)
+            linked = select_gemm(gemm, target, policy)
             spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
-                                   LAYOUTS[layout], stages, gemm=select_gemm(gemm, target, policy))
+                                   LAYOUTS[layout], stages, gemm=linked)
             emit, names = emit_audio_module, [f"encode_f{f}_c{c}" for f, c in spec.entries]
         started = time.perf_counter()
-        linked = getattr(spec, "gemm", None)
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name}, linear layers on "
                    f"{linked.identity if linked is not None else 'IREE code generation'} ...", err=True)

@@ -37,6 +37,16 @@ class LinkedGemm:
     def identity(self) -> str:
         return f"{self.kernel.name}@{self.ptx_sha256[:16]}"
 
+    def launch(self, rows: int, cols: int) -> dict[str, object]:
+        """What the `extern_gemm` macro needs to dispatch C[rows, cols]."""
+        return {"entry": self.kernel.entry, "ptx": self.ptx_path, "threads": self.kernel.threads,
+                "shared": self.kernel.shared_bytes, "workgroups": self.kernel.workgroups(rows, cols)}
+
+
+def gemm_identity(gemm: LinkedGemm | None) -> str:
+    """How a module records its GEMM implementation (cache identity, entry reflection)."""
+    return gemm.identity if gemm is not None else "iree"
+
 
 def _why_not(target: Target, contract: NumericContract) -> str | None:
     if not target.is_cuda or target.cuda_arch not in HOPPER_ARCHS:

@@ -135,10 +135,8 @@ class OpEmitter:
         impl = f"_G{gemm.kernel.name.replace('-', '_')}" if gemm is not None else ""
         func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}{impl}",
                     (f32(lead + [k]), tensor([out, k], w_dtype)), (f32(lead + [out]),))
-        launch = None if gemm is None else {"entry": gemm.kernel.entry, "ptx": gemm.ptx_path,
-                                            "threads": gemm.kernel.threads, "shared": gemm.kernel.shared_bytes,
-                                            "workgroups": gemm.kernel.workgroups(n, out)}
-        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, gemm=launch)
+        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype,
+                         gemm=gemm.launch(n, out) if gemm is not None else None)
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16") -> Func:
         lead = list(lead)

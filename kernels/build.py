@@ -65,7 +65,7 @@ def build_gemm(kernel: GemmKernel = GEMM_SM90, out_dir: Path = KERNEL_DIR) -> Pa
     ptx_path.write_text(ptx)
     manifest = {"entry": kernel.entry, "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
                 "triton": triton.__version__, "ptx_version": PTX_VERSION, "shared_bytes": compiled.metadata.shared,
-                "threads": tile.warps * 32}
+                "threads": kernel.threads}
     (out_dir / kernel.manifest_file).write_text(json.dumps(manifest, indent=2) + "\n")
     return ptx_path
 

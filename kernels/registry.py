@@ -83,5 +83,3 @@ class GemmKernel:
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
 GEMM_SM90 = GemmKernel(name="triton-sm90", entry="gemm_bf16_nt", arch="sm90",
                        tile=GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3), shared_bytes=147456)
-
-GEMM_KERNELS: dict[str, GemmKernel] = {GEMM_SM90.name: GEMM_SM90}

@@ -103,12 +103,11 @@ class LoadedProgram:
         # array. Dropping each array right after its copy keeps one registration alive at a time; holding
         # them all (91 outputs of a stage build) let two small views share a page, and registering that
         # page twice fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, seen on the H200).
-        pending = list(results)
+        results = list(results)
         copied: dict[str, np.ndarray] = {}
-        for out in outputs[:len(pending)]:
-            device_array = pending.pop(0)
-            copied[out] = np.array(device_array.to_host(), copy=True)
-            del device_array
+        for index, out in enumerate(outputs[:len(results)]):
+            copied[out] = np.array(results[index].to_host(), copy=True)
+            results[index] = None  # releases the registration before the next copy
         return copied
 
 

@@ -11,9 +11,7 @@ Each module family of scripts/stage_profile.py is compiled alone at full size wi
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stage_profile import stages  # noqa: E402  (the same module families and shapes)
+from stage_profile import command_line, median_ms, stages  # noqa: E402  (the same families and shapes)
 
 
 def build(clips: int, out: Path, gemm: str, families: list[str]) -> None:
@@ -52,11 +50,6 @@ def build(clips: int, out: Path, gemm: str, families: list[str]) -> None:
                                                   "counts": {s["name"]: s["count"] for s in stages(clips)}}))
 
 
-# One line per benchmark: `BM_<dispatch>/process_time/real_time_median   75.3 us   ...` (the unit varies).
-_MEDIAN = re.compile(r"BM_(\S+?)/process_time/real_time_median\s+([\d.]+) (ns|us|ms)")
-_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}
-
-
 def run(directory: Path, out: Path, tool: str) -> None:
     manifest = json.loads((directory / "manifest.json").read_text())
     rows = []
@@ -65,11 +58,11 @@ def run(directory: Path, out: Path, tool: str) -> None:
             base = [tool, "--device=cuda", f"--module={vmfb}", "--benchmark_repetitions=3"]
             text = subprocess.run(base + ["--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05"],
                                   capture_output=True, text=True).stdout
-            found = _MEDIAN.findall(text)
-            if not found:
+            medians = median_ms(text)
+            if not medians:
                 print(f"{vmfb.name}: no timing; the tool said: {text[-400:]}", flush=True)
-            for name, value, unit in found:
-                rows.append({"family": family.name, "dispatch": name, "ms": float(value) * _TO_MS[unit],
+            for name, ms in medians.items():
+                rows.append({"family": family.name, "dispatch": name, "ms": ms,
                              "per_encode": manifest["counts"][family.name]})
     rows.sort(key=lambda r: -r["ms"] * r["per_encode"])
     for r in rows:
@@ -78,18 +71,8 @@ def run(directory: Path, out: Path, tool: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build")
-    b.add_argument("--clips", type=int, default=8)
-    b.add_argument("--out", type=Path, required=True)
-    b.add_argument("--gemm", default="auto")
-    b.add_argument("--family", action="append", default=[], help="only these module families (repeatable)")
-    r = sub.add_parser("run")
-    r.add_argument("--dir", type=Path, required=True)
-    r.add_argument("--out", type=Path, required=True)
-    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
-    args = parser.parse_args()
+    args = command_line(__doc__, lambda build_parser: build_parser.add_argument(
+        "--family", action="append", default=[], help="only these module families (repeatable)"))
     if args.command == "build":
         build(args.clips, args.out, args.gemm, args.family)
     else:

@@ -17,6 +17,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from gemma3n_iree.config import builtin_config
 
@@ -89,6 +90,32 @@ def splat(spec: str, workdir: Path) -> str:
     return f"--input={spec}={'2997' if spec.endswith('i32') else '0.03125'}"
 
 
+# One line per benchmarked function: `BM_<name>/process_time/real_time_median   75.3 us ...` (the unit varies).
+_MEDIAN = re.compile(r"BM_(\S+?)/process_time/real_time_median\s+([\d.]+) (ns|us|ms)")
+_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}
+
+
+def median_ms(benchmark_output: str) -> dict[str, float]:
+    """iree-benchmark-module's median per benchmarked function, in ms."""
+    return {name: float(value) * _TO_MS[unit] for name, value, unit in _MEDIAN.findall(benchmark_output)}
+
+
+def command_line(doc: str, build_options: Callable[[argparse.ArgumentParser], None]) -> argparse.Namespace:
+    """`build` (here, needs the compiler) and `run` (on the GPU machine) subcommands of a profile script."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--clips", type=int, default=8)
+    b.add_argument("--gemm", default="auto", help="linear-layer GEMMs: auto (the Hopper kernel) or iree")
+    b.add_argument("--out", type=Path, required=True)
+    build_options(b)
+    r = sub.add_parser("run")
+    r.add_argument("--dir", type=Path, required=True)
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
+    return parser.parse_args()
+
+
 def run(directory: Path, out: Path, tool: str) -> None:
     manifest = json.loads((directory / "manifest.json").read_text())
     rows = []
@@ -96,10 +123,10 @@ def run(directory: Path, out: Path, tool: str) -> None:
         cmd = [tool, "--device=cuda", f"--module={directory / (stage['name'] + '.vmfb')}", "--function=main",
                "--benchmark_repetitions=5", "--benchmark_min_warmup_time=0.5"] + [splat(s, Path(tempfile.gettempdir())) for s in stage["inputs"]]
         done = subprocess.run(cmd, capture_output=True, text=True)
-        median = re.search(r"real_time_median\s+([\d.]+) ms", done.stdout)
-        if median is None:
+        medians = median_ms(done.stdout)
+        if not medians:
             print(f"{stage['name']}: no timing; the tool said: {(done.stderr or done.stdout)[-600:]}", flush=True)
-        ms = float(median.group(1)) if median else float("nan")
+        ms = next(iter(medians.values()), float("nan"))
         total = ms * stage["count"]
         rows.append({**{k: stage[k] for k in ("name", "count")}, "ms_each": ms, "ms_total": round(total, 3),
                      "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 1) if stage["flops"] else None})
@@ -112,17 +139,7 @@ def run(directory: Path, out: Path, tool: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build")
-    b.add_argument("--clips", type=int, default=8)
-    b.add_argument("--gemm", default="auto", help="linear-layer GEMMs: auto (the Hopper kernel) or iree")
-    b.add_argument("--out", type=Path, required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--dir", type=Path, required=True)
-    r.add_argument("--out", type=Path, required=True)
-    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
-    args = parser.parse_args()
+    args = command_line(__doc__, lambda _build: None)
     if args.command == "build":
         build(args.clips, args.out, args.gemm)
     else:

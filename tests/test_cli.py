@@ -209,6 +209,8 @@ def test_emit_bad_inputs(workdir, bad_config):
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "triton-sm90"]), 1,
                      "--gemm triton-sm90 is not available", "Hopper", "llvm-cpu")
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "cublas"]), 2, "'--gemm'")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--gemm", "triton-sm90"]), 1,
+                     "--gemm triton-sm90 applies to --stage audio")
     assert not (workdir / "never.vmfb").exists()
 
 
