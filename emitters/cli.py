@@ -12,7 +12,7 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, Config
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
-from .gemm import GEMM_CHOICES, select_gemm
+from .kernels import KERNEL_CHOICES, KERNELS_HELP, select_kernels
 from .weights import LAYOUTS
 
 
@@ -57,8 +57,8 @@ def write_atomically(path: Path, data: bytes) -> None:
                    "256 512 1024 2048 4096 8192).")
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Numeric contract: where values are rounded and what contractions see.")
-@click.option("--gemm", type=click.Choice(GEMM_CHOICES), default="auto", show_default=True,
-              help="Linear-layer GEMMs: auto = the committed Hopper wgmma kernel on cuda sm_90 under a BF16 contract, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = require the kernel.")
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
+              help=KERNELS_HELP)
 @click.option("--cuda-arch", default=None,
               help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
                    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).")
@@ -70,7 +70,7 @@ def write_atomically(path: Path, data: bytes) -> None:
 @click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the StableHLO module that was compiled.")
 def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
-         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str, gemm: str,
+         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str, kernels: str,
          cuda_arch: str | None, layout: str, stages: bool, output: Path, emit_mlir: Path | None) -> None:
     """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
 
@@ -88,18 +88,17 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
                                      tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
                                      stages)
             emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
-            if gemm not in ("auto", "iree"):
-                raise ValueError(f"--gemm {gemm} applies to --stage audio; the prefill projection uses IREE's own GEMM")
-            linked = None
+            if kernels not in ("auto", "iree"):
+                raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
         else:
             policy = get_contract(contract)
-            linked = select_gemm(gemm, target, policy)
+            linked = select_kernels(kernels, target, policy)
             spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
-                                   LAYOUTS[layout], stages, gemm=linked)
+                                   LAYOUTS[layout], stages, kernels=linked)
             emit, names = emit_audio_module, [f"encode_f{f}_c{c}" for f, c in spec.entries]
         started = time.perf_counter()
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
-                   f"under contract {spec.contract.name}, linear layers on "
+                   f"under contract {spec.contract.name}, kernels: "
                    f"{linked.identity if linked is not None else 'IREE code generation'} ...", err=True)
         mlir = emit(spec)
         if emit_mlir is not None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
-from .gemm import LinkedGemm
+from .kernels import LinkedKernels
 from .render import Func, ModuleBuilder, tensor_type as tensor
 
 if TYPE_CHECKING:
@@ -41,8 +41,8 @@ class OpEmitter:
 
     module: ModuleBuilder
     contract: NumericContract
-    #: the Hopper GEMM kernel linked into linear layers whose shapes it supports (None: IREE's dot)
-    gemm: LinkedGemm | None = None
+    #: committed Hopper kernels for the linear layers and lane sums (None: IREE's code generation)
+    kernels: LinkedKernels | None = None
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
         return self.module.add(template, func, calls, c=self.contract, **params)
@@ -50,10 +50,11 @@ class OpEmitter:
     # ------------------------------------------------------------------ reduction schedules
     def lane_xor_sum(self, rows: int, width: int, reads: int, square: bool = False) -> Func:
         threads = lane_threads(width, reads)
-        symbol = f"lane_xor_sum_R{rows}_W{width}_X{reads}{'_sq' if square else ''}"
+        kernel = self.kernels.lane_sum_launch(rows, width, reads) if self.kernels is not None else None
+        symbol = f"lane_xor_sum_R{rows}_W{width}_X{reads}{'_sq' if square else ''}{'_Ksm90' if kernel else ''}"
         func = Func(symbol, (f32([rows, width]),), (f32([rows]),))
         return self._add("lane_xor_sum.mlir.j2", func, rows=rows, width=width, reads=reads, threads=threads,
-                         square=square)
+                         square=square, kernel=kernel)
 
     def prefix_scan(self, rows: int, width: int) -> Func:
         padded = -(-width // 128) * 128
@@ -131,39 +132,58 @@ class OpEmitter:
         n = 1
         for d in lead:
             n *= d
-        gemm = self.gemm if self.gemm is not None and self.gemm.kernel.supports(out, k) else None
-        impl = f"_G{gemm.kernel.name.replace('-', '_')}" if gemm is not None else ""
-        func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}{impl}",
+        gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
+        func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}{'_Ksm90' if gemm else ''}",
                     (f32(lead + [k]), tensor([out, k], w_dtype)), (f32(lead + [out]),))
-        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype,
-                         gemm=gemm.launch(n, out) if gemm is not None else None)
+        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, gemm=gemm)
 
-    def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16") -> Func:
+    def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
+                 clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False) -> Func:
+        """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given; with
+        `residual_weight`, returns round(res + norm * weight) for a third argument `res` (a conformer
+        module's tail). `feeds_matmul` lets a kernel hand its BF16-valued result over as BF16."""
         lead = list(lead)
         n = 1
         for dim in lead:
             n *= dim
+        x = f32(lead + [d])
+        args = (x,) + ((tensor([d], w_dtype),) if scaled else ()) + ((x,) if residual_weight is not None else ())
+        output = "residual" if residual_weight is not None else "f32"
+        if feeds_matmul and output == "f32" and self.contract.operand_dtype == "bf16" and self.contract.rounds_at(None):
+            output = "bf16"
+        kernel = (self.kernels.rms_norm_launch(n, d, w_dtype, output)
+                  if self.kernels is not None and scaled else None)
+        symbol = "".join([f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}",
+                          "" if clip is None else "_clip",
+                          "" if residual_weight is None else f"_res{residual_weight:g}",
+                          "" if kernel is None else f"_Ksm90{'_bf16' if output == 'bf16' else ''}"])
+        params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
+                      residual_weight=residual_weight, kernel=kernel)
+        if kernel is not None:
+            as_bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731  (push constants are i32)
+            return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), **params, output=output,
+                             bits={"eps": as_bits(eps), "clip": as_bits(np.inf if clip is None else clip),
+                                   "weight": as_bits(residual_weight or 0.0)})
         sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
-        args = (f32(lead + [d]),) + ((tensor([d], w_dtype),) if scaled else ())
-        func = Func(f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}", args, (f32(lead + [d]),))
-        return self._add("rms_norm.mlir.j2", func, calls=[sumsq], lead=lead, n=n, d=d, eps=eps, scaled=scaled,
-                         w_dtype=w_dtype, sumsq=sumsq)
+        return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), calls=[sumsq], **params, sumsq=sumsq)
 
     # ------------------------------------------------------------------ conformer modules
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
-        norm = self.rms_norm([clips, frames], d, eps)
+        norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
+        post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=residual_weight)
         up = self.linear([clips, frames], d, 4 * d)
         down = self.linear([clips, frames], 4 * d, d)
         x = f32([clips, frames, d])
         func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
                     (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
                      tensor([d], "bf16")), (x,))
-        return self._add("feed_forward.mlir.j2", func, calls=[norm, up, down], b=clips, t=frames, d=d, clip=clip,
-                         residual_weight=residual_weight, w_dtype="bf16", norm=norm, up=up, down=down)
+        return self._add("feed_forward.mlir.j2", func, calls=[norm, post_norm, up, down], b=clips, t=frames, d=d,
+                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down)
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
                    dw_layout: str) -> Func:
-        norm = self.rms_norm([clips, frames], d, eps)
+        norm = self.rms_norm([clips, frames], d, eps, feeds_matmul=True)
+        conv_norm = self.rms_norm([clips, frames], d, eps, clip=clip)
         start = self.linear([clips, frames], d, 2 * d)
         end = self.linear([clips, frames], d, d)
         dw_shape = {"d1k": [d, 1, kernel], "dk1": [d, kernel, 1]}[dw_layout]
@@ -171,8 +191,9 @@ class OpEmitter:
         func = Func(f"light_conv_B{clips}_T{frames}_D{d}_K{kernel}_{dw_layout}",
                     (x, tensor([d], "bf16"), tensor([2 * d, d], "bf16"), tensor(dw_shape, "bf16"),
                      tensor([d], "bf16"), tensor([d, d], "bf16")), (x,))
-        return self._add("light_conv.mlir.j2", func, calls=[norm, start, end], b=clips, t=frames, d=d, k=kernel,
-                         clip=clip, w_dtype="bf16", dw_shape=dw_shape, norm=norm, start=start, end=end)
+        return self._add("light_conv.mlir.j2", func, calls=[norm, conv_norm, start, end], b=clips, t=frames, d=d,
+                         k=kernel, w_dtype="bf16", dw_shape=dw_shape, norm=norm, conv_norm=conv_norm, start=start,
+                         end=end)
 
     def attention(self, clips: int, frames: int, d: int, heads: int, chunk: int, max_past: int, cap: float,
                   eps: float, clip: float) -> Func:
@@ -182,7 +203,8 @@ class OpEmitter:
         blocks = -(-frames // chunk)
         context = chunk + max_past
         positions = max_past + 1
-        norm = self.rms_norm([clips, frames], d, eps)
+        norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
+        post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=1.0)
         proj = self.linear([clips, frames], d, d)
         pos_proj = self.linear([positions], d, d)
         softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
@@ -192,11 +214,11 @@ class OpEmitter:
         wn = tensor([d], "bf16")
         func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}",
                     (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
-        return self._add("attention.mlir.j2", func, calls=[norm, proj, pos_proj, softmax_sum], b=clips, t=frames,
-                         d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk, cxt=context,
-                         l=positions, cap=cap, clip=clip, w_dtype="bf16", timing=hex_blob(signal),
-                         q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, proj=proj, pos_proj=pos_proj,
-                         softmax_sum=softmax_sum)
+        return self._add("attention.mlir.j2", func, calls=[norm, post_norm, proj, pos_proj, softmax_sum], b=clips,
+                         t=frames, d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk,
+                         cxt=context, l=positions, cap=cap, w_dtype="bf16", timing=hex_blob(signal),
+                         q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, proj=proj,
+                         pos_proj=pos_proj, softmax_sum=softmax_sum)
 
 
 
@@ -218,13 +240,13 @@ class OpEmitter:
         attn = self.attention(b, t, d, cfg.conf_num_attention_heads, cfg.conf_attention_chunk_size, cfg.max_past,
                               cfg.conf_attention_logit_cap, eps, clip)
         lconv = self.light_conv(b, t, d, cfg.conf_conv_kernel_size, eps, clip, layout.depthwise_layout)
-        norm = self.rms_norm([b, t], d, eps)
+        norm = self.rms_norm([b, t], d, eps, clip=clip)
         mask = self.mask_frames([b, t, d])
         weight_types = [tensor(_block_shape(cfg, name, layout), "bf16") for name in BLOCK_WEIGHTS]
         x = f32([b, t, d])
         func = Func(f"conformer_block_B{b}_T{t}_D{d}", (x, tensor([b, t], "i1"), *weight_types), (x,) * 5)
         return self._add("conformer_block.mlir.j2", func, calls=[ffw, attn, lconv, norm, mask], b=b, t=t, d=d,
-                         clip=clip, weight_types=weight_types, ffw=ffw, attn=attn, lconv=lconv, norm=norm, mask=mask)
+                         weight_types=weight_types, ffw=ffw, attn=attn, lconv=lconv, norm=norm, mask=mask)
 
     def reduction(self, b: int, t: int, d: int, factor: int) -> Func:
         tout = -(-t // factor)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Callable
 
 from ..contracts.policy import NumericContract
-from .gemm import LinkedGemm
+from .kernels import LinkedKernels
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
 
 def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], name: str = "main",
-                 gemm: LinkedGemm | None = None) -> str:
+                 kernels: LinkedKernels | None = None) -> str:
     """A module whose entry `name` calls the op that `build` renders; returns verified MLIR text."""
     module = ModuleBuilder("probe")
-    func = build(OpEmitter(module, contract, gemm))
+    func = build(OpEmitter(module, contract, kernels))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()

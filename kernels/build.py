@@ -4,7 +4,7 @@
 
 Why the PTX is post-processed: IREE's CUDA custom dispatch launches a kernel with exactly its
 bindings' pointers followed by its push constants, while Triton appends two scratch pointers (global
-and profile scratch) to every kernel's parameter list. The GEMM uses neither, so the build checks
+and profile scratch) to every kernel's parameter list. The kernels use neither, so the build checks
 that the PTX never reads them and removes them from the entry's declaration; the result has the
 parameter list IREE passes. The PTX ISA version is pinned to 8.4 because the H200's driver (580,
 CUDA 13.0) rejects the 9.4 that Triton's bundled toolchain would write.
@@ -18,57 +18,89 @@ import os
 import re
 from pathlib import Path
 
-from .registry import GEMM_SM90, GemmKernel, KERNEL_DIR
+from .registry import GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, GemmKernel, KernelFile, RowKernel
 
 PTX_VERSION = 84  # PTX ISA 8.4: wgmma needs 8.0; the driver accepts up to 9.0
-
-_SCRATCH_PARAMS = re.compile(
-    r",\n\t\.param \.u64 \.ptr \.global \.align 1 (?P<name>\w+)_param_6,"
-    r"\n\t\.param \.u64 \.ptr \.global \.align 1 \w+_param_7\n\)")
+SM90 = 90
 
 
 def strip_scratch_params(ptx: str, entry: str) -> str:
     """Drop Triton's two trailing scratch-pointer parameters, refusing if the kernel reads them."""
-    if re.search(rf"\[{entry}_param_[67]\]", ptx):
+    params = re.findall(rf"\.param [^\n]*\b{entry}_param_(\d+)", ptx)
+    if len(params) < 2:
+        raise RuntimeError(f"{entry}: expected one entry with Triton's two scratch parameters, found 0")
+    first, second = len(params) - 2, len(params) - 1
+    if re.search(rf"\[{entry}_param_({first}|{second})\]", ptx):
         raise RuntimeError(f"{entry} reads a Triton scratch pointer; it cannot run through IREE's dispatch ABI")
-    stripped, count = _SCRATCH_PARAMS.subn("\n)", ptx)
+    scratch = re.compile(rf",\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{first},"
+                         rf"\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{second}\n\)")
+    stripped, count = scratch.subn("\n)", ptx)
     if count != 1:
         raise RuntimeError(f"{entry}: expected one entry with Triton's two scratch parameters, found {count}")
     return stripped
 
 
-def build_gemm(kernel: GemmKernel = GEMM_SM90, out_dir: Path = KERNEL_DIR) -> Path:
+def _compile(fn, file: KernelFile, signature: dict[str, str], constexprs: dict[str, int],
+             aligned: tuple[int, ...], stages: int, out_dir: Path) -> Path:
+    """Compile one Triton kernel for sm_90a and write its PTX and manifest under `file`'s stem."""
     os.environ["TRITON_DEFAULT_FP_FUSION"] = "0"  # no FMA contraction outside tl.dot
     os.environ["TRITON_DISABLE_LINE_INFO"] = "1"  # no source paths in the PTX: rebuilds are byte-identical
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    source = ASTSource(fn=fn, signature=signature, constexprs=constexprs,
+                       attrs={(i,): [["tt.divisibility", 16]] for i in aligned})
+    compiled = triton.compile(source, target=GPUTarget("cuda", SM90, 32),
+                              options={"num_warps": file.warps, "num_stages": stages, "ptx_version": PTX_VERSION})
+    ptx = strip_scratch_params(compiled.asm["ptx"], file.entry)
+    ptx_path = out_dir / f"{file.stem}.ptx"
+    ptx_path.write_text(ptx)
+    manifest = {"entry": file.entry, "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
+                "triton": triton.__version__, "ptx_version": PTX_VERSION, "shared_bytes": compiled.metadata.shared,
+                "threads": file.threads}
+    (out_dir / f"{file.stem}.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return ptx_path
+
+
+def build_gemm(kernel: GemmKernel = GEMM_SM90, out_dir: Path = KERNEL_DIR) -> Path:
     from .gemm_sm90_triton import gemm_bf16_nt
 
     tile = kernel.tile
-    source = ASTSource(
-        fn=gemm_bf16_nt,
-        signature={"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
-                   "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr"},
-        constexprs={"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m},
-        # 16-byte aligned pointers, N and K multiples of 16: promises the emitter checks per call.
-        attrs={(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5)},
-    )
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                              options={"num_warps": tile.warps, "num_stages": tile.stages, "ptx_version": PTX_VERSION})
-    ptx = strip_scratch_params(compiled.asm["ptx"], kernel.entry)
-    if compiled.metadata.shared != kernel.shared_bytes:
-        raise RuntimeError(f"{kernel.entry}: Triton allocates {compiled.metadata.shared} bytes of shared memory, "
-                           f"the registry says {kernel.shared_bytes}")
-    ptx_path = out_dir / kernel.ptx_file
-    ptx_path.write_text(ptx)
-    manifest = {"entry": kernel.entry, "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
-                "triton": triton.__version__, "ptx_version": PTX_VERSION, "shared_bytes": compiled.metadata.shared,
-                "threads": kernel.threads}
-    (out_dir / kernel.manifest_file).write_text(json.dumps(manifest, indent=2) + "\n")
-    return ptx_path
+    signature = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
+                 "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr"}
+    constexprs = {"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m}
+    # 16-byte aligned pointers, N and K multiples of 16: promises the emitter checks per call.
+    return _compile(gemm_bf16_nt, kernel.file, signature, constexprs, (0, 1, 2, 4, 5), tile.stages, out_dir)
+
+
+def build_lane_sum(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
+    from .reductions_triton import lane_xor_sum
+
+    signature = {"x_ptr": "*fp32", "s_ptr": "*fp32", "rows": "i32", "width": "i32", "reads": "i32",
+                 "square": "i32", "THREADS": "constexpr", "ROWS_PER_BLOCK": "constexpr"}
+    constexprs = {"THREADS": kernel.block_threads, "ROWS_PER_BLOCK": kernel.rows_per_workgroup}
+    return _compile(lane_xor_sum, kernel.file, signature, constexprs, (0, 1), 1, out_dir)
+
+
+def build_rms_norm(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
+    from . import reductions_triton
+
+    out = {"rms_norm": "*fp32", "rms_norm_bf16": "*bf16", "rms_norm_residual": "*fp32"}[kernel.file.stem.rsplit("_t", 1)[0]]
+    residual = kernel.file.entry == "rms_norm_residual"
+    signature = {"x_ptr": "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}), "y_ptr": out,
+                 "rows": "i32", "width": "i32", "eps_bits": "i32", "clip_bits": "i32",
+                 **({"weight_bits": "i32"} if residual else {}), "round_bf16": "i32",
+                 "THREADS": "constexpr", "ROWS_PER_BLOCK": "constexpr"}
+    constexprs = {"THREADS": kernel.block_threads, "ROWS_PER_BLOCK": kernel.rows_per_workgroup}
+    aligned = (0, 1, 2, 3) if residual else (0, 1, 2)
+    return _compile(getattr(reductions_triton, kernel.file.entry), kernel.file, signature, constexprs, aligned, 1,
+                    out_dir)
 
 
 if __name__ == "__main__":
     print(build_gemm())
+    for kernel in LANE_SUMS_SM90.values():
+        print(build_lane_sum(kernel))
+    for kernel in RMS_NORMS_SM90.values():
+        print(build_rms_norm(kernel))

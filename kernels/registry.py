@@ -1,8 +1,8 @@
 """The GPU kernels the emitters may link into a module, and how to check that a file is the one built.
 
-A kernel is described here (tile shape, launch size) and built by `build.py` into a PTX file with a
-JSON manifest beside it. Loading verifies the PTX against the manifest's SHA-256, so a damaged or
-hand-edited file is an error rather than a different program.
+A kernel is described here (tile or block shape, launch size) and built by `build.py` into a PTX
+file with a JSON manifest beside it. Loading verifies the PTX against the manifest's SHA-256, so a
+damaged or hand-edited file is an error rather than a different program.
 """
 
 from __future__ import annotations
@@ -20,6 +20,53 @@ class KernelFileError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class VerifiedKernel:
+    """A committed PTX file whose content matched its manifest: what a template links."""
+
+    entry: str
+    ptx_path: str
+    sha256: str
+    threads: int
+    shared_bytes: int
+
+
+@dataclass(frozen=True)
+class KernelFile:
+    """One committed PTX file (`<stem>.ptx` with `<stem>.json`) and the launch it was built for."""
+
+    stem: str
+    entry: str
+    warps: int
+
+    @property
+    def threads(self) -> int:
+        return self.warps * 32
+
+    def ptx_path(self) -> Path:
+        return KERNEL_DIR / f"{self.stem}.ptx"
+
+    def manifest_path(self) -> Path:
+        return KERNEL_DIR / f"{self.stem}.json"
+
+    def verify(self) -> VerifiedKernel:
+        """The file's verified identity (raises KernelFileError on any mismatch with the manifest)."""
+        ptx, manifest = self.ptx_path(), self.manifest_path()
+        try:
+            data = ptx.read_bytes()
+            recorded = json.loads(manifest.read_text())
+        except (OSError, ValueError) as err:
+            raise KernelFileError(f"kernel {self.stem}: cannot read {ptx.name} / {manifest.name}: {err}") from err
+        digest = hashlib.sha256(data).hexdigest()
+        if recorded.get("ptx_sha256") != digest or recorded.get("entry") != self.entry:
+            raise KernelFileError(f"kernel {self.stem}: {ptx} does not match {manifest.name} "
+                                  f"(sha256 {digest}, manifest {recorded.get('ptx_sha256')}); "
+                                  "rebuild with `python -m gemma3n_iree.kernels.build`")
+        if recorded.get("threads") != self.threads or not isinstance(recorded.get("shared_bytes"), int):
+            raise KernelFileError(f"kernel {self.stem}: manifest launch size differs from the registry")
+        return VerifiedKernel(self.entry, str(ptx), digest, self.threads, recorded["shared_bytes"])
+
+
+@dataclass(frozen=True)
 class GemmTile:
     bm: int
     bn: int
@@ -33,23 +80,8 @@ class GemmTile:
 class GemmKernel:
     """C = bf16(A @ B^T): A [M, K], B [N, K], C [M, N], all BF16, F32 accumulation."""
 
-    name: str
-    entry: str
-    arch: str
     tile: GemmTile
-    shared_bytes: int
-
-    @property
-    def ptx_file(self) -> str:
-        return f"{self.entry}_{self.arch}.ptx"
-
-    @property
-    def manifest_file(self) -> str:
-        return f"{self.entry}_{self.arch}.json"
-
-    @property
-    def threads(self) -> int:
-        return self.tile.warps * 32
+    file: KernelFile
 
     def supports(self, n: int, k: int) -> bool:
         """Shapes the kernel's compile-time promises cover (N, K multiples of 16, K of the K tile)."""
@@ -58,28 +90,41 @@ class GemmKernel:
     def workgroups(self, m: int, n: int) -> int:
         return -(-m // self.tile.bm) * -(-n // self.tile.bn)
 
-    def ptx_path(self) -> Path:
-        return KERNEL_DIR / self.ptx_file
 
-    def ptx_sha256(self) -> str:
-        """The verified content hash of the committed PTX (raises KernelFileError on any mismatch)."""
-        ptx, manifest = self.ptx_path(), KERNEL_DIR / self.manifest_file
-        try:
-            data = ptx.read_bytes()
-            recorded = json.loads(manifest.read_text())
-        except (OSError, ValueError) as err:
-            raise KernelFileError(f"kernel {self.name}: cannot read {ptx.name} / {manifest.name}: {err}") from err
-        digest = hashlib.sha256(data).hexdigest()
-        if recorded.get("ptx_sha256") != digest or recorded.get("entry") != self.entry:
-            raise KernelFileError(f"kernel {self.name}: {ptx} does not match {manifest.name} "
-                                  f"(sha256 {digest}, manifest {recorded.get('ptx_sha256')}); "
-                                  "rebuild with `python -m gemma3n_iree.kernels.build`")
-        if recorded.get("shared_bytes") != self.shared_bytes or recorded.get("threads") != self.threads:
-            raise KernelFileError(f"kernel {self.name}: manifest launch size differs from the registry")
-        return digest
+@dataclass(frozen=True)
+class RowKernel:
+    """A kernel over rows whose reduction follows the contract's schedule of `block_threads` threads.
+
+    Each workgroup takes `rows_per_workgroup` rows: `row_budget` schedule threads' worth in all.
+    """
+
+    block_threads: int
+    file: KernelFile
+    row_budget: int
+
+    @property
+    def rows_per_workgroup(self) -> int:
+        return max(1, self.row_budget // self.block_threads)
+
+    def workgroups(self, rows: int) -> int:
+        return -(-rows // self.rows_per_workgroup)
 
 
 #: 128x256 output tiles, K tile 64, 8 warps, 3 pipeline stages: the fastest of six tilings measured on
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
-GEMM_SM90 = GemmKernel(name="triton-sm90", entry="gemm_bf16_nt", arch="sm90",
-                       tile=GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3), shared_bytes=147456)
+GEMM_SM90 = GemmKernel(GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3),
+                       KernelFile("gemm_bf16_nt_sm90", "gemm_bf16_nt", warps=8))
+
+SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
+
+#: S = the 32-lane XOR row sum: one kernel per schedule block size; 4 warps.
+LANE_SUMS_SM90 = {t: RowKernel(t, KernelFile(f"lane_xor_sum_t{t}_sm90", "lane_xor_sum", warps=4), row_budget=2048)
+                  for t in SCHEDULE_THREADS}
+
+#: The whole scaled RMS norm of clamp(X) (8-read sum of squares, then the normalization), by output:
+#: "f32" carrier, "bf16" for a matmul operand, "residual" = round(RES + norm * weight). 8 warps, since a
+#: workgroup also holds its rows of X (schedule threads x 8 values each) for the second pass.
+RMS_NORM_OUTPUTS = {"f32": ("rms_norm", "rms_norm"), "bf16": ("rms_norm_bf16", "rms_norm"),
+                    "residual": ("rms_norm_residual", "rms_norm_residual")}
+RMS_NORMS_SM90 = {(out, t): RowKernel(t, KernelFile(f"{stem}_t{t}_sm90", entry, warps=8), row_budget=1024)
+                  for out, (stem, entry) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}

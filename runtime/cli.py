@@ -10,7 +10,7 @@ import click
 
 from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
-from ..emitters.gemm import GEMM_CHOICES
+from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 
 TARGETS = click.Choice(["llvm-cpu", "cuda"])
 
@@ -139,8 +139,8 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Contract the stage artifact is compiled under (diagnostic variants allowed).")
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90).")
-@click.option("--gemm", type=click.Choice(GEMM_CHOICES), default="auto", show_default=True,
-              help="Linear-layer GEMMs: auto = the committed Hopper wgmma kernel on cuda sm_90 under a BF16 contract, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = require the kernel.")
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
+              help=KERNELS_HELP)
 @click.option("--reference", type=click.Choice(["contract", "transformers"]), default="contract", show_default=True,
               help="contract: the numpy emulation (bit-level reference, also checked stage by stage on the "
                    "artifact's own inputs); transformers: Hugging Face transformers in float32 (semantic).")
@@ -154,7 +154,7 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).")
 @click.argument("audio", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None, gemm: str, reference: str, clip: int,
+def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None, kernels: str, reference: str, clip: int,
              max_abs: float, rms: float, json_path: Path | None, plot: Path | None, cache_dir: Path | None,
              artifact: Path | None, audio: Path) -> None:
     """Compare every named stage of the artifact with a reference; report the first divergence.
@@ -173,7 +173,7 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'gemma3n-iree[plot]'") from None
     report = run_diagnosis(checkpoint, audio, target=target, contract=contract, reference=reference,
-                           thresholds=Thresholds(max_abs, rms), clip=clip, cuda_arch=cuda_arch, gemm=gemm,
+                           thresholds=Thresholds(max_abs, rms), clip=clip, cuda_arch=cuda_arch, kernels=kernels,
                            cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
     click.echo(report.table())
     if json_path is not None:
@@ -196,8 +196,8 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
 @click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT, show_default=True,
               help="Numeric contract the artifact is compiled under.")
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200).")
-@click.option("--gemm", type=click.Choice(GEMM_CHOICES), default="auto", show_default=True,
-              help="Linear-layer GEMMs: auto = the committed Hopper wgmma kernel on cuda sm_90 under a BF16 contract, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = require the kernel.")
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
+              help=KERNELS_HELP)
 @click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
               help="Frame buckets (default 2997 = 30 s).")
 @click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True,
@@ -210,7 +210,7 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
               help="A .vmfb compiled elsewhere (its entries are what is benchmarked).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
-def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None, gemm: str,
+def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None, kernels: str,
           frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
           artifact: Path | None, cache_dir: Path | None) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
@@ -225,7 +225,7 @@ def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cu
             _say(f"writing a deterministic random e4b checkpoint to {checkpoint} ...")
             write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
     encoder = AudioEncoder(checkpoint, target=target, contract=contract, frame_buckets=frame_buckets or (2997,),
-                           clips_per_call=batches or (1, 8, 32), cuda_arch=cuda_arch, gemm=gemm,
+                           clips_per_call=batches or (1, 8, 32), cuda_arch=cuda_arch, kernels=kernels,
                            cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
     print_records(bench_entries(encoder.session, warmup=warmup, repeats=repeats))
 

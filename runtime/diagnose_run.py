@@ -12,7 +12,7 @@ from ..contracts.emulation import affine_dequantize
 from ..contracts.policy import get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
-from ..emitters.gemm import select_gemm
+from ..emitters.kernels import select_kernels
 from ..emitters.weights import HF_LAYOUT, audio_weight_specs
 from .artifacts import ArtifactCache
 from .checkpoint import Checkpoint, open_checkpoint
@@ -50,7 +50,7 @@ def hf_named(checkpoint: Checkpoint, logical: dict[str, np.ndarray]) -> dict[str
 
 def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "llvm-cpu",
                   contract: str = "mlx-cuda-v1", reference: str = "contract",
-                  thresholds: Thresholds = Thresholds(), clip: int = 0, cuda_arch: str | None = None, gemm: str = "auto",
+                  thresholds: Thresholds = Thresholds(), clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
                   cache: ArtifactCache | None = None, progress: Progress | None = None,
                   artifact: str | Path | None = None) -> Report:
     """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count).
@@ -77,7 +77,7 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
     compile_target = parse_target(target, cuda_arch)
     spec = AudioModuleSpec(cfg, policy, (frames,), (1,), checkpoint.layout, stages=True,
                            quantization=checkpoint.quantization, quantized=frozenset(checkpoint.quantized_names()),
-                           gemm=select_gemm(gemm, compile_target, policy))
+                           kernels=select_kernels(kernels, compile_target, policy))
     if artifact is None:
         artifact = (cache or ArtifactCache()).get_or_build(spec, compile_target,
                                                            checkpoint.schema_digest(), say).path

@@ -18,7 +18,7 @@ from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
-from ..emitters.gemm import select_gemm
+from ..emitters.kernels import select_kernels
 from .artifacts import ArtifactCache
 from .session import DEVICE_FOR_TARGET, AudioSession
 
@@ -82,11 +82,11 @@ class AudioEncoder:
     def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
                  frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS, clips_per_call: Sequence[int] = (1,),
                  cuda_arch: str | None = None, cache: ArtifactCache | None = None,
-                 progress: Progress | None = None, artifact: str | Path | None = None, gemm: str = "auto") -> None:
+                 progress: Progress | None = None, artifact: str | Path | None = None, kernels: str = "auto") -> None:
         """Compile (or reuse from the cache) the artifact for `checkpoint` and load it.
 
-        `gemm` picks the linear layers' implementation (emitters/gemm.py): "auto" links the Hopper
-        wgmma kernel on sm_90 under a BF16 contract, "iree" keeps IREE's own code generation.
+        `kernels` picks the committed GPU kernels (emitters/kernels.py): "auto" links the Hopper
+        lane-sum and wgmma GEMM kernels on sm_90, "iree" keeps IREE's own code generation.
 
         With `artifact`, a `.vmfb` compiled elsewhere (e.g. by `emit-gemma3n` on a build machine) is
         loaded instead and no compiler is needed; its entry points define the buckets.
@@ -103,7 +103,7 @@ class AudioEncoder:
             spec = AudioModuleSpec(self.config, policy, tuple(frame_buckets), tuple(clips_per_call),
                                    self.checkpoint.layout, quantization=self.checkpoint.quantization,
                                    quantized=frozenset(self.checkpoint.quantized_names()),
-                                   gemm=select_gemm(gemm, compile_target, policy))
+                                   kernels=select_kernels(kernels, compile_target, policy))
             built = (cache or ArtifactCache()).get_or_build(spec, compile_target,
                                                             self.checkpoint.schema_digest(), self.progress)
             artifact = built.path

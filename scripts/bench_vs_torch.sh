@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU run, same machine, same shapes: gemma3n-iree bench for each artifact in $ARTIFACTS (files in .gpu/,
-# default audio_bench_sm90.vmfb, from emit-gemma3n --frames 2997 --clips 1 --clips 8 --clips 32 [--gemm ...])
+# default audio_bench_sm90.vmfb, from emit-gemma3n --frames 2997 --clips 1 --clips 8 --clips 32 [--kernels ...])
 # and the PyTorch reference (../shared/bench/torch_audio_encoder.py, copied into .gpu/), then the ratios.
 set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"

@@ -8,6 +8,10 @@ Makes the deterministic random checkpoint of the real shapes (seed 0) and a dete
 speech-like 30 s mel, runs the artifact, runs the numpy emulation of the same contract, and prints
 per-stage agreement (first divergence, max |diff|, BF16 ULPs).  Saves the final outputs to
 `<out>/outputs_<device>.npz` so that two devices' results can be compared bit for bit.
+
+To show that a change kept every output, stage tensors included, bit for bit: run the artifact built
+before it with `--save-all before.npz`, then the one built after it with `--compare-with before.npz`
+(two processes: IREE's CUDA driver refuses a second device context in one process).
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--emulate", action="store_true", help="also run the numpy emulation and compare stages")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--save-all", type=Path, help="also save every output (stage tensors included) here")
+    parser.add_argument("--compare-with", type=Path, help="every output of another run of the same module "
+                                                          "(--save-all): compare bit for bit")
     args = parser.parse_args()
     cfg = builtin_config("e4b")
     started = time.perf_counter()
@@ -73,6 +80,14 @@ def main() -> None:
     np.savez(args.out / f"outputs_{args.device.replace(':', '_')}.npz",
              audio_features=got["audio_features"], encoder_hidden=got["encoder_hidden"],
              valid_tokens=got["valid_tokens"])
+    if args.save_all is not None:
+        np.savez(args.save_all, **got)
+    if args.compare_with is not None:
+        with np.load(args.compare_with) as base:
+            differ = sorted(k for k in got if k not in base or not np.array_equal(got[k].view(np.uint8),
+                                                                                  base[k].view(np.uint8)))
+        print(json.dumps({"compared_with": args.compare_with.name, "outputs": len(got),
+                          "bit_identical": len(got) - len(differ), "differ": differ}))
     if not args.emulate:
         return
     logical = {s.logical: weights[s.key].astype(np.float32) for s in audio_weight_specs(cfg)}

@@ -22,19 +22,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stage_profile import command_line, median_ms, stages  # noqa: E402  (the same families and shapes)
 
 
-def build(clips: int, out: Path, gemm: str, families: list[str]) -> None:
+def build(clips: int, out: Path, kernels: str, families: list[str]) -> None:
     from iree.compiler import compile_str
 
     from gemma3n_iree.contracts import MLX_CUDA_V1
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-    from gemma3n_iree.emitters.gemm import select_gemm
+    from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.emitters.probe import probe_module
 
     target = parse_target("cuda", None)
-    linked = select_gemm(gemm, target, MLX_CUDA_V1)
+    linked = select_kernels(kernels, target, MLX_CUDA_V1)
     for stage in (s for s in stages(clips) if not families or s["name"] in families):
         with tempfile.TemporaryDirectory() as dump:
-            compile_mlir(probe_module(MLX_CUDA_V1, stage["build"], gemm=linked), target,
+            compile_mlir(probe_module(MLX_CUDA_V1, stage["build"], kernels=linked), target,
                          extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"])
             sources = sorted(Path(dump).glob("*.mlir"))
             (out / stage["name"]).mkdir(parents=True, exist_ok=True)
@@ -46,7 +46,7 @@ def build(clips: int, out: Path, gemm: str, families: list[str]) -> None:
             with ThreadPoolExecutor(2) as pool:
                 list(pool.map(compile_one, sources))
         print(stage["name"], len(sources), "dispatches", flush=True)
-    (out / "manifest.json").write_text(json.dumps({"clips": clips, "gemm": gemm,
+    (out / "manifest.json").write_text(json.dumps({"clips": clips, "kernels": kernels,
                                                   "counts": {s["name"]: s["count"] for s in stages(clips)}}))
 
 
@@ -74,7 +74,7 @@ def main() -> None:
     args = command_line(__doc__, lambda build_parser: build_parser.add_argument(
         "--family", action="append", default=[], help="only these module families (repeatable)"))
     if args.command == "build":
-        build(args.clips, args.out, args.gemm, args.family)
+        build(args.clips, args.out, args.kernels, args.family)
     else:
         run(args.dir, args.out, args.tool)
 

@@ -56,25 +56,25 @@ def stages(b: int) -> list[dict]:
     ]
 
 
-def build(clips: int, out: Path, gemm: str) -> None:
+def build(clips: int, out: Path, kernels: str) -> None:
     from gemma3n_iree.contracts import MLX_CUDA_V1
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-    from gemma3n_iree.emitters.gemm import select_gemm
+    from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.emitters.probe import probe_module
 
     target = parse_target("cuda", None)
-    linked = select_gemm(gemm, target, MLX_CUDA_V1)
+    linked = select_kernels(kernels, target, MLX_CUDA_V1)
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
     for stage in stages(clips):
-        text = probe_module(MLX_CUDA_V1, stage["build"], gemm=linked)
+        text = probe_module(MLX_CUDA_V1, stage["build"], kernels=linked)
         signature = re.search(r"func\.func @main\((.*?)\) ->", text).group(1)
         inputs = [m.group(1) for m in re.finditer(r"tensor<([^>]*)>", signature)]
         (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, target))
         manifest.append({"name": stage["name"], "count": stage["count"], "flops": stage["flops"], "inputs": inputs})
         print(stage["name"], inputs, flush=True)
-    (out / "manifest.json").write_text(json.dumps({"clips": clips, "gemm": gemm, "stages": manifest}, indent=1))
+    (out / "manifest.json").write_text(json.dumps({"clips": clips, "kernels": kernels, "stages": manifest}, indent=1))
 
 
 def splat(spec: str, workdir: Path) -> str:
@@ -106,7 +106,7 @@ def command_line(doc: str, build_options: Callable[[argparse.ArgumentParser], No
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
     b.add_argument("--clips", type=int, default=8)
-    b.add_argument("--gemm", default="auto", help="linear-layer GEMMs: auto (the Hopper kernel) or iree")
+    b.add_argument("--kernels", default="auto", help="committed GPU kernels: auto (the Hopper kernels) or iree")
     b.add_argument("--out", type=Path, required=True)
     build_options(b)
     r = sub.add_parser("run")
@@ -134,14 +134,14 @@ def run(directory: Path, out: Path, tool: str) -> None:
     for r in rows:
         r["share"] = round(r["ms_total"] / whole, 3)
         print(json.dumps(r))
-    print(json.dumps({"clips": manifest["clips"], "gemm": manifest.get("gemm"), "sum_of_stages_ms": round(whole, 2)}))
+    print(json.dumps({"clips": manifest["clips"], "kernels": manifest.get("kernels"), "sum_of_stages_ms": round(whole, 2)}))
     (out / "stage_profile.json").write_text(json.dumps(rows, indent=1))
 
 
 def main() -> None:
     args = command_line(__doc__, lambda _build: None)
     if args.command == "build":
-        build(args.clips, args.out, args.gemm)
+        build(args.clips, args.out, args.kernels)
     else:
         run(args.dir, args.out, args.tool)
 

@@ -206,11 +206,11 @@ def test_emit_bad_inputs(workdir, bad_config):
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--checkpoint", bad_config]), 2,
                      "at most one of")
     assert_one_error(invoke(emit_main, ["-o", workdir / "never.vmfb", "--builtin", "tiny"]), 2, "'--target'")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "triton-sm90"]), 1,
-                     "--gemm triton-sm90 is not available", "Hopper", "llvm-cpu")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--gemm", "cublas"]), 2, "'--gemm'")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--gemm", "triton-sm90"]), 1,
-                     "--gemm triton-sm90 applies to --stage audio")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--kernels", "triton-sm90"]), 1,
+                     "--kernels triton-sm90 is not available", "Hopper", "llvm-cpu")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--kernels", "cublas"]), 2, "'--kernels'")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--kernels", "triton-sm90"]), 1,
+                     "--kernels triton-sm90 applies to --stage audio")
     assert not (workdir / "never.vmfb").exists()
 
 

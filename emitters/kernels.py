@@ -1,0 +1,112 @@
+"""Which committed GPU kernels a module links on a target (`--kernels`).
+
+IREE 3.13's CUDA code generation emits Ampere `mma.sync` GEMMs that reach 85-140 TFLOP/s on an H200
+(notes B.6/B.7), and splits each pinned 32-lane XOR sum into about a dozen dispatches, one per
+butterfly level. On Hopper the emitters can instead call committed kernels (`kernels/`) through
+IREE's custom dispatch (`hal.dispatch.extern`); the module stays one self-contained `.vmfb` because
+the compiler embeds each kernel's PTX. Each kernel computes exactly what the template it replaces
+computes:
+
+- the GEMM: the contract's linear (BF16 operands, F32 accumulation, one BF16 rounding), so it is
+  only linked under a contract with BF16 operands that rounds there;
+- the lane sums and RMS norms: the contract's reduction schedule and the norm's arithmetic, the same
+  operations in the same order, so they serve every contract.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..contracts.emulation import lane_threads
+from ..contracts.policy import NumericContract
+from ..kernels import GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
+from .targets import Target
+
+KERNEL_SET = "triton-sm90"
+#: "auto": the Hopper kernels wherever they apply; "iree": IREE's code generation everywhere.
+KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
+HOPPER_ARCHS = ("sm_90", "sm_90a")
+KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper lane-sum kernel for every pinned 32-lane "
+                "sum and, under a BF16 contract, the wgmma GEMM for the linear layers, IREE's own code generation "
+                "elsewhere; iree = always IREE's; triton-sm90 = require both kernels.")
+
+
+class KernelChoiceError(ValueError):
+    """Kernels were requested for a target or contract they cannot serve."""
+
+
+@dataclass(frozen=True)
+class LinkedKernels:
+    """The verified kernel files a module links, and the launch each call site needs."""
+
+    gemm: VerifiedKernel | None
+    lane_sums: dict[int, VerifiedKernel]
+    rms_norms: dict[tuple[str, int], VerifiedKernel]
+
+    @property
+    def identity(self) -> str:
+        """Names the set and hashes every linked file (cache identity, entry reflection)."""
+        files = (([self.gemm] if self.gemm else []) + [self.lane_sums[t] for t in sorted(self.lane_sums)]
+                 + [self.rms_norms[key] for key in sorted(self.rms_norms)])
+        digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
+        return f"{KERNEL_SET}{'' if self.gemm else '-sums'}@{digest[:16]}"
+
+    def gemm_launch(self, rows: int, cols: int, k: int) -> dict[str, object] | None:
+        """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T, or None (IREE's dot)."""
+        if self.gemm is None or not GEMM_SM90.supports(cols, k):
+            return None
+        return _launch(self.gemm, GEMM_SM90.workgroups(rows, cols))
+
+    def lane_sum_launch(self, rows: int, width: int, reads: int) -> dict[str, object]:
+        """What the lane-sum template needs to reduce [rows, width] with `reads` reads per thread."""
+        block = LANE_SUMS_SM90[lane_threads(width, reads)]
+        return _launch(self.lane_sums[block.block_threads], block.workgroups(rows))
+
+    def rms_norm_launch(self, rows: int, width: int, w_dtype: str, output: str) -> dict[str, object] | None:
+        """The whole scaled RMS norm of [rows, width] in one dispatch, or None (BF16 weights only).
+
+        `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16 or residual."""
+        if w_dtype != "bf16":
+            return None
+        block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
+        return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
+
+
+def _launch(kernel: VerifiedKernel, workgroups: int) -> dict[str, object]:
+    return {"entry": kernel.entry, "ptx": kernel.ptx_path, "threads": kernel.threads,
+            "shared": kernel.shared_bytes, "workgroups": workgroups}
+
+
+def kernels_identity(kernels: LinkedKernels | None) -> str:
+    """How a module records its kernels (cache identity, entry reflection)."""
+    return kernels.identity if kernels is not None else "iree"
+
+
+def _why_not_hopper(target: Target) -> str | None:
+    if not target.is_cuda or target.cuda_arch not in HOPPER_ARCHS:
+        return f"they are Hopper (sm_90) kernels and the target is {target}"
+    return None
+
+
+def _gemm_fits(contract: NumericContract) -> bool:
+    return contract.operand_dtype == "bf16" and contract.rounds_at(None)
+
+
+def select_kernels(choice: str, target: Target, contract: NumericContract) -> LinkedKernels | None:
+    """The kernels the module links, or None for IREE's own code generation everywhere."""
+    if choice not in KERNEL_CHOICES:
+        raise KernelChoiceError(f"unknown kernel set {choice!r}; choose one of {', '.join(KERNEL_CHOICES)}")
+    if choice == "iree":
+        return None
+    reason = _why_not_hopper(target)
+    if reason is None and choice != "auto" and not _gemm_fits(contract):
+        reason = (f"contract {contract.name} does not use BF16 operands with a BF16 rounding after each "
+                  "linear, which the GEMM kernel implements")
+    if reason is not None:
+        if choice == "auto":
+            return None
+        raise KernelChoiceError(f"--kernels {choice} is not available: {reason}")
+    gemm = GEMM_SM90.file.verify() if _gemm_fits(contract) else None
+    return LinkedKernels(gemm, {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
+                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()})

@@ -1,0 +1,162 @@
+"""The contract's row reductions as GPU kernels (build time only: imports triton).
+
+`lane_xor_sum` is the pinned 32-lane XOR row sum; `rms_norm` is the whole RMS norm of the
+`rms_norm` template around that same sum (with the clamp before it), in one pass over the rows, and
+`rms_norm_residual` adds the conformer module's residual after it.
+
+S[r] = sum over X[r, :width] in exactly the schedule of `contracts.emulation.lane_xor_sum`: thread t
+of a block of THREADS adds its `reads` adjacent values serially from +0 (squared first when
+`square`), each warp of 32 threads combines them with the shfl_xor butterfly (masks 16, 8, 4, 2, 1;
+the value lane 0 ends with), and the warp totals, zero-padded to 32 lanes, pass the butterfly once
+more. Triton tensors have value semantics, so the adds below are that tree whatever thread holds
+what; FMA contraction is off in the build, so every square and add rounds on its own.
+
+In IREE's StableHLO the same schedule is about a dozen dispatches (one per butterfly level, each
+tiled by IREE's heuristics); here it is one pass over the rows. THREADS (a power of two, 32..1024)
+fixes the tensor shapes and is compiled in; rows, width, reads and square are runtime arguments, so
+six PTX files serve every reduction of every configuration.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _xor_level(v, R: tl.constexpr, G: tl.constexpr, M: tl.constexpr):
+    """One butterfly level on [R, G, 2M]: lane l < M gets v[l] + v[l + M] (what lane 0 needs)."""
+    lo, hi = tl.split(tl.permute(tl.reshape(v, (R, G, 2, M)), (0, 1, 3, 2)))
+    return lo + hi
+
+
+@triton.jit
+def _warp_sum(v, R: tl.constexpr, G: tl.constexpr):
+    """[R, G, 32] -> [R, G]: lane 0 of the 32-lane shfl_xor butterfly of each of G warps."""
+    v = _xor_level(v, R, G, 16)
+    v = _xor_level(v, R, G, 8)
+    v = _xor_level(v, R, G, 4)
+    v = _xor_level(v, R, G, 2)
+    v = _xor_level(v, R, G, 1)
+    return tl.reshape(v, (R, G))
+
+
+@triton.jit
+def _pad_double(v, R: tl.constexpr, N: tl.constexpr):
+    """[R, N] -> [R, 2N]: the values, then N lanes of +0."""
+    return tl.reshape(tl.permute(tl.join(v, tl.full((R, N), 0.0, tl.float32)), (0, 2, 1)), (R, 2 * N))
+
+
+@triton.jit
+def _pad_to_32(v, R: tl.constexpr, N: tl.constexpr):
+    """[R, N] -> [R, 32] with +0 in lanes N..31 (N a power of two, 2..32)."""
+    if N <= 2:
+        v = _pad_double(v, R, 2)
+    if N <= 4:
+        v = _pad_double(v, R, 4)
+    if N <= 8:
+        v = _pad_double(v, R, 8)
+    if N <= 16:
+        v = _pad_double(v, R, 16)
+    return v
+
+
+@triton.jit
+def _round_to_bf16(y):
+    """Round to nearest even BF16, kept in F32, in integer ops (Triton's interpreter truncates on `.to`).
+
+    Carrying into the exponent is what makes values past BF16's largest finite round to infinity;
+    NaN stays NaN.
+    """
+    bits = y.to(tl.uint32, bitcast=True)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).to(tl.float32, bitcast=True)
+    return tl.where(y != y, y, rounded)
+
+
+@triton.jit
+def _clamp(x, clip):
+    """clamp(x, -clip, clip) with NaN kept (what StableHLO's clamp lowers to); clip = +inf: x itself."""
+    return tl.minimum(tl.maximum(x, -clip, propagate_nan=tl.PropagateNan.ALL), clip,
+                      propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _schedule_sum(x_ptr, row, rows, width, reads, square, clip,
+                  R: tl.constexpr, THREADS: tl.constexpr, CLAMP: tl.constexpr):
+    """[R] sums of rows `row` of X [rows, width] (clamped to +-clip first with CLAMP) in the schedule."""
+    WARPS: tl.constexpr = THREADS // 32
+    thread = tl.arange(0, THREADS)
+    first = row[:, None].to(tl.int64) * width + thread[None, :] * reads
+    live = row[:, None] < rows
+    acc = tl.full((R, THREADS), 0.0, tl.float32)
+    for k in range(reads):
+        col = thread[None, :] * reads + k
+        v = tl.load(x_ptr + first + k, mask=live & (col < width), other=0.0)
+        if CLAMP:
+            v = _clamp(v, clip)
+        if square:
+            v = v * v
+        acc = acc + v
+    total = _warp_sum(tl.reshape(acc, (R, WARPS, 32)), R, WARPS)
+    if WARPS > 1:
+        total = _warp_sum(tl.reshape(_pad_to_32(total, R, WARPS), (R, 1, 32)), R, 1)
+    return tl.reshape(total, (R,))
+
+
+@triton.jit
+def lane_xor_sum(x_ptr, s_ptr, rows, width, reads, square,
+                 THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
+    row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
+    total = _schedule_sum(x_ptr, row, rows, width, reads, square, 0.0, ROWS_PER_BLOCK, THREADS, False)
+    tl.store(s_ptr + row, total, mask=row < rows)
+
+
+@triton.jit
+def _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
+                R: tl.constexpr, THREADS: tl.constexpr):
+    """round(clamp(X) * (1 / sqrt(sum(clamp(X)^2) / width + eps)) * W) for rows `row`, as [R, THREADS * 8].
+
+    Returns the values, their offsets and the mask of real elements. The sum of squares is the 8-read
+    schedule; the divisions are IEEE (div.rn) and the square root is correctly rounded (sqrt.rn: the
+    bits the template gets from its F64 sqrt rounded to F32, since F64 carries more than twice F32's
+    precision); `round_bf16` is the contract's rounding point. Scalars arrive as F32 bit patterns
+    because push constants are 32-bit integers; clip is +inf where the template has no clamp.
+    """
+    clip = clip_bits.to(tl.float32, bitcast=True)
+    col = tl.arange(0, THREADS * 8)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None].to(tl.int64) * width + col[None, :]
+    total = _schedule_sum(x_ptr, row, rows, width, 8, 1, clip, R, THREADS, True)
+    eps = eps_bits.to(tl.float32, bitcast=True)
+    stab = tl.math.div_rn(total, width.to(tl.float32)) + eps
+    inv = tl.math.div_rn(tl.full((R,), 1.0, tl.float32), tl.math.sqrt_rn(stab))
+    x = _clamp(tl.load(x_ptr + at, mask=live, other=0.0), clip)
+    w = tl.load(w_ptr + col, mask=col < width, other=0.0).to(tl.float32)
+    y = (x * inv[:, None]) * w[None, :]
+    if round_bf16:
+        y = _round_to_bf16(y)
+    return y, at, live
+
+
+@triton.jit
+def rms_norm(x_ptr, w_ptr, y_ptr, rows, width, eps_bits, clip_bits, round_bf16,
+             THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
+    """Y = the scaled RMS norm of clamp(X): F32 carrier, or BF16 when Y feeds a matmul (BF16-valued)."""
+    row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
+    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
+                              ROWS_PER_BLOCK, THREADS)
+    tl.store(y_ptr + at, y.to(y_ptr.dtype.element_ty), mask=live)
+
+
+@triton.jit
+def rms_norm_residual(x_ptr, w_ptr, res_ptr, y_ptr, rows, width, eps_bits, clip_bits, weight_bits, round_bf16,
+                      THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
+    """Y = round(RES + norm(clamp(X)) * weight): a conformer module's norm and residual in one pass."""
+    row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
+    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
+                              ROWS_PER_BLOCK, THREADS)
+    res = tl.load(res_ptr + at, mask=live, other=0.0)
+    out = res + y * weight_bits.to(tl.float32, bitcast=True)
+    if round_bf16:
+        out = _round_to_bf16(out)
+    tl.store(y_ptr + at, out, mask=live)

@@ -1,0 +1,208 @@
+"""The committed row kernels (kernels/reductions_triton.py) compute the contract's arithmetic exactly.
+
+The kernels' Triton source runs here in Triton's interpreter (numpy arithmetic, IEEE F32, no FMA),
+against the emulation's `lane_xor_sum` and `rms_norm`, bit for bit. The data spans many binades, so
+a sum in any other order gives other bits (checked). The PTX built from that source is pinned by content and
+rebuilt byte for byte, and its parameter list is the one IREE's custom dispatch passes. On the H200,
+`scripts/device_parity.py --baseline` shows every stage of the encoder unchanged (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ml_dtypes
+
+from gemma3n_iree.contracts.emulation import lane_threads, lane_xor_sum, rms_norm, rnd
+from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
+from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.kernels import select_kernels
+from gemma3n_iree.emitters.probe import probe_module
+from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
+from gemma3n_iree.kernels.build import build_lane_sum, build_rms_norm
+from gemma3n_iree.kernels.registry import KERNEL_DIR
+
+SM90 = parse_target("cuda", "sm_90")
+
+
+@pytest.fixture(scope="module")
+def interpreted():
+    """The kernel module imported with TRITON_INTERPRET=1 (the flag is read when `triton.jit` runs)."""
+    pytest.importorskip("triton", reason="the `kernels` extra (triton) runs the kernel source")
+    torch = pytest.importorskip("torch", reason="Triton's interpreter takes torch tensors")
+    interpret = pytest.MonkeyPatch()  # TRITON_INTERPRET is read when `triton.jit` runs and at each launch
+    with interpret.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        spec = importlib.util.spec_from_file_location("reductions_interpreted", KERNEL_DIR / "reductions_triton.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+    def launch(name: str, kernel, rows: int, *args) -> None:
+        with interpret.context() as patch:
+            patch.setenv("TRITON_INTERPRET", "1")
+            patch.setitem(sys.modules, spec.name, module)
+            getattr(module, name)[(kernel.workgroups(rows),)](
+                *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup)
+
+    def lane_sum(x: np.ndarray, reads: int, square: bool) -> np.ndarray:
+        rows, width = x.shape
+        out = torch.zeros(rows, dtype=torch.float32)
+        launch("lane_xor_sum", LANE_SUMS_SM90[lane_threads(width, reads)], rows,
+               torch.from_numpy(np.ascontiguousarray(x)), out, rows, width, reads, int(square))
+        return out.numpy()
+
+    def norm(x: np.ndarray, w: np.ndarray, eps: float, round_bf16: bool, clip: float = np.inf,
+             res: np.ndarray | None = None, weight: float = 0.0, out_bf16: bool = False) -> np.ndarray:
+        rows, width = x.shape
+        bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731
+        out = torch.zeros((rows, width), dtype=torch.bfloat16 if out_bf16 else torch.float32)
+        w_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+        head = [torch.from_numpy(np.ascontiguousarray(x)), w_bf16]
+        tail = [rows, width, bits(eps), bits(clip)]
+        if res is None:
+            variant = "bf16" if out_bf16 else "f32"
+            args = head + [out] + tail + [int(round_bf16)]
+        else:
+            variant = "residual"
+            args = head + [torch.from_numpy(np.ascontiguousarray(res)), out] + tail + [bits(weight), int(round_bf16)]
+        kernel = RMS_NORMS_SM90[variant, lane_threads(width, 8)]
+        launch(kernel.file.entry, kernel, rows, *args)
+        return out.float().numpy()
+
+    return lane_sum, norm
+
+
+def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
+    return (rng.standard_normal((rows, width)) * np.exp2(rng.integers(-30, 30, (rows, width)))).astype(np.float32)
+
+
+# Every schedule the encoder and prefill use (SSCP channel and frequency sums, the softmax over 24
+# context slots, RMS norms of 1536 / 2048 / 2560 / 256), and odd widths that pad the last thread.
+@pytest.mark.parametrize("width,reads,square", [
+    (128, 4, False), (32, 4, False), (24, 1, False), (1536, 8, True), (2048, 8, True), (2560, 8, True),
+    (256, 8, True), (4100, 8, True), (7, 1, False), (33, 1, False),
+])
+def test_kernel_is_the_contract_schedule_bit_for_bit(interpreted, width, reads, square):
+    x = _many_binades(np.random.default_rng(width * 10 + reads), 37, width)
+    got, want = interpreted[0](x, reads, square), lane_xor_sum(x, reads, square=square)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    # The data tells orders apart: numpy's own pairwise sum rounds differently on some rows.
+    other = ((x * x) if square else x).sum(axis=1, dtype=np.float32)
+    assert not np.array_equal(other.view(np.uint32), want.view(np.uint32))
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 70), width=st.integers(1, 600), reads=st.sampled_from([1, 4, 8]),
+       square=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_kernel_matches_the_schedule_for_any_shape(interpreted, rows, width, reads, square, seed):
+    x = _many_binades(np.random.default_rng(seed), rows, width)
+    got, want = interpreted[0](x, reads, square), lane_xor_sum(x, reads, square=square)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def _norm_case(width: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(width)
+    x = (rng.standard_normal((19, width)) * np.exp2(rng.integers(-12, 12, (19, width)))).astype(np.float32)
+    x[3] = 0.0  # an all-zero row: the norm is 0 * (1 / sqrt(eps))
+    return x, rng.standard_normal(width).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+@pytest.mark.parametrize("width", [1536, 2560, 256, 24, 300])
+def test_norm_kernel_is_the_contract_rms_norm_bit_for_bit(interpreted, contract, width):
+    x, w = _norm_case(width)
+    got = interpreted[1](x, w, 1e-6, contract.rounds_at(None))
+    want = rms_norm(contract, x, w, 1e-6)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+@pytest.mark.parametrize("weight", [0.5, 1.0])
+def test_norm_kernel_with_clamp_and_residual_is_the_conformer_tail(interpreted, contract, weight):
+    x, w = _norm_case(1536)
+    res = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
+    clip = float(np.quantile(np.abs(x), 0.9))  # a tenth of the values are clamped
+    got = interpreted[1](x, w, 1e-6, contract.rounds_at(None), clip=clip, res=res, weight=weight)
+    norm = rms_norm(contract, np.clip(x, -clip, clip), w, 1e-6)
+    want = rnd(contract, (res + (norm * np.float32(weight)).astype(np.float32)).astype(np.float32))
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
+    x, w = _norm_case(1536)
+    got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
+    want = rms_norm(MLX_CUDA_V1, np.clip(x, -10.0, 10.0), w, 1e-6)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+# Parameters: the bindings' pointers, then the push constants (lane sum: X, S; rows, width, reads,
+# square. Norm: X, W[, RES], Y; rows, width, eps, clip[, residual weight], rounding).
+@pytest.mark.parametrize("kind,variant,build,params", [
+    ("lane_xor_sum", None, build_lane_sum, [".u64"] * 2 + [".u32"] * 4),
+    ("rms_norm", "f32", build_rms_norm, [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm", "bf16", build_rms_norm, [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm_residual", "residual", build_rms_norm, [".u64"] * 4 + [".u32"] * 6),
+])
+@pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
+def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, build, params, threads):
+    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
+    kernel = LANE_SUMS_SM90[threads] if variant is None else RMS_NORMS_SM90[variant, threads]
+    build(kernel, tmp_path)
+    for path in (kernel.file.ptx_path(), kernel.file.manifest_path()):
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
+    ptx = kernel.file.ptx_path().read_text()
+    entry = re.search(rf"\.visible \.entry {kind}\((.*?)\n\)", ptx, re.S)
+    assert [p.strip().split()[1] for p in entry.group(1).strip().split(",")] == params
+    assert "fma" not in ptx and ".ftz" not in ptx  # every product and add rounds on its own, subnormals kept
+    assert ".approx" not in ptx  # IEEE divisions and square roots only
+
+
+def _constants(text: str, call: re.Match) -> list[str]:
+    return [re.search(rf"{v} = arith.constant (-?\d+) : i32", text).group(1) for v in call.groups()]
+
+
+def test_a_lane_sum_is_one_kernel_dispatch():
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.lane_xor_sum(767488, 128, reads=4), kernels=linked)
+    call = re.search(r'hal.dispatch.extern "lane_xor_sum"\(%\w+, (%\w+), (%\w+), (%\w+), (%\w+)\) : '
+                     r"\(tensor<767488x128xf32>, i32, i32, i32, i32\) -> tensor<767488xf32>", text)
+    assert text.count("hal.dispatch.extern") == 1 and call is not None and "stablehlo.add" not in text
+    assert _constants(text, call) == ["767488", "128", "4", "0"]  # rows, width, reads, square
+    assert "arith.constant 11992 : index" in text  # 64 rows per workgroup for 32-thread schedules
+    assert str(LANE_SUMS_SM90[32].file.ptx_path()) in text
+
+
+@pytest.mark.parametrize("contract,rounds,out", [(MLX_CUDA_V1, "1", "bf16"), (F32_REFERENCE, "0", "f32")],
+                         ids=["bf16", "f32"])
+def test_an_rms_norm_is_one_kernel_dispatch(contract, rounds, out):
+    linked = select_kernels("auto", SM90, contract)
+    text = probe_module(contract, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
+                        kernels=linked)
+    call = re.search(r'hal.dispatch.extern "rms_norm"\(%\w+, %\w+, (%\w+), (%\w+), (%\w+), (%\w+), (%\w+)\) : '
+                     rf"\(tensor<6000x1536xf32>, tensor<1536xbf16>, i32, i32, i32, i32, i32\) -> tensor<6000x1536x{out}>",
+                     text)
+    assert text.count("hal.dispatch.extern") == 1 and call is not None and "stablehlo.multiply" not in text
+    bits = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
+    assert _constants(text, call) == ["6000", "1536", bits(1e-6), bits(1e10), rounds]  # rows, width, eps, clip, rounding
+    assert "arith.constant 1500 : index" in text  # 4 rows per workgroup for 256-thread schedules
+    assert str(RMS_NORMS_SM90[out, 256].file.ptx_path()) in text
+    # The unscaled norm (the embedder's) keeps the template's arithmetic around the lane-sum kernel.
+    unscaled = probe_module(contract, lambda e: e.rms_norm([8, 188], 2048, 1e-6, scaled=False), kernels=linked)
+    assert '"lane_xor_sum"' in unscaled and '"rms_norm"' not in unscaled
+
+
+def test_a_conformer_tail_is_one_kernel_dispatch():
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
+                        kernels=linked)
+    assert text.count("hal.dispatch.extern") == 1 and "stablehlo.add" not in text
+    assert re.search(r'hal.dispatch.extern "rms_norm_residual"\(%\w+, %\w+, %\w+(, %\w+){6}\) : \(tensor<6000x1536xf32>, '
+                     r"tensor<1536xbf16>, tensor<6000x1536xf32>, i32, i32, i32, i32, i32, i32\) -> tensor<6000x1536xf32>",
+                     text)
+    assert f"arith.constant {int(np.float32(0.5).view(np.int32))} : i32" in text
