@@ -10,7 +10,8 @@ computes:
 - the GEMM: the contract's linear (BF16 operands, F32 accumulation, one BF16 rounding), so it is
   only linked under a contract with BF16 operands that rounds there;
 - the lane sums and RMS norms: the contract's reduction schedule and the norm's arithmetic, the same
-  operations in the same order, so they serve every contract.
+  operations in the same order, and the attention's context windows, a copy: they serve every
+  contract.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from ..contracts.emulation import lane_threads
 from ..contracts.policy import NumericContract
-from ..kernels import GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
+from ..kernels import GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, WINDOWS_SM90, VerifiedKernel
 from .targets import Target
 
 KERNEL_SET = "triton-sm90"
@@ -43,12 +44,13 @@ class LinkedKernels:
     gemm: VerifiedKernel | None
     lane_sums: dict[int, VerifiedKernel]
     rms_norms: dict[tuple[str, int], VerifiedKernel]
+    windows: VerifiedKernel
 
     @property
     def identity(self) -> str:
         """Names the set and hashes every linked file (cache identity, entry reflection)."""
         files = (([self.gemm] if self.gemm else []) + [self.lane_sums[t] for t in sorted(self.lane_sums)]
-                 + [self.rms_norms[key] for key in sorted(self.rms_norms)])
+                 + [self.rms_norms[key] for key in sorted(self.rms_norms)] + [self.windows])
         digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
         return f"{KERNEL_SET}{'' if self.gemm else '-sums'}@{digest[:16]}"
 
@@ -71,6 +73,13 @@ class LinkedKernels:
             return None
         block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
         return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
+
+
+    def windows_launch(self, clips: int, blocks: int, heads: int, context: int, head_dim: int) -> dict[str, object] | None:
+        """The attention's K/V context windows as one copy dispatch, or None where the kernel's blocks are too small."""
+        if not WINDOWS_SM90.supports(context, head_dim):
+            return None
+        return _launch(self.windows, clips * blocks * heads)
 
 
 def _launch(kernel: VerifiedKernel, workgroups: int) -> dict[str, object]:
@@ -109,4 +118,4 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
         raise KernelChoiceError(f"--kernels {choice} is not available: {reason}")
     gemm = GEMM_SM90.file.verify() if _gemm_fits(contract) else None
     return LinkedKernels(gemm, {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
-                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()})
+                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()}, WINDOWS_SM90.file.verify())

@@ -209,16 +209,17 @@ class OpEmitter:
         pos_proj = self.linear([positions], d, d)
         softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
         signal = timing_signal(np.arange(max_past, -1, -1), d)
+        windows = self.kernels.windows_launch(clips, blocks, heads, context, hd) if self.kernels is not None else None
         x = f32([clips, frames, d])
         wm = tensor([d, d], "bf16")
         wn = tensor([d], "bf16")
-        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}",
+        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}{'_Ksm90' if windows else ''}",
                     (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
         return self._add("attention.mlir.j2", func, calls=[norm, post_norm, proj, pos_proj, softmax_sum], b=clips,
                          t=frames, d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk,
                          cxt=context, l=positions, cap=cap, w_dtype="bf16", timing=hex_blob(signal),
                          q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, proj=proj,
-                         pos_proj=pos_proj, softmax_sum=softmax_sum)
+                         pos_proj=pos_proj, softmax_sum=softmax_sum, windows=windows)
 
 
 

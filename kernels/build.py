@@ -18,7 +18,8 @@ import os
 import re
 from pathlib import Path
 
-from .registry import GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, GemmKernel, KernelFile, RowKernel
+from .registry import (GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, WINDOWS_SM90, GemmKernel, KernelFile,
+                       RowKernel, WindowKernel)
 
 PTX_VERSION = 84  # PTX ISA 8.4: wgmma needs 8.0; the driver accepts up to 9.0
 SM90 = 90
@@ -98,9 +99,20 @@ def build_rms_norm(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
                     out_dir)
 
 
+def build_windows(kernel: WindowKernel = WINDOWS_SM90, out_dir: Path = KERNEL_DIR) -> Path:
+    from .windows_triton import context_windows
+
+    signature = {"x_ptr": "*bf16", "w_ptr": "*bf16", **{name: "i32" for name in (
+        "frames", "blocks", "heads", "head_dim", "chunk", "past", "context")},
+                 "SLOTS": "constexpr", "DIMS": "constexpr"}
+    return _compile(context_windows, kernel.file, signature, {"SLOTS": kernel.slots, "DIMS": kernel.dims}, (0, 1), 1,
+                    out_dir)
+
+
 if __name__ == "__main__":
     print(build_gemm())
     for kernel in LANE_SUMS_SM90.values():
         print(build_lane_sum(kernel))
     for kernel in RMS_NORMS_SM90.values():
         print(build_rms_norm(kernel))
+    print(build_windows())

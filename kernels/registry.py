@@ -110,6 +110,18 @@ class RowKernel:
         return -(-rows // self.rows_per_workgroup)
 
 
+@dataclass(frozen=True)
+class WindowKernel:
+    """The attention's key/value context windows for up to `slots` context slots of `dims` values."""
+
+    slots: int
+    dims: int
+    file: KernelFile
+
+    def supports(self, context: int, head_dim: int) -> bool:
+        return context <= self.slots and head_dim <= self.dims
+
+
 #: 128x256 output tiles, K tile 64, 8 warps, 3 pipeline stages: the fastest of six tilings measured on
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
 GEMM_SM90 = GemmKernel(GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3),
@@ -128,3 +140,6 @@ RMS_NORM_OUTPUTS = {"f32": ("rms_norm", "rms_norm"), "bf16": ("rms_norm_bf16", "
                     "residual": ("rms_norm_residual", "rms_norm_residual")}
 RMS_NORMS_SM90 = {(out, t): RowKernel(t, KernelFile(f"{stem}_t{t}_sm90", entry, warps=8), row_budget=1024)
                   for out, (stem, entry) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
+
+#: Up to 32 context slots (the real config has 24) of up to 256 values per head (192); 4 warps.
+WINDOWS_SM90 = WindowKernel(slots=32, dims=256, file=KernelFile("context_windows_sm90", "context_windows", warps=4))

@@ -4,14 +4,12 @@ The kernels' Triton source runs here in Triton's interpreter (numpy arithmetic, 
 against the emulation's `lane_xor_sum` and `rms_norm`, bit for bit. The data spans many binades, so
 a sum in any other order gives other bits (checked). The PTX built from that source is pinned by content and
 rebuilt byte for byte, and its parameter list is the one IREE's custom dispatch passes. On the H200,
-`scripts/device_parity.py --baseline` shows every stage of the encoder unchanged (BENCHMARKS.md).
+`scripts/device_parity.py --compare-with` shows every stage of the encoder unchanged (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
 import numpy as np
 import pytest
@@ -26,29 +24,21 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.build import build_lane_sum, build_rms_norm
-from gemma3n_iree.kernels.registry import KERNEL_DIR
+
+from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
 
 
 @pytest.fixture(scope="module")
 def interpreted():
-    """The kernel module imported with TRITON_INTERPRET=1 (the flag is read when `triton.jit` runs)."""
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) runs the kernel source")
-    torch = pytest.importorskip("torch", reason="Triton's interpreter takes torch tensors")
-    interpret = pytest.MonkeyPatch()  # TRITON_INTERPRET is read when `triton.jit` runs and at each launch
-    with interpret.context() as patch:
-        patch.setenv("TRITON_INTERPRET", "1")
-        spec = importlib.util.spec_from_file_location("reductions_interpreted", KERNEL_DIR / "reductions_triton.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...)."""
+    import torch
+
+    run = interpreted_kernels("reductions_triton.py")
 
     def launch(name: str, kernel, rows: int, *args) -> None:
-        with interpret.context() as patch:
-            patch.setenv("TRITON_INTERPRET", "1")
-            patch.setitem(sys.modules, spec.name, module)
-            getattr(module, name)[(kernel.workgroups(rows),)](
-                *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup)
+        run(name, kernel.workgroups(rows), *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup)
 
     def lane_sum(x: np.ndarray, reads: int, square: bool) -> np.ndarray:
         rows, width = x.shape
