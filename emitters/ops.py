@@ -26,6 +26,11 @@ def f32(shape: Sequence[int]) -> str:
     return tensor(shape, "f32")
 
 
+def f32_bits(value: float) -> int:
+    """An F32 scalar as the i32 push constant a kernel bit-casts back (push constants are 32-bit ints)."""
+    return int(np.float32(value).view(np.int32))
+
+
 def _dims(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape)
 
@@ -160,10 +165,9 @@ class OpEmitter:
         params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
                       residual_weight=residual_weight, kernel=kernel)
         if kernel is not None:
-            as_bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731  (push constants are i32)
             return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), **params, output=output,
-                             bits={"eps": as_bits(eps), "clip": as_bits(np.inf if clip is None else clip),
-                                   "weight": as_bits(residual_weight or 0.0)})
+                             bits={"eps": f32_bits(eps), "clip": f32_bits(np.inf if clip is None else clip),
+                                   "weight": f32_bits(residual_weight or 0.0)})
         sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
         return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), calls=[sumsq], **params, sumsq=sumsq)
 

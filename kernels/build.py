@@ -84,12 +84,13 @@ def build_lane_sum(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
     return _compile(lane_xor_sum, kernel.file, signature, constexprs, (0, 1), 1, out_dir)
 
 
-def build_rms_norm(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
+def build_rms_norm(kernel: RowKernel, output: str, out_dir: Path = KERNEL_DIR) -> Path:
+    """One RMS-norm variant: `output` is its RMS_NORM_OUTPUTS key (f32, bf16 or residual)."""
     from . import reductions_triton
 
-    out = {"rms_norm": "*fp32", "rms_norm_bf16": "*bf16", "rms_norm_residual": "*fp32"}[kernel.file.stem.rsplit("_t", 1)[0]]
-    residual = kernel.file.entry == "rms_norm_residual"
-    signature = {"x_ptr": "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}), "y_ptr": out,
+    residual = output == "residual"
+    signature = {"x_ptr": "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}),
+                 "y_ptr": "*bf16" if output == "bf16" else "*fp32",
                  "rows": "i32", "width": "i32", "eps_bits": "i32", "clip_bits": "i32",
                  **({"weight_bits": "i32"} if residual else {}), "round_bf16": "i32",
                  "THREADS": "constexpr", "ROWS_PER_BLOCK": "constexpr"}
@@ -113,6 +114,6 @@ if __name__ == "__main__":
     print(build_gemm())
     for kernel in LANE_SUMS_SM90.values():
         print(build_lane_sum(kernel))
-    for kernel in RMS_NORMS_SM90.values():
-        print(build_rms_norm(kernel))
+    for (output, _threads), kernel in RMS_NORMS_SM90.items():
+        print(build_rms_norm(kernel, output))
     print(build_windows())

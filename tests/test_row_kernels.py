@@ -10,6 +10,7 @@ rebuilt byte for byte, and its parameter list is the one IREE's custom dispatch 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 import pytest
@@ -135,15 +136,15 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
 # square. Norm: X, W[, RES], Y; rows, width, eps, clip[, residual weight], rounding).
 @pytest.mark.parametrize("kind,variant,build,params", [
     ("lane_xor_sum", None, build_lane_sum, [".u64"] * 2 + [".u32"] * 4),
-    ("rms_norm", "f32", build_rms_norm, [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm", "bf16", build_rms_norm, [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm_residual", "residual", build_rms_norm, [".u64"] * 4 + [".u32"] * 6),
+    ("rms_norm", "f32", partial(build_rms_norm, output="f32"), [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm", "bf16", partial(build_rms_norm, output="bf16"), [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm_residual", "residual", partial(build_rms_norm, output="residual"), [".u64"] * 4 + [".u32"] * 6),
 ])
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, build, params, threads):
     pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
     kernel = LANE_SUMS_SM90[threads] if variant is None else RMS_NORMS_SM90[variant, threads]
-    build(kernel, tmp_path)
+    build(kernel, out_dir=tmp_path)
     for path in (kernel.file.ptx_path(), kernel.file.manifest_path()):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes()
     ptx = kernel.file.ptx_path().read_text()
