@@ -132,15 +132,23 @@ class OpEmitter:
                          sum_freq=sum_freq, scan=scan)
 
     # ------------------------------------------------------------------ dense layers
-    def linear(self, lead: Sequence[int], k: int, out: int, w_dtype: str = "bf16") -> Func:
+    def linear(self, lead: Sequence[int], k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32") -> Func:
+        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type."""
         lead = list(lead)
         n = 1
         for d in lead:
             n *= d
         gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
-        func = Func(f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}{'_Ksm90' if gemm else ''}",
-                    (f32(lead + [k]), tensor([out, k], w_dtype)), (f32(lead + [out]),))
-        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, gemm=gemm)
+        symbol = "".join([f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
+                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else ""])
+        func = Func(symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (f32(lead + [out]),))
+        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, x_dtype=x_dtype,
+                         gemm=gemm)
+
+    def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int) -> Func:
+        """The linear layer that reads `producer`'s result, in whatever carrier it hands over (F32 or BF16)."""
+        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [k], "bf16") else "f32"
+        return self.linear(lead, k, out, x_dtype=carrier)
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
                  clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False) -> Func:
@@ -165,7 +173,8 @@ class OpEmitter:
         params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
                       residual_weight=residual_weight, kernel=kernel)
         if kernel is not None:
-            return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), **params, output=output,
+            result = tensor(lead + [d], "bf16") if output == "bf16" else x  # BF16 straight into the matmul
+            return self._add("rms_norm.mlir.j2", Func(symbol, args, (result,)), **params, output=output,
                              bits={"eps": f32_bits(eps), "clip": f32_bits(np.inf if clip is None else clip),
                                    "weight": f32_bits(residual_weight or 0.0)})
         sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
@@ -175,7 +184,7 @@ class OpEmitter:
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
         post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=residual_weight)
-        up = self.linear([clips, frames], d, 4 * d)
+        up = self._linear_reading(norm, [clips, frames], d, 4 * d)
         down = self.linear([clips, frames], 4 * d, d)
         x = f32([clips, frames, d])
         func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
@@ -188,7 +197,7 @@ class OpEmitter:
                    dw_layout: str) -> Func:
         norm = self.rms_norm([clips, frames], d, eps, feeds_matmul=True)
         conv_norm = self.rms_norm([clips, frames], d, eps, clip=clip)
-        start = self.linear([clips, frames], d, 2 * d)
+        start = self._linear_reading(norm, [clips, frames], d, 2 * d)
         end = self.linear([clips, frames], d, d)
         dw_shape = {"d1k": [d, 1, kernel], "dk1": [d, kernel, 1]}[dw_layout]
         x = f32([clips, frames, d])
@@ -209,6 +218,7 @@ class OpEmitter:
         positions = max_past + 1
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
         post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=1.0)
+        qkv_proj = self._linear_reading(norm, [clips, frames], d, d)
         proj = self.linear([clips, frames], d, d)
         pos_proj = self.linear([positions], d, d)
         softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
@@ -219,10 +229,11 @@ class OpEmitter:
         wn = tensor([d], "bf16")
         func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}{'_Ksm90' if windows else ''}",
                     (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
-        return self._add("attention.mlir.j2", func, calls=[norm, post_norm, proj, pos_proj, softmax_sum], b=clips,
+        return self._add("attention.mlir.j2", func, calls=[norm, post_norm, qkv_proj, proj, pos_proj, softmax_sum],
+                         b=clips,
                          t=frames, d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk,
                          cxt=context, l=positions, cap=cap, w_dtype="bf16", timing=hex_blob(signal),
-                         q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, proj=proj,
+                         q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, qkv_proj=qkv_proj, proj=proj,
                          pos_proj=pos_proj, softmax_sum=softmax_sum, windows=windows)
 
 

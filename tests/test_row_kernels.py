@@ -197,3 +197,12 @@ def test_a_conformer_tail_is_one_kernel_dispatch():
                      r"tensor<1536xbf16>, tensor<6000x1536xf32>, i32, i32, i32, i32, i32, i32\) -> tensor<6000x1536xf32>",
                      text)
     assert f"arith.constant {int(np.float32(0.5).view(np.int32))} : i32" in text
+
+
+def test_a_norm_hands_its_matmul_the_bf16_operand_without_a_conversion():
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    ffw = lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5)  # noqa: E731
+    text, plain = probe_module(MLX_CUDA_V1, ffw, kernels=linked), probe_module(MLX_CUDA_V1, ffw)
+    to_operand = "(tensor<6000x1536xf32>) -> tensor<6000x1536xbf16>"
+    assert to_operand in plain and to_operand not in text
+    assert re.search(r'extern "rms_norm"\(.*\) -> tensor<6000x1536xbf16>', text)

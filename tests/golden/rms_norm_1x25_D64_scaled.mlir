@@ -1,7 +1,8 @@
 !x = tensor<1x25x64xf32>
+!y = tensor<1x25x64xf32>
 !rows = tensor<25x64xf32>
 !stat = tensor<25xf32>
-func.func private @rms_norm_1x25_D64_scaled(%x: !x, %w: tensor<64xbf16>) -> !x {
+func.func private @rms_norm_1x25_D64_scaled(%x: !x, %w: tensor<64xbf16>) -> !y {
   %rows = stablehlo.reshape %x : (!x) -> !rows
   %sumsq = func.call @lane_xor_sum_R25_W64_X8_sq(%rows) : (tensor<25x64xf32>) -> (tensor<25xf32>)
   %width_s = stablehlo.constant dense<0x42800000> : tensor<f32>
@@ -23,5 +24,5 @@ func.func private @rms_norm_1x25_D64_scaled(%x: !x, %w: tensor<64xbf16>) -> !x {
   %scaled = stablehlo.multiply %normed, %w_b : !rows
   %rounded = stablehlo.reduce_precision %scaled, format = e8m7 : !rows
   %y = stablehlo.reshape %rounded : (!rows) -> !x
-  return %y : !x
+  return %y : !y
 }

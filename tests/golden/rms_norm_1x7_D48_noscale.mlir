@@ -1,7 +1,8 @@
 !x = tensor<1x7x48xf32>
+!y = tensor<1x7x48xf32>
 !rows = tensor<7x48xf32>
 !stat = tensor<7xf32>
-func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !x {
+func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !y {
   %rows = stablehlo.reshape %x : (!x) -> !rows
   %sumsq = func.call @lane_xor_sum_R7_W48_X8_sq(%rows) : (tensor<7x48xf32>) -> (tensor<7xf32>)
   %width_s = stablehlo.constant dense<0x42400000> : tensor<f32>
@@ -20,5 +21,5 @@ func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !x {
   %normed = stablehlo.multiply %rows, %inv_b : !rows
   %rounded = stablehlo.reduce_precision %normed, format = e8m7 : !rows
   %y = stablehlo.reshape %rounded : (!rows) -> !x
-  return %y : !x
+  return %y : !y
 }
