@@ -28,9 +28,10 @@ KERNEL_SET = "triton-sm90"
 #: "auto": the Hopper kernels wherever they apply; "iree": IREE's code generation everywhere.
 KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
 HOPPER_ARCHS = ("sm_90", "sm_90a")
-KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper lane-sum kernel for every pinned 32-lane "
-                "sum and, under a BF16 contract, the wgmma GEMM for the linear layers, IREE's own code generation "
-                "elsewhere; iree = always IREE's; triton-sm90 = require both kernels.")
+KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum, "
+                "RMS norm and attention context window and, under a BF16 contract, the wgmma GEMM for the "
+                "linear layers, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = "
+                "require all of them.")
 
 
 class KernelChoiceError(ValueError):
@@ -52,7 +53,7 @@ class LinkedKernels:
         files = (([self.gemm] if self.gemm else []) + [self.lane_sums[t] for t in sorted(self.lane_sums)]
                  + [self.rms_norms[key] for key in sorted(self.rms_norms)] + [self.windows])
         digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
-        return f"{KERNEL_SET}{'' if self.gemm else '-sums'}@{digest[:16]}"
+        return f"{KERNEL_SET}{'' if self.gemm else '-without-gemm'}@{digest[:16]}"
 
     def gemm_launch(self, rows: int, cols: int, k: int) -> dict[str, object] | None:
         """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T, or None (IREE's dot)."""
