@@ -10,8 +10,11 @@ computes:
 - the GEMM: the contract's linear (BF16 operands, F32 accumulation, one BF16 rounding), so it is
   only linked under a contract with BF16 operands that rounds there;
 - the lane sums and RMS norms: the contract's reduction schedule and the norm's arithmetic, the same
-  operations in the same order, and the attention's context windows, a copy: they serve every
-  contract.
+  operations in the same order: they serve every contract;
+- the attention's context windows: a copy of BF16 matmul operands, so only contracts with BF16
+  operands.
+
+A shape a kernel does not cover keeps IREE's code; the function's symbol says which (`_Ksm90`).
 """
 
 from __future__ import annotations
@@ -75,10 +78,11 @@ class LinkedKernels:
         block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
         return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
 
-
-    def windows_launch(self, clips: int, blocks: int, heads: int, context: int, head_dim: int) -> dict[str, object] | None:
-        """The attention's K/V context windows as one copy dispatch, or None where the kernel's blocks are too small."""
-        if not WINDOWS_SM90.supports(context, head_dim):
+    def windows_launch(self, clips: int, blocks: int, heads: int, context: int, head_dim: int,
+                       operand_dtype: str) -> dict[str, object] | None:
+        """The attention's K/V context windows as one copy dispatch, or None: the kernel copies BF16
+        operands (not the F32 ones of an F32 contract) of at most its slots and dims."""
+        if operand_dtype != "bf16" or not WINDOWS_SM90.supports(context, head_dim):
             return None
         return _launch(self.windows, clips * blocks * heads)
 

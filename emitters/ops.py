@@ -46,7 +46,7 @@ class OpEmitter:
 
     module: ModuleBuilder
     contract: NumericContract
-    #: committed Hopper kernels for the linear layers and lane sums (None: IREE's code generation)
+    #: committed Hopper kernels: GEMM, lane sums, RMS norms, context windows (None: IREE's code generation)
     kernels: LinkedKernels | None = None
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
@@ -167,7 +167,7 @@ class OpEmitter:
         kernel = (self.kernels.rms_norm_launch(n, d, w_dtype, output)
                   if self.kernels is not None and scaled else None)
         symbol = "".join([f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}",
-                          "" if clip is None else "_clip",
+                          "" if clip is None else f"_clip{f32_bits(clip) & 0xFFFFFFFF:08x}",
                           "" if residual_weight is None else f"_res{residual_weight:g}",
                           "" if kernel is None else f"_Ksm90{'_bf16' if output == 'bf16' else ''}"])
         params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
@@ -223,7 +223,8 @@ class OpEmitter:
         pos_proj = self.linear([positions], d, d)
         softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
         signal = timing_signal(np.arange(max_past, -1, -1), d)
-        windows = self.kernels.windows_launch(clips, blocks, heads, context, hd) if self.kernels is not None else None
+        windows = (self.kernels.windows_launch(clips, blocks, heads, context, hd, self.contract.operand_dtype)
+                   if self.kernels is not None else None)
         x = f32([clips, frames, d])
         wm = tensor([d, d], "bf16")
         wn = tensor([d], "bf16")

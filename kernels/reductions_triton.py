@@ -1,8 +1,9 @@
 """The contract's row reductions as GPU kernels (build time only: imports triton).
 
 `lane_xor_sum` is the pinned 32-lane XOR row sum; `rms_norm` is the whole RMS norm of the
-`rms_norm` template around that same sum (with the clamp before it), in one pass over the rows, and
-`rms_norm_residual` adds the conformer module's residual after it.
+`rms_norm` template around that same sum (with the clamp before it) in one dispatch, which reads its
+rows of X twice (for the sum, then, mostly from cache, to normalize them), and `rms_norm_residual`
+adds the conformer module's residual after it.
 
 S[r] = sum over X[r, :width] in exactly the schedule of `contracts.emulation.lane_xor_sum`: thread t
 of a block of THREADS adds its `reads` adjacent values serially from +0 (squared first when
@@ -151,7 +152,7 @@ def rms_norm(x_ptr, w_ptr, y_ptr, rows, width, eps_bits, clip_bits, round_bf16,
 @triton.jit
 def rms_norm_residual(x_ptr, w_ptr, res_ptr, y_ptr, rows, width, eps_bits, clip_bits, weight_bits, round_bf16,
                       THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
-    """Y = round(RES + norm(clamp(X)) * weight): a conformer module's norm and residual in one pass."""
+    """Y = round(RES + norm(clamp(X)) * weight): a conformer module's norm and residual in one dispatch."""
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
     y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
                               ROWS_PER_BLOCK, THREADS)

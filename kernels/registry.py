@@ -129,13 +129,14 @@ GEMM_SM90 = GemmKernel(GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3),
 
 SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
 
-#: S = the 32-lane XOR row sum: one kernel per schedule block size; 4 warps.
+#: S = the 32-lane XOR row sum: one kernel per schedule block size; 4 warps. (File names carry the
+#: schedule's thread count, `t256`, not the launch's: a workgroup runs several rows' schedules.)
 LANE_SUMS_SM90 = {t: RowKernel(t, KernelFile(f"lane_xor_sum_t{t}_sm90", "lane_xor_sum", warps=4), row_budget=2048)
                   for t in SCHEDULE_THREADS}
 
 #: The whole scaled RMS norm of clamp(X) (8-read sum of squares, then the normalization), by output:
 #: "f32" carrier, "bf16" for a matmul operand, "residual" = round(RES + norm * weight). 8 warps, since a
-#: workgroup also holds its rows of X (schedule threads x 8 values each) for the second pass.
+#: workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
 RMS_NORM_OUTPUTS = {"f32": ("rms_norm", "rms_norm"), "bf16": ("rms_norm_bf16", "rms_norm"),
                     "residual": ("rms_norm_residual", "rms_norm_residual")}
 RMS_NORMS_SM90 = {(out, t): RowKernel(t, KernelFile(f"{stem}_t{t}_sm90", entry, warps=8), row_budget=1024)

@@ -82,7 +82,7 @@ def test_scratch_parameters_are_removed_only_when_unused():
     (SM90, MLX_CUDA_V1, "iree", False, False),
     (parse_target("cuda", "sm_80"), MLX_CUDA_V1, "auto", False, False),
     (parse_target("llvm-cpu"), MLX_CUDA_V1, "auto", False, False),
-    (SM90, F32_REFERENCE, "auto", True, False),  # the sums serve every contract, the GEMM BF16 ones
+    (SM90, F32_REFERENCE, "auto", True, False),  # the row kernels serve every contract, the GEMM BF16 ones
 ])
 def test_auto_links_the_kernels_only_on_hopper_and_the_gemm_only_under_a_bf16_contract(
         target, contract, choice, sums, gemm):

@@ -9,6 +9,7 @@ rebuilt byte for byte, and its parameter list is the one IREE's custom dispatch 
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import partial
 
@@ -25,18 +26,20 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.build import build_lane_sum, build_rms_norm
+from gemma3n_iree.kernels.registry import KERNEL_DIR
 
 from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
+# The interpreter's numpy arithmetic warns on the overflowing and NaN rows the tests feed on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in (multiply|add):RuntimeWarning")
 
 
 @pytest.fixture(scope="module")
 def interpreted():
     """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...)."""
+    run = interpreted_kernels("reductions_triton.py")  # skips without triton and torch
     import torch
-
-    run = interpreted_kernels("reductions_triton.py")
 
     def launch(name: str, kernel, rows: int, *args) -> None:
         run(name, kernel.workgroups(rows), *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup)
@@ -73,6 +76,13 @@ def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray
     return (rng.standard_normal((rows, width)) * np.exp2(rng.integers(-30, 30, (rows, width)))).astype(np.float32)
 
 
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit for bit, except that any NaN matches any NaN (payloads are not part of the contract)."""
+    nan = np.isnan(want)
+    return bool(np.array_equal(np.isnan(got), nan)
+                and np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32)))
+
+
 # Every schedule the encoder and prefill use (SSCP channel and frequency sums, the softmax over 24
 # context slots, RMS norms of 1536 / 2048 / 2560 / 256), and odd widths that pad the last thread.
 @pytest.mark.parametrize("width,reads,square", [
@@ -81,11 +91,15 @@ def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray
 ])
 def test_kernel_is_the_contract_schedule_bit_for_bit(interpreted, width, reads, square):
     x = _many_binades(np.random.default_rng(width * 10 + reads), 37, width)
-    got, want = interpreted[0](x, reads, square), lane_xor_sum(x, reads, square=square)
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    x[30, 0], x[31, -1], x[32, 0], x[32, -1] = np.nan, np.inf, np.inf, -np.inf  # NaN, +inf, inf - inf
+    got = interpreted[0](x, reads, square)
+    with np.errstate(invalid="ignore"):
+        want = lane_xor_sum(x, reads, square=square)
+    assert np.isnan(want[30]) and _same(got, want)
     # The data tells orders apart: numpy's own pairwise sum rounds differently on some rows.
-    other = ((x * x) if square else x).sum(axis=1, dtype=np.float32)
-    assert not np.array_equal(other.view(np.uint32), want.view(np.uint32))
+    with np.errstate(invalid="ignore", over="ignore"):
+        other = ((x * x) if square else x).sum(axis=1, dtype=np.float32)
+    assert not np.array_equal(other[:30].view(np.uint32), want[:30].view(np.uint32))
 
 
 @settings(max_examples=25, deadline=None)
@@ -101,16 +115,21 @@ def _norm_case(width: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(width)
     x = (rng.standard_normal((19, width)) * np.exp2(rng.integers(-12, 12, (19, width)))).astype(np.float32)
     x[3] = 0.0  # an all-zero row: the norm is 0 * (1 / sqrt(eps))
+    x[5, 1] = np.nan  # a NaN, infinities and values whose squares overflow: what each row becomes is
+    x[7, 2], x[9, 0] = np.inf, -np.inf  # the emulation's (NaN everywhere in these rows)
+    x[11, :3] = 3.0e38
     return x, rng.standard_normal(width).astype(ml_dtypes.bfloat16).astype(np.float32)
 
 
+
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
-@pytest.mark.parametrize("width", [1536, 2560, 256, 24, 300])
+@pytest.mark.parametrize("width", [1536, 2560, 256, 24, 300, 1000, 5000])  # all six schedule block sizes
 def test_norm_kernel_is_the_contract_rms_norm_bit_for_bit(interpreted, contract, width):
     x, w = _norm_case(width)
     got = interpreted[1](x, w, 1e-6, contract.rounds_at(None))
-    want = rms_norm(contract, x, w, 1e-6)
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = rms_norm(contract, x, w, 1e-6)
+    assert np.isnan(want[5]).all() and _same(got, want)
 
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
@@ -118,18 +137,19 @@ def test_norm_kernel_is_the_contract_rms_norm_bit_for_bit(interpreted, contract,
 def test_norm_kernel_with_clamp_and_residual_is_the_conformer_tail(interpreted, contract, weight):
     x, w = _norm_case(1536)
     res = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
-    clip = float(np.quantile(np.abs(x), 0.9))  # a tenth of the values are clamped
+    clip = float(np.quantile(np.abs(x[np.isfinite(x)]), 0.9))  # a tenth of the values are clamped
     got = interpreted[1](x, w, 1e-6, contract.rounds_at(None), clip=clip, res=res, weight=weight)
-    norm = rms_norm(contract, np.clip(x, -clip, clip), w, 1e-6)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = rms_norm(contract, np.clip(x, -clip, clip), w, 1e-6)  # the clamp keeps the NaN
     want = rnd(contract, (res + (norm * np.float32(weight)).astype(np.float32)).astype(np.float32))
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.isnan(want[5]).all() and not np.isnan(want[7]).any() and _same(got, want)
 
 
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
     want = rms_norm(MLX_CUDA_V1, np.clip(x, -10.0, 10.0), w, 1e-6)
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert _same(got, want)
 
 
 # Parameters: the bindings' pointers, then the push constants (lane sum: X, S; rows, width, reads,
@@ -206,3 +226,37 @@ def test_a_norm_hands_its_matmul_the_bf16_operand_without_a_conversion():
     to_operand = "(tensor<6000x1536xf32>) -> tensor<6000x1536xbf16>"
     assert to_operand in plain and to_operand not in text
     assert re.search(r'extern "rms_norm"\(.*\) -> tensor<6000x1536xbf16>', text)
+
+
+def _scalar_parameters(source: str, kernel: str) -> list[str]:
+    """A kernel's push constants as its Triton source declares them: the parameters after the
+    pointers (`*_ptr`), before the compile-time ones (`tl.constexpr`) — the PTX parameter order."""
+    tree = ast.parse((KERNEL_DIR / source).read_text())
+    func = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == kernel)
+    return [a.arg for a in func.args.args if not a.arg.endswith("_ptr") and a.annotation is None]
+
+
+_BITS = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
+
+
+# For each kernel: a call the emitter makes, and the value each named parameter must receive.
+@pytest.mark.parametrize("source,kernel,build,values", [
+    ("reductions_triton.py", "lane_xor_sum", lambda e: e.lane_xor_sum(767488, 128, reads=4),
+     {"rows": "767488", "width": "128", "reads": "4", "square": "0"}),
+    ("reductions_triton.py", "rms_norm", lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
+     {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10), "round_bf16": "1"}),
+    ("reductions_triton.py", "rms_norm_residual",
+     lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
+     {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10),
+      "weight_bits": _BITS(0.5), "round_bf16": "1"}),
+    ("windows_triton.py", "context_windows", lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
+     {"frames": "750", "blocks": "63", "heads": "8", "head_dim": "192", "chunk": "12", "past": "12",
+      "context": "24"}),
+])
+def test_push_constants_follow_the_kernel_signature(source, kernel, build, values):
+    text = probe_module(MLX_CUDA_V1, build, kernels=select_kernels("auto", SM90, MLX_CUDA_V1))
+    call = re.search(rf'hal.dispatch.extern "{kernel}"\(([^)]*)\)', text)
+    operands = [v.strip() for v in call.group(1).split(",")]
+    constants = [re.search(rf"{v} = arith.constant (-?\d+) : i32", text).group(1) for v in operands
+                 if re.search(rf"{v} = arith.constant (-?\d+) : i32", text)]
+    assert constants == [values[name] for name in _scalar_parameters(source, kernel)]

@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
@@ -44,9 +44,9 @@ def _windows(x: np.ndarray, chunk: int, past: int) -> np.ndarray:
     (3, 7, 1, 5, 4, 8),       # odd sizes, three blocks of context
 ])
 def test_kernel_writes_the_windows(clips, frames, heads, head_dim, chunk, past):
+    launch = interpreted_kernels("windows_triton.py")  # skips without triton and torch
     import torch
 
-    launch = interpreted_kernels("windows_triton.py")
     x = np.random.default_rng(frames).standard_normal((clips, frames, heads, head_dim)).astype(ml_dtypes.bfloat16)
     want = _windows(x, chunk, past)
     got = torch.full(want.shape, float("nan"), dtype=torch.bfloat16)  # every slot must be written
@@ -80,3 +80,11 @@ def test_the_attention_reads_its_key_and_value_windows_from_the_kernel():
     # IREE's version concatenates two blocks for keys and for values; the kernel version concatenates
     # only the key-validity mask, as both do.
     assert plain.count("stablehlo.concatenate") - text.count("stablehlo.concatenate") == 2
+
+
+def test_an_f32_contract_keeps_iree_windows():
+    """The kernel copies BF16 operands; under f32-reference the operands are F32, so IREE builds them."""
+    linked = select_kernels("auto", SM90, F32_REFERENCE)
+    text = probe_module(F32_REFERENCE, lambda e: e.attention(2, 25, 64, 2, 12, 12, 50.0, 1e-6, 1e10), kernels=linked)
+    assert "context_windows" not in text and '"lane_xor_sum"' in text  # the row kernels still serve it
+    assert not re.search(r"hal.dispatch.extern [^\n]*-> tensor<[0-9x]*bf16>", text)  # nothing comes back as BF16

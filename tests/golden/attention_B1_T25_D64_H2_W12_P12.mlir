@@ -19,7 +19,7 @@
 func.func private @attention_B1_T25_D64_H2_W12_P12(%x: !x, %valid: !valid, %pre_norm: !wn, %wq: !wm, %wk: !wm, %wv: !wm, %per_dim_scale: tensor<32xbf16>, %wpos: !wm, %wpost: !wm, %post_norm: !wn) -> !x {
   %zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %zero_op = stablehlo.constant dense<0.000000e+00> : tensor<bf16>
-  %normed = func.call @rms_norm_1x25_D64_scaled_clip(%x, %pre_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
+  %normed = func.call @rms_norm_1x25_D64_scaled_clip501502f9(%x, %pre_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
   %q = func.call @linear_1x25_K64_N64_Ibf16(%normed, %wq) : (tensor<1x25x64xf32>, tensor<64x64xbf16>) -> (tensor<1x25x64xf32>)
   %k = func.call @linear_1x25_K64_N64_Ibf16(%normed, %wk) : (tensor<1x25x64xf32>, tensor<64x64xbf16>) -> (tensor<1x25x64xf32>)
   %v = func.call @linear_1x25_K64_N64_Ibf16(%normed, %wv) : (tensor<1x25x64xf32>, tensor<64x64xbf16>) -> (tensor<1x25x64xf32>)
@@ -120,6 +120,6 @@ func.func private @attention_B1_T25_D64_H2_W12_P12(%x: !x, %valid: !valid, %pre_
   %attended_flat = stablehlo.reshape %attended_t : (!q_blk) -> tensor<1x36x64xf32>
   %context = "stablehlo.slice"(%attended_flat) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 25, 64>, strides = array<i64: 1, 1, 1>} : (tensor<1x36x64xf32>) -> !x
   %out = func.call @linear_1x25_K64_N64_Ibf16(%context, %wpost) : (tensor<1x25x64xf32>, tensor<64x64xbf16>) -> (tensor<1x25x64xf32>)
-  %y = func.call @rms_norm_1x25_D64_scaled_clip_res1(%out, %post_norm, %x) : (tensor<1x25x64xf32>, tensor<64xbf16>, tensor<1x25x64xf32>) -> (tensor<1x25x64xf32>)
+  %y = func.call @rms_norm_1x25_D64_scaled_clip501502f9_res1(%out, %post_norm, %x) : (tensor<1x25x64xf32>, tensor<64xbf16>, tensor<1x25x64xf32>) -> (tensor<1x25x64xf32>)
   return %y : !x
 }

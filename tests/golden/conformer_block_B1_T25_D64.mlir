@@ -6,6 +6,6 @@ func.func private @conformer_block_B1_T25_D64(%x: !x, %valid: !valid, %w0: tenso
   %masked = func.call @mask_frames_1x25x64(%attn, %valid) : (tensor<1x25x64xf32>, tensor<1x25xi1>) -> (tensor<1x25x64xf32>)
   %lconv = func.call @light_conv_B1_T25_D64_K5_d1k(%masked, %w12, %w13, %w14, %w15, %w16) : (tensor<1x25x64xf32>, tensor<64xbf16>, tensor<128x64xbf16>, tensor<64x1x5xbf16>, tensor<64xbf16>, tensor<64x64xbf16>) -> (tensor<1x25x64xf32>)
   %ffw_end = func.call @feed_forward_B1_T25_D64(%lconv, %w17, %w18, %w19, %w20) : (tensor<1x25x64xf32>, tensor<64xbf16>, tensor<256x64xbf16>, tensor<64x256xbf16>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
-  %out = func.call @rms_norm_1x25_D64_scaled_clip(%ffw_end, %w21) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
+  %out = func.call @rms_norm_1x25_D64_scaled_clip501502f9(%ffw_end, %w21) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
   return %out, %ffw_start, %attn, %lconv, %ffw_end : !x, !x, !x, !x, !x
 }

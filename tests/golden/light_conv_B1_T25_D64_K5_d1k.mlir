@@ -46,7 +46,7 @@ func.func private @light_conv_B1_T25_D64_K5_d1k(%x: !x, %pre_norm: !wn, %w_start
   %prod4 = stablehlo.multiply %in4, %w4_b : !tap
   %acc4 = stablehlo.add %acc3, %prod4 : !tap
   %conv = stablehlo.reduce_precision %acc4, format = e8m7 : !x
-  %conv_normed = func.call @rms_norm_1x25_D64_scaled_clip(%conv, %conv_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
+  %conv_normed = func.call @rms_norm_1x25_D64_scaled_clip501502f9(%conv, %conv_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
   %act_gate = stablehlo.logistic %conv_normed : !x
   %act_raw = stablehlo.multiply %conv_normed, %act_gate : !x
   %act = stablehlo.reduce_precision %act_raw, format = e8m7 : !x
