@@ -38,17 +38,17 @@ def _context_blocks(x: np.ndarray, blocks: int, chunk: int, max_past: int) -> np
     return np.concatenate([xb[:, i:i + blocks] for i in range(nb + 1)], axis=2)
 
 
-def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.ndarray,
-              w: Callable[[str], np.ndarray]) -> np.ndarray:
-    b, t, d = x.shape
-    heads, hd, chunk, past = cfg.conf_num_attention_heads, cfg.head_dim, cfg.conf_attention_chunk_size, cfg.max_past
-    blocks, ctx = -(-t // chunk), cfg.context_size
-    eps, clip = cfg.rms_norm_eps, cfg.gradient_clipping
-    h = E.rms_norm(c, E.clamp(x, clip), w("pre_attn_norm"), eps)
-    q, k, v = (E.linear(c, h, w(n)).reshape(b, t, heads, hd) for n in ("q_proj", "k_proj", "v_proj"))
-    softplus = E.rnd(c, E.softplus(w("per_dim_scale")))
-    scale = E.rnd(c, (softplus * F32(E.query_scale(hd))).astype(F32))
-    q = E.rnd(c, (q * scale).astype(F32))
+def attention_core(c: NumericContract, q: np.ndarray, k: np.ndarray, v: np.ndarray, pos: np.ndarray,
+                   valid: np.ndarray, chunk: int, past: int, cap: float,
+                   exp: Callable[[np.ndarray], np.ndarray] = np.exp,
+                   tanh: Callable[[np.ndarray], np.ndarray] = np.tanh) -> np.ndarray:
+    """The attention between its projections: scaled queries, keys and values [B, T, H, hd] and the
+    projected relative positions [past + 1, H, hd] -> the attended values [B, T, H, hd].
+
+    `exp` and `tanh` are the F32 functions the backend uses (numpy's by default; IREE's own are in
+    `iree_math`, which is what a kernel replacing IREE's code must match)."""
+    b, t, heads, hd = q.shape
+    blocks, ctx = -(-t // chunk), chunk + past
     q_blk = np.pad(q, [(0, 0), (0, blocks * chunk - t), (0, 0), (0, 0)]).reshape(b, blocks, chunk, heads, hd)
     k_ctx, v_ctx = (_context_blocks(a, blocks, chunk, past) for a in (k, v))
     key_valid = _context_blocks(valid, blocks, chunk, past)
@@ -57,8 +57,6 @@ def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.nda
     v_ctx = np.where(key_valid[..., None, None], v_ctx, F32(0)).astype(F32)
     qo, ko, vo = (E.operand(c, a).astype(np.float64) for a in (q_blk, k_ctx, v_ctx))
     content = E.rnd(c, E.exact_f32(np.einsum("buwnh,bucnh->bunwc", qo, ko)))
-    signal = E.timing_signal(np.arange(past, -1, -1), d)
-    pos = E.linear(c, signal, w("pos_proj")).reshape(past + 1, heads, hd)
     rel = E.rnd(c, E.exact_f32(np.einsum("buwnh,fnh->bunwf", qo, E.operand(c, pos).astype(np.float64))))
     shifted = np.zeros(rel.shape[:-1] + (ctx,), F32)
     for wi in range(chunk):
@@ -66,17 +64,33 @@ def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.nda
             if wi + f < ctx:
                 shifted[..., wi, wi + f] = rel[..., wi, f]
     logits = E.rnd(c, (content + shifted).astype(F32))
-    cap = F32(cfg.conf_attention_logit_cap)
-    capped = E.rnd(c, (np.tanh((logits / cap).astype(F32)).astype(F32) * cap).astype(F32))
+    cap = F32(cap)
+    capped = E.rnd(c, (tanh((logits / cap).astype(F32)).astype(F32) * cap).astype(F32))
     lag = np.arange(ctx)[None, :] - np.arange(chunk)[:, None]
     band = (lag >= 0) & (lag <= past)
     allowed = band[None, None, None] & key_valid[:, :, None, None, :]
     masked = np.where(allowed, capped, F32(E.BF16_MIN)).astype(F32)
-    e = np.exp((masked - masked.max(axis=-1, keepdims=True)).astype(F32)).astype(F32)
+    e = exp((masked - masked.max(axis=-1, keepdims=True)).astype(F32)).astype(F32)
     probs = E.rnd(c, (e / E.lane_xor_sum(e, reads=1)[..., None]).astype(F32))
     attended = E.rnd(c, E.exact_f32(np.einsum("bunwc,bucnh->bunwh", E.operand(c, probs).astype(np.float64), vo)))
-    context = attended.transpose(0, 1, 3, 2, 4).reshape(b, blocks * chunk, d)[:, :t]
-    o = E.linear(c, context, w("post"))
+    return attended.transpose(0, 1, 3, 2, 4).reshape(b, blocks * chunk, heads, hd)[:, :t]
+
+
+def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.ndarray,
+              w: Callable[[str], np.ndarray]) -> np.ndarray:
+    b, t, d = x.shape
+    heads, hd = cfg.conf_num_attention_heads, cfg.head_dim
+    eps, clip = cfg.rms_norm_eps, cfg.gradient_clipping
+    h = E.rms_norm(c, E.clamp(x, clip), w("pre_attn_norm"), eps)
+    q, k, v = (E.linear(c, h, w(n)).reshape(b, t, heads, hd) for n in ("q_proj", "k_proj", "v_proj"))
+    softplus = E.rnd(c, E.softplus(w("per_dim_scale")))
+    scale = E.rnd(c, (softplus * F32(E.query_scale(hd))).astype(F32))
+    q = E.rnd(c, (q * scale).astype(F32))
+    signal = E.timing_signal(np.arange(cfg.max_past, -1, -1), d)
+    pos = E.linear(c, signal, w("pos_proj")).reshape(cfg.max_past + 1, heads, hd)
+    attended = attention_core(c, q, k, v, pos, valid, cfg.conf_attention_chunk_size, cfg.max_past,
+                              cfg.conf_attention_logit_cap)
+    o = E.linear(c, attended.reshape(b, t, d), w("post"))
     o = E.rms_norm(c, E.clamp(o, clip), w("post_norm"), eps)
     return E.rnd(c, (x + o).astype(F32))
 

@@ -8,11 +8,14 @@ the compiler embeds each kernel's PTX. Each kernel computes exactly what the tem
 computes:
 
 - the GEMM: the contract's linear (BF16 operands, F32 accumulation, one BF16 rounding), so it is
-  only linked under a contract with BF16 operands that rounds there;
+  only linked under a contract with BF16 operands that rounds there; a variant applies the
+  feed-forward's SiLU (with IREE's own exp) in its store;
 - the lane sums and RMS norms: the contract's reduction schedule and the norm's arithmetic, the same
   operations in the same order: they serve every contract;
-- the attention's context windows: a copy of BF16 matmul operands, so only contracts with BF16
-  operands.
+- the attention's core (products, relative shift, soft cap, mask, softmax, P.V): the contract's
+  matmuls (BF16 operands, F32 accumulation) and, between them, the template's elementwise
+  operations and pinned sum with IREE's own exp and tanh, so only under a contract with BF16
+  operands that rounds after each op; it hands its result to the output projection as BF16;
 
 A shape a kernel does not cover keeps IREE's code; the function's symbol says which (`_Ksm90`).
 """
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 
 from ..contracts.emulation import lane_threads
 from ..contracts.policy import NumericContract
-from ..kernels import GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, WINDOWS_SM90, VerifiedKernel
+from ..kernels import ATTENTION_SM90, GEMM_SILU_SM90, GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
 from .targets import Target
 
 KERNEL_SET = "triton-sm90"
@@ -33,7 +36,7 @@ KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
 HOPPER_ARCHS = ("sm_90", "sm_90a")
 KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum, "
                 "RMS norm and attention context window and, under a BF16 contract, the wgmma GEMM for the "
-                "linear layers, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = "
+                "linear layers and the attention core, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = "
                 "require all of them.")
 
 
@@ -46,23 +49,27 @@ class LinkedKernels:
     """The verified kernel files a module links, and the launch each call site needs."""
 
     gemm: VerifiedKernel | None
+    gemm_silu: VerifiedKernel | None
     lane_sums: dict[int, VerifiedKernel]
     rms_norms: dict[tuple[str, int], VerifiedKernel]
-    windows: VerifiedKernel
+    attention: VerifiedKernel | None
 
     @property
     def identity(self) -> str:
         """Names the set and hashes every linked file (cache identity, entry reflection)."""
-        files = (([self.gemm] if self.gemm else []) + [self.lane_sums[t] for t in sorted(self.lane_sums)]
-                 + [self.rms_norms[key] for key in sorted(self.rms_norms)] + [self.windows])
+        optional = [k for k in (self.gemm, self.gemm_silu, self.attention) if k is not None]
+        files = (optional + [self.lane_sums[t] for t in sorted(self.lane_sums)]
+                 + [self.rms_norms[key] for key in sorted(self.rms_norms)])
         digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
-        return f"{KERNEL_SET}{'' if self.gemm else '-without-gemm'}@{digest[:16]}"
+        return f"{KERNEL_SET}{'' if optional else '-row-kernels-only'}@{digest[:16]}"
 
-    def gemm_launch(self, rows: int, cols: int, k: int) -> dict[str, object] | None:
-        """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T, or None (IREE's dot)."""
-        if self.gemm is None or not GEMM_SM90.supports(cols, k):
+    def gemm_launch(self, rows: int, cols: int, k: int, silu: bool = False) -> dict[str, object] | None:
+        """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T (with `silu`, its SiLU), or
+        None (IREE's dot)."""
+        kernel = self.gemm_silu if silu else self.gemm
+        if kernel is None or not GEMM_SM90.supports(cols, k):
             return None
-        return _launch(self.gemm, GEMM_SM90.workgroups(rows, cols))
+        return _launch(kernel, GEMM_SM90.workgroups(rows, cols))
 
     def lane_sum_launch(self, rows: int, width: int, reads: int) -> dict[str, object]:
         """What the lane-sum template needs to reduce [rows, width] with `reads` reads per thread."""
@@ -72,19 +79,20 @@ class LinkedKernels:
     def rms_norm_launch(self, rows: int, width: int, w_dtype: str, output: str) -> dict[str, object] | None:
         """The whole scaled RMS norm of [rows, width] in one dispatch, or None (BF16 weights only).
 
-        `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16 or residual."""
+        `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16, residual or
+        residual_bf16."""
         if w_dtype != "bf16":
             return None
         block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
         return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
 
-    def windows_launch(self, clips: int, blocks: int, heads: int, context: int, head_dim: int,
-                       operand_dtype: str) -> dict[str, object] | None:
-        """The attention's K/V context windows as one copy dispatch, or None: the kernel copies BF16
-        operands (not the F32 ones of an F32 contract) of at most its slots and dims."""
-        if operand_dtype != "bf16" or not WINDOWS_SM90.supports(context, head_dim):
+    def attention_launch(self, clips: int, blocks: int, heads: int, chunk: int, context: int,
+                         head_dim: int) -> dict[str, object] | None:
+        """The attention between its projections as one dispatch, or None: the kernel (linked only under
+        a contract with BF16 operands that rounds after each op) covers at most its rows, slots and dims."""
+        if self.attention is None or not ATTENTION_SM90.supports(chunk, context, head_dim):
             return None
-        return _launch(self.windows, clips * blocks * heads)
+        return _launch(self.attention, clips * blocks * heads)
 
 
 def _launch(kernel: VerifiedKernel, workgroups: int) -> dict[str, object]:
@@ -121,6 +129,9 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
         if choice == "auto":
             return None
         raise KernelChoiceError(f"--kernels {choice} is not available: {reason}")
-    gemm = GEMM_SM90.file.verify() if _gemm_fits(contract) else None
-    return LinkedKernels(gemm, {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
-                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()}, WINDOWS_SM90.file.verify())
+    bf16_rounding = _gemm_fits(contract)
+    return LinkedKernels(GEMM_SM90.file.verify() if bf16_rounding else None,
+                         GEMM_SILU_SM90.file.verify() if bf16_rounding else None,
+                         {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
+                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()},
+                         ATTENTION_SM90.file.verify() if bf16_rounding else None)

@@ -46,7 +46,7 @@ class OpEmitter:
 
     module: ModuleBuilder
     contract: NumericContract
-    #: committed Hopper kernels: GEMM, lane sums, RMS norms, context windows (None: IREE's code generation)
+    #: committed Hopper kernels: GEMM, lane sums, RMS norms, attention core (None: IREE's code generation)
     kernels: LinkedKernels | None = None
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
@@ -132,36 +132,71 @@ class OpEmitter:
                          sum_freq=sum_freq, scan=scan)
 
     # ------------------------------------------------------------------ dense layers
-    def linear(self, lead: Sequence[int], k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32") -> Func:
-        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type."""
+    def linear(self, lead: Sequence[int], k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32",
+               silu: bool = False, kernel_bf16: bool = False) -> Func:
+        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. With
+        `silu` (only where the GEMM kernel serves the shape: `_silu_linear`), y = round(silu(y)), handed
+        over as BF16 for the next matmul; with `kernel_bf16`, the GEMM kernel's BF16 result is handed
+        over as it is where the kernel serves the shape (an F32 carrier elsewhere)."""
         lead = list(lead)
         n = 1
         for d in lead:
             n *= d
-        gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
+        gemm = self.kernels.gemm_launch(n, out, k, silu=silu) if self.kernels is not None else None
+        if silu and gemm is None:
+            raise ValueError("the SiLU epilogue exists only in the GEMM kernel; check _silu_linear first")
         symbol = "".join([f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
-                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else ""])
-        func = Func(symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (f32(lead + [out]),))
+                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else "", "_silu" if silu else ""])
+        bf16_result = gemm is not None and (silu or kernel_bf16)
+        if bf16_result and not silu:
+            symbol += "_Ybf16"
+        y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
+        func = Func(symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
         return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, x_dtype=x_dtype,
-                         gemm=gemm)
+                         gemm=gemm, bf16_result=bf16_result)
 
-    def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int) -> Func:
+    def _residual_norm_reading(self, producer: Func, lead: Sequence[int], d: int, eps: float, clip: float,
+                               weight: float) -> Func:
+        """A module's clamp + post-norm + residual, reading `producer`'s result in its carrier."""
+        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [d], "bf16") else "f32"
+        return self.rms_norm(lead, d, eps, clip=clip, residual_weight=weight, x_dtype=carrier)
+
+    def _silu_linear(self, producer: Func, lead: Sequence[int], k: int, out: int) -> Func | None:
+        """The linear layer reading `producer` with the SiLU in the GEMM kernel's store, or None where
+        the kernel does not serve it (the template then applies `m.silu` after a plain linear)."""
+        n = 1
+        for d in lead:
+            n *= d
+        if self.kernels is None or self.kernels.gemm_launch(n, out, k, silu=True) is None:
+            return None
+        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [k], "bf16") else "f32"
+        return self.linear(lead, k, out, x_dtype=carrier, silu=True)
+
+    def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int,
+                        kernel_bf16: bool = False) -> Func:
         """The linear layer that reads `producer`'s result, in whatever carrier it hands over (F32 or BF16)."""
         carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [k], "bf16") else "f32"
-        return self.linear(lead, k, out, x_dtype=carrier)
+        return self.linear(lead, k, out, x_dtype=carrier, kernel_bf16=kernel_bf16)
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
-                 clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False) -> Func:
+                 clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False,
+                 x_dtype: str = "f32") -> Func:
         """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given; with
         `residual_weight`, returns round(res + norm * weight) for a third argument `res` (a conformer
-        module's tail). `feeds_matmul` lets a kernel hand its BF16-valued result over as BF16."""
+        module's tail), and x may be a GEMM kernel's BF16 result (`x_dtype`). `feeds_matmul` lets a
+        kernel hand its BF16-valued result over as BF16."""
         lead = list(lead)
         n = 1
         for dim in lead:
             n *= dim
         x = f32(lead + [d])
-        args = (x,) + ((tensor([d], w_dtype),) if scaled else ()) + ((x,) if residual_weight is not None else ())
+        args = ((tensor(lead + [d], x_dtype),) + ((tensor([d], w_dtype),) if scaled else ())
+                + ((x,) if residual_weight is not None else ()))
         output = "residual" if residual_weight is not None else "f32"
+        if x_dtype == "bf16":
+            if output != "residual" or self.kernels is None or not scaled or w_dtype != "bf16":
+                raise ValueError("a BF16 input is read only by the residual RMS-norm kernel")
+            output = "residual_bf16"
         if feeds_matmul and output == "f32" and self.contract.operand_dtype == "bf16" and self.contract.rounds_at(None):
             output = "bf16"
         kernel = (self.kernels.rms_norm_launch(n, d, w_dtype, output)
@@ -169,29 +204,35 @@ class OpEmitter:
         symbol = "".join([f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}",
                           "" if clip is None else f"_clip{f32_bits(clip) & 0xFFFFFFFF:08x}",
                           "" if residual_weight is None else f"_res{residual_weight:g}",
+                          "" if x_dtype == "f32" else f"_X{x_dtype}",
                           "" if kernel is None else f"_Ksm90{'_bf16' if output == 'bf16' else ''}"])
         params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
                       residual_weight=residual_weight, kernel=kernel)
         if kernel is not None:
             result = tensor(lead + [d], "bf16") if output == "bf16" else x  # BF16 straight into the matmul
-            return self._add("rms_norm.mlir.j2", Func(symbol, args, (result,)), **params, output=output,
+            return self._add("rms_norm.mlir.j2", Func(symbol, args, (result,)), **params, output=output, x_dtype=x_dtype,
                              bits={"eps": f32_bits(eps), "clip": f32_bits(np.inf if clip is None else clip),
                                    "weight": f32_bits(residual_weight or 0.0)})
         sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
-        return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), calls=[sumsq], **params, sumsq=sumsq)
+        return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), calls=[sumsq], **params, sumsq=sumsq,
+                         x_dtype=x_dtype)
 
     # ------------------------------------------------------------------ conformer modules
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
-        post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=residual_weight)
-        up = self._linear_reading(norm, [clips, frames], d, 4 * d)
-        down = self.linear([clips, frames], 4 * d, d)
+        up = self._silu_linear(norm, [clips, frames], d, 4 * d)
+        fused_silu = up is not None
+        if not fused_silu:
+            up = self._linear_reading(norm, [clips, frames], d, 4 * d)
+        down = self.linear([clips, frames], 4 * d, d, x_dtype=self.contract.operand_dtype if fused_silu else "f32",
+                           kernel_bf16=True)
+        post_norm = self._residual_norm_reading(down, [clips, frames], d, eps, clip, residual_weight)
         x = f32([clips, frames, d])
         func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
                     (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
                      tensor([d], "bf16")), (x,))
         return self._add("feed_forward.mlir.j2", func, calls=[norm, post_norm, up, down], b=clips, t=frames, d=d,
-                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down)
+                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down, fused_silu=fused_silu)
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
                    dw_layout: str) -> Func:
@@ -217,27 +258,33 @@ class OpEmitter:
         context = chunk + max_past
         positions = max_past + 1
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
-        post_norm = self.rms_norm([clips, frames], d, eps, clip=clip, residual_weight=1.0)
-        qkv_proj = self._linear_reading(norm, [clips, frames], d, d)
-        proj = self.linear([clips, frames], d, d)
+        lead, operands = [clips, frames], self.contract.operand_dtype
+        core = (self.kernels.attention_launch(clips, blocks, heads, chunk, context, hd)
+                if self.kernels is not None else None)
+        qkv_proj = self._linear_reading(norm, lead, d, d, kernel_bf16=core is not None)
+        if qkv_proj.result_types[0] != tensor(lead + [d], "bf16"):  # the kernel reads the GEMM kernel's BF16
+            core, qkv_proj = None, self._linear_reading(norm, lead, d, d)
         pos_proj = self.linear([positions], d, d)
-        softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
         signal = timing_signal(np.arange(max_past, -1, -1), d)
-        windows = (self.kernels.windows_launch(clips, blocks, heads, context, hd, self.contract.operand_dtype)
-                   if self.kernels is not None else None)
+        if core is not None:  # the kernel hands the attended values over as BF16 operands
+            proj, softmax_sum = self.linear(lead, d, d, x_dtype=operands, kernel_bf16=True), None
+        else:
+            proj = self.linear(lead, d, d, kernel_bf16=True)
+            softmax_sum = self.lane_xor_sum(clips * blocks * heads * chunk, context, reads=1)
+        post_norm = self._residual_norm_reading(proj, lead, d, eps, clip, 1.0)
         x = f32([clips, frames, d])
         wm = tensor([d, d], "bf16")
         wn = tensor([d], "bf16")
-        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}{'_Ksm90' if windows else ''}",
+        suffix = "_Ksm90" if core else ""
+        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}{suffix}",
                     (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
-        return self._add("attention.mlir.j2", func, calls=[norm, post_norm, qkv_proj, proj, pos_proj, softmax_sum],
-                         b=clips,
+        calls = [norm, post_norm, qkv_proj, proj, pos_proj] + ([softmax_sum] if softmax_sum else [])
+        return self._add("attention.mlir.j2", func, calls=calls, b=clips,
                          t=frames, d=d, h=heads, hd=hd, w=chunk, u=blocks, p=max_past, nb=max_past // chunk,
                          cxt=context, l=positions, cap=cap, w_dtype="bf16", timing=hex_blob(signal),
                          q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, qkv_proj=qkv_proj, proj=proj,
-                         pos_proj=pos_proj, softmax_sum=softmax_sum, windows=windows)
-
-
+                         pos_proj=pos_proj, softmax_sum=softmax_sum, core=core,
+                         cap_bits=f32_bits(cap), mask_bits=f32_bits(BF16_MIN))
 
     # ------------------------------------------------------------------ stage composition
     def sscp_block(self, conv: Func, norm: Func, mask: Func, b: int, t: int, f: int, cin: int, to: int, fo: int,

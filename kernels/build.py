@@ -18,8 +18,8 @@ import os
 import re
 from pathlib import Path
 
-from .registry import (GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, WINDOWS_SM90, GemmKernel, KernelFile,
-                       RowKernel, WindowKernel)
+from .registry import (ATTENTION_SM90, GEMM_SILU_SM90, GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, AttentionKernel,
+                       GemmKernel, KernelFile, RowKernel)
 
 PTX_VERSION = 84  # PTX ISA 8.4: wgmma needs 8.0; the driver accepts up to 9.0
 SM90 = 90
@@ -69,8 +69,8 @@ def build_gemm(kernel: GemmKernel = GEMM_SM90, out_dir: Path = KERNEL_DIR) -> Pa
 
     tile = kernel.tile
     signature = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
-                 "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr"}
-    constexprs = {"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m}
+                 "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr", "SILU": "constexpr"}
+    constexprs = {"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m, "SILU": kernel.silu}
     # 16-byte aligned pointers, N and K multiples of 16: promises the emitter checks per call.
     return _compile(gemm_bf16_nt, kernel.file, signature, constexprs, (0, 1, 2, 4, 5), tile.stages, out_dir)
 
@@ -85,11 +85,11 @@ def build_lane_sum(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
 
 
 def build_rms_norm(kernel: RowKernel, output: str, out_dir: Path = KERNEL_DIR) -> Path:
-    """One RMS-norm variant: `output` is its RMS_NORM_OUTPUTS key (f32, bf16 or residual)."""
+    """One RMS-norm variant: `output` is its RMS_NORM_OUTPUTS key (f32, bf16, residual, residual_bf16)."""
     from . import reductions_triton
 
-    residual = output == "residual"
-    signature = {"x_ptr": "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}),
+    residual = output.startswith("residual")
+    signature = {"x_ptr": "*bf16" if output == "residual_bf16" else "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}),
                  "y_ptr": "*bf16" if output == "bf16" else "*fp32",
                  "rows": "i32", "width": "i32", "eps_bits": "i32", "clip_bits": "i32",
                  **({"weight_bits": "i32"} if residual else {}), "round_bf16": "i32",
@@ -100,20 +100,25 @@ def build_rms_norm(kernel: RowKernel, output: str, out_dir: Path = KERNEL_DIR) -
                     out_dir)
 
 
-def build_windows(kernel: WindowKernel = WINDOWS_SM90, out_dir: Path = KERNEL_DIR) -> Path:
-    from .windows_triton import context_windows
+def build_attention(kernel: AttentionKernel = ATTENTION_SM90, out_dir: Path = KERNEL_DIR) -> Path:
+    from .attention_triton import attention_core
 
-    signature = {"x_ptr": "*bf16", "w_ptr": "*bf16", **{name: "i32" for name in (
-        "frames", "blocks", "heads", "head_dim", "chunk", "past", "context")},
-                 "SLOTS": "constexpr", "DIMS": "constexpr"}
-    return _compile(context_windows, kernel.file, signature, {"SLOTS": kernel.slots, "DIMS": kernel.dims}, (0, 1), 1,
-                    out_dir)
+    signature = {"q_ptr": "*bf16", "scale_ptr": "*fp32", "k_ptr": "*bf16", "v_ptr": "*bf16", "pos_ptr": "*bf16",
+                 "valid_ptr": "*i32",
+                 "out_ptr": "*bf16", **{name: "i32" for name in (
+                     "frames", "blocks", "heads", "head_dim", "chunk", "past", "cap_bits", "mask_bits")},
+                 "ROWS": "constexpr", "SLOTS": "constexpr", "DIMS": "constexpr"}
+    constexprs = {"ROWS": kernel.rows, "SLOTS": kernel.slots, "DIMS": kernel.dims}
+    # 16-byte aligned pointers and a head width divisible by 16 (the emitter checks it): whole rows of a
+    # head are then aligned runs of 16 values, which the loads and stores move as vectors.
+    return _compile(attention_core, kernel.file, signature, constexprs, (0, 1, 2, 3, 4, 5, 6, 10), 1, out_dir)
 
 
 if __name__ == "__main__":
     print(build_gemm())
+    print(build_gemm(GEMM_SILU_SM90))
     for kernel in LANE_SUMS_SM90.values():
         print(build_lane_sum(kernel))
     for (output, _threads), kernel in RMS_NORMS_SM90.items():
         print(build_rms_norm(kernel, output))
-    print(build_windows())
+    print(build_attention())

@@ -23,23 +23,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def _xor_level(v, R: tl.constexpr, G: tl.constexpr, M: tl.constexpr):
-    """One butterfly level on [R, G, 2M]: lane l < M gets v[l] + v[l + M] (what lane 0 needs)."""
-    lo, hi = tl.split(tl.permute(tl.reshape(v, (R, G, 2, M)), (0, 1, 3, 2)))
-    return lo + hi
-
-
-@triton.jit
-def _warp_sum(v, R: tl.constexpr, G: tl.constexpr):
-    """[R, G, 32] -> [R, G]: lane 0 of the 32-lane shfl_xor butterfly of each of G warps."""
-    v = _xor_level(v, R, G, 16)
-    v = _xor_level(v, R, G, 8)
-    v = _xor_level(v, R, G, 4)
-    v = _xor_level(v, R, G, 2)
-    v = _xor_level(v, R, G, 1)
-    return tl.reshape(v, (R, G))
+from gemma3n_iree.kernels.triton_numerics import _round_to_bf16, _warp_sum
 
 
 @triton.jit
@@ -63,18 +47,6 @@ def _pad_to_32(v, R: tl.constexpr, N: tl.constexpr):
 
 
 @triton.jit
-def _round_to_bf16(y):
-    """Round to nearest even BF16, kept in F32, in integer ops (Triton's interpreter truncates on `.to`).
-
-    Carrying into the exponent is what makes values past BF16's largest finite round to infinity;
-    NaN stays NaN.
-    """
-    bits = y.to(tl.uint32, bitcast=True)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).to(tl.float32, bitcast=True)
-    return tl.where(y != y, y, rounded)
-
-
-@triton.jit
 def _clamp(x, clip):
     """clamp(x, -clip, clip) with NaN kept (what StableHLO's clamp lowers to); clip = +inf: x itself."""
     return tl.minimum(tl.maximum(x, -clip, propagate_nan=tl.PropagateNan.ALL), clip,
@@ -92,7 +64,7 @@ def _schedule_sum(x_ptr, row, rows, width, reads, square, clip,
     acc = tl.full((R, THREADS), 0.0, tl.float32)
     for k in range(reads):
         col = thread[None, :] * reads + k
-        v = tl.load(x_ptr + first + k, mask=live & (col < width), other=0.0)
+        v = tl.load(x_ptr + first + k, mask=live & (col < width), other=0.0).to(tl.float32)  # BF16 X: exact
         if CLAMP:
             v = _clamp(v, clip)
         if square:
@@ -131,7 +103,7 @@ def _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
     eps = eps_bits.to(tl.float32, bitcast=True)
     stab = tl.math.div_rn(total, width.to(tl.float32)) + eps
     inv = tl.math.div_rn(tl.full((R,), 1.0, tl.float32), tl.math.sqrt_rn(stab))
-    x = _clamp(tl.load(x_ptr + at, mask=live, other=0.0), clip)
+    x = _clamp(tl.load(x_ptr + at, mask=live, other=0.0).to(tl.float32), clip)
     w = tl.load(w_ptr + col, mask=col < width, other=0.0).to(tl.float32)
     y = (x * inv[:, None]) * w[None, :]
     if round_bf16:

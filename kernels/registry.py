@@ -78,10 +78,12 @@ class GemmTile:
 
 @dataclass(frozen=True)
 class GemmKernel:
-    """C = bf16(A @ B^T): A [M, K], B [N, K], C [M, N], all BF16, F32 accumulation."""
+    """C = bf16(A @ B^T): A [M, K], B [N, K], C [M, N], all BF16, F32 accumulation; with `silu`,
+    C = bf16(silu(bf16(A @ B^T))) (the feed-forward's up-projection and activation)."""
 
     tile: GemmTile
     file: KernelFile
+    silu: bool = False
 
     def supports(self, n: int, k: int) -> bool:
         """Shapes the kernel's compile-time promises cover (N, K multiples of 16, K of the K tile)."""
@@ -111,21 +113,26 @@ class RowKernel:
 
 
 @dataclass(frozen=True)
-class WindowKernel:
-    """The attention's key/value context windows for up to `slots` context slots of `dims` values."""
+class AttentionKernel:
+    """The chunked attention's core for up to `rows` queries per block, `slots` context slots (the
+    32-lane softmax sum's width, so exactly 32) and `dims` values per head, a multiple of 16 (a
+    compile-time promise that lets rows load as vectors)."""
 
+    rows: int
     slots: int
     dims: int
     file: KernelFile
 
-    def supports(self, context: int, head_dim: int) -> bool:
-        return context <= self.slots and head_dim <= self.dims
+    def supports(self, chunk: int, context: int, head_dim: int) -> bool:
+        return chunk <= self.rows and context <= self.slots and head_dim <= self.dims and head_dim % 16 == 0
 
 
 #: 128x256 output tiles, K tile 64, 8 warps, 3 pipeline stages: the fastest of six tilings measured on
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
 GEMM_SM90 = GemmKernel(GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3),
                        KernelFile("gemm_bf16_nt_sm90", "gemm_bf16_nt", warps=8))
+#: The same GEMM with the SiLU of the rounded result in its store.
+GEMM_SILU_SM90 = GemmKernel(GEMM_SM90.tile, KernelFile("gemm_bf16_nt_silu_sm90", "gemm_bf16_nt", warps=8), silu=True)
 
 SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
 
@@ -135,12 +142,16 @@ LANE_SUMS_SM90 = {t: RowKernel(t, KernelFile(f"lane_xor_sum_t{t}_sm90", "lane_xo
                   for t in SCHEDULE_THREADS}
 
 #: The whole scaled RMS norm of clamp(X) (8-read sum of squares, then the normalization), by output:
-#: "f32" carrier, "bf16" for a matmul operand, "residual" = round(RES + norm * weight). 8 warps, since a
+#: "f32" carrier, "bf16" for a matmul operand, "residual" = round(RES + norm * weight), "residual_bf16" the
+#: same reading X as BF16 (a GEMM kernel's result, handed over without an F32 pass). 8 warps, since a
 #: workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
 RMS_NORM_OUTPUTS = {"f32": ("rms_norm", "rms_norm"), "bf16": ("rms_norm_bf16", "rms_norm"),
-                    "residual": ("rms_norm_residual", "rms_norm_residual")}
+                    "residual": ("rms_norm_residual", "rms_norm_residual"),
+                    "residual_bf16": ("rms_norm_residual_xbf16", "rms_norm_residual")}
 RMS_NORMS_SM90 = {(out, t): RowKernel(t, KernelFile(f"{stem}_t{t}_sm90", entry, warps=8), row_budget=1024)
                   for out, (stem, entry) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
 
-#: Up to 32 context slots (the real config has 24) of up to 256 values per head (192); 4 warps.
-WINDOWS_SM90 = WindowKernel(slots=32, dims=256, file=KernelFile("context_windows_sm90", "context_windows", warps=4))
+#: Up to 16 queries per block (the real config has 12) against up to 32 context slots (24) of up to 256
+#: values per head (192); 4 warps.
+ATTENTION_SM90 = AttentionKernel(rows=16, slots=32, dims=256,
+                                 file=KernelFile("attention_core_sm90", "attention_core", warps=4))

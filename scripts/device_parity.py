@@ -39,6 +39,18 @@ def speechlike_mel(frames: int, seed: int = 0) -> np.ndarray:
     return (rng.normal(-4.0, 2.0, (frames, 128)) + 3.0 * np.sin(t / 7.0)).astype(np.float32)
 
 
+def _difference(ours: np.ndarray, base: np.ndarray) -> dict[str, object]:
+    """How far one output moved: elements that differ, and by how many BF16 ULPs at most."""
+    if ours.shape != base.shape or ours.dtype != base.dtype:
+        return {"shape": list(ours.shape), "base_shape": list(base.shape)}
+    if ours.dtype != np.float32:
+        return {"differing": int((ours != base).sum()), "size": int(ours.size)}
+    ulps = bf16_ulp_distance(ours, base)
+    return {"differing": int((ours.view(np.uint32) != base.view(np.uint32)).sum()), "size": int(ours.size),
+            "max_bf16_ulp": int(ulps.max(initial=0)), "over_one_bf16_ulp": int((ulps > 1).sum()),
+            "max_abs": float(np.nanmax(np.abs(ours.astype(np.float64) - base), initial=0.0))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vmfb", type=Path, required=True)
@@ -86,8 +98,9 @@ def main() -> None:
         with np.load(args.compare_with) as base:
             differ = sorted(k for k in got if k not in base or not np.array_equal(got[k].view(np.uint8),
                                                                                   base[k].view(np.uint8)))
+            detail = {k: _difference(got[k], base[k]) for k in differ if k in base}
         print(json.dumps({"compared_with": args.compare_with.name, "outputs": len(got),
-                          "bit_identical": len(got) - len(differ), "differ": differ}))
+                          "bit_identical": len(got) - len(differ), "differ": differ, "detail": detail}))
     if not args.emulate:
         return
     logical = {s.logical: weights[s.key].astype(np.float32) for s in audio_weight_specs(cfg)}

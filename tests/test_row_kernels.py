@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 
 import ml_dtypes
 
-from gemma3n_iree.contracts.emulation import lane_threads, lane_xor_sum, rms_norm, rnd
+from gemma3n_iree.contracts.emulation import BF16_MIN, lane_threads, lane_xor_sum, rms_norm, rnd
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
@@ -52,18 +52,19 @@ def interpreted():
         return out.numpy()
 
     def norm(x: np.ndarray, w: np.ndarray, eps: float, round_bf16: bool, clip: float = np.inf,
-             res: np.ndarray | None = None, weight: float = 0.0, out_bf16: bool = False) -> np.ndarray:
+             res: np.ndarray | None = None, weight: float = 0.0, out_bf16: bool = False,
+             x_bf16: bool = False) -> np.ndarray:
         rows, width = x.shape
         bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731
         out = torch.zeros((rows, width), dtype=torch.bfloat16 if out_bf16 else torch.float32)
-        w_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
-        head = [torch.from_numpy(np.ascontiguousarray(x)), w_bf16]
+        as_bf16 = lambda a: torch.from_numpy(a.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)  # noqa: E731
+        head = [as_bf16(x) if x_bf16 else torch.from_numpy(np.ascontiguousarray(x)), as_bf16(w)]
         tail = [rows, width, bits(eps), bits(clip)]
         if res is None:
             variant = "bf16" if out_bf16 else "f32"
             args = head + [out] + tail + [int(round_bf16)]
         else:
-            variant = "residual"
+            variant = "residual_bf16" if x_bf16 else "residual"
             args = head + [torch.from_numpy(np.ascontiguousarray(res)), out] + tail + [bits(weight), int(round_bf16)]
         kernel = RMS_NORMS_SM90[variant, lane_threads(width, 8)]
         launch(kernel.file.entry, kernel, rows, *args)
@@ -145,6 +146,19 @@ def test_norm_kernel_with_clamp_and_residual_is_the_conformer_tail(interpreted, 
     assert np.isnan(want[5]).all() and not np.isnan(want[7]).any() and _same(got, want)
 
 
+def test_norm_kernel_reads_a_gemm_kernels_bf16_result(interpreted):
+    """The residual variant for a BF16 X (a GEMM kernel's rounded result) computes what the F32 one
+    computes on the same BF16 values."""
+    x, w = _norm_case(1536)
+    x = x.astype(ml_dtypes.bfloat16).astype(np.float32)  # BF16 values: NaN, infinities and 3e38 included
+    res = np.random.default_rng(2).standard_normal(x.shape).astype(np.float32)
+    got = interpreted[1](x, w, 1e-6, True, clip=10.0, res=res, weight=0.5, x_bf16=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = rms_norm(MLX_CUDA_V1, np.clip(x, -10.0, 10.0), w, 1e-6)
+    want = rnd(MLX_CUDA_V1, (res + (norm * np.float32(0.5)).astype(np.float32)).astype(np.float32))
+    assert np.isnan(want[5]).all() and _same(got, want)
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -159,6 +173,8 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
     ("rms_norm", "f32", partial(build_rms_norm, output="f32"), [".u64"] * 3 + [".u32"] * 5),
     ("rms_norm", "bf16", partial(build_rms_norm, output="bf16"), [".u64"] * 3 + [".u32"] * 5),
     ("rms_norm_residual", "residual", partial(build_rms_norm, output="residual"), [".u64"] * 4 + [".u32"] * 6),
+    ("rms_norm_residual", "residual_bf16", partial(build_rms_norm, output="residual_bf16"),
+     [".u64"] * 4 + [".u32"] * 6),
 ])
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, build, params, threads):
@@ -208,6 +224,19 @@ def test_an_rms_norm_is_one_kernel_dispatch(contract, rounds, out):
     assert '"lane_xor_sum"' in unscaled and '"rms_norm"' not in unscaled
 
 
+def test_a_modules_last_gemm_hands_its_residual_norm_bf16():
+    """The feed-forward's and attention's output projections keep the GEMM kernel's BF16 result, and
+    the residual norm reads it: no F32 conversion pass between them."""
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    for build in (lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
+                  lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10)):
+        text = probe_module(MLX_CUDA_V1, build, kernels=linked)
+        assert re.search(r'extern "rms_norm_residual"\([^)]*\) : \(tensor<6000x1536xbf16>, tensor<1536xbf16>, '
+                         r"tensor<6000x1536xf32>", text)
+        assert "(tensor<6000x1536xbf16>) -> tensor<6000x1536xf32>" not in text
+        assert str(RMS_NORMS_SM90["residual_bf16", 256].file.ptx_path()) in text
+
+
 def test_a_conformer_tail_is_one_kernel_dispatch():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     text = probe_module(MLX_CUDA_V1, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
@@ -249,9 +278,9 @@ _BITS = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
      lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
      {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10),
       "weight_bits": _BITS(0.5), "round_bf16": "1"}),
-    ("windows_triton.py", "context_windows", lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
+    ("attention_triton.py", "attention_core", lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
      {"frames": "750", "blocks": "63", "heads": "8", "head_dim": "192", "chunk": "12", "past": "12",
-      "context": "24"}),
+      "cap_bits": _BITS(50.0), "mask_bits": _BITS(BF16_MIN)}),
 ])
 def test_push_constants_follow_the_kernel_signature(source, kernel, build, values):
     text = probe_module(MLX_CUDA_V1, build, kernels=select_kernels("auto", SM90, MLX_CUDA_V1))

@@ -1,36 +1,73 @@
-"""Run a committed kernel's Triton source on the CPU, in Triton's interpreter (numpy arithmetic).
+"""Run a kernel's Triton source on the CPU, in Triton's interpreter (numpy arithmetic).
 
 TRITON_INTERPRET is read when `triton.jit` decorates a function and again at each launch, so the
 source is imported under its own module name with the flag set, and each launch sets it again; the
-flag is never left set, so building the real PTX in the same session is unaffected.
+flag is never left set, so building the real PTX in the same session is unaffected. The kernels'
+shared helpers (`kernels/triton_numerics.py`) are imported the same way and stand in for the real
+module while a source is imported and while its kernels run, so every helper a kernel calls is an
+interpreted one.
+
+Triton 3.9's interpreter keeps BF16 values as their 16-bit patterns and hands those to numpy's
+matmul as integers; while a kernel runs, `tl.dot` is given the BF16 values instead (exact in F32).
+Its F32 matmul then sums in numpy's order, so the tests give it products whose sums are exact.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
+import numpy as np
 import pytest
 
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 
+SHARED = "gemma3n_iree.kernels.triton_numerics"
 
-def interpreted_kernels(source: str) -> Callable[..., None]:
-    """launch(name, grid, *args, **constexprs) for the kernels of `kernels/<source>` (skips without triton)."""
+
+def _dot_of_bf16_values(builder, a, b, d, input_precision, max_num_imprecise_acc):  # noqa: ANN001
+    from triton.runtime.interpreter import TensorHandle
+    import triton.language as tl
+
+    def values(h):  # noqa: ANN001, ANN202
+        return (h.data.astype(np.uint32) << 16).view(np.float32) if h.dtype.scalar == tl.bfloat16 else h.data
+    return TensorHandle(np.matmul(values(a), values(b), dtype=d.data.dtype) + d.data, d.dtype.scalar)
+
+
+def _import_interpreted(path: Path, name: str, patch: pytest.MonkeyPatch, shared: ModuleType | None) -> ModuleType:
+    patch.setenv("TRITON_INTERPRET", "1")
+    if shared is not None:
+        patch.setitem(sys.modules, SHARED, shared)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def interpreted_kernels(source: str | Path) -> Callable[..., None]:
+    """launch(name, grid, *args, **constexprs) for the kernels of `source`: a file name under `kernels/`
+    or a path (skips without triton)."""
     pytest.importorskip("triton", reason="the `kernels` extra (triton) runs the kernel source")
     pytest.importorskip("torch", reason="Triton's interpreter takes torch tensors")
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    path = KERNEL_DIR / source
     interpret = pytest.MonkeyPatch()
     with interpret.context() as patch:
-        patch.setenv("TRITON_INTERPRET", "1")
-        spec = importlib.util.spec_from_file_location(f"{source.removesuffix('.py')}_interpreted", KERNEL_DIR / source)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        shared = _import_interpreted(KERNEL_DIR / "triton_numerics.py", SHARED, patch, None)
+    with interpret.context() as patch:
+        name = f"{path.stem}_interpreted"
+        module = _import_interpreted(path, name, patch, shared)
 
-    def launch(name: str, grid: int, *args: object, **constexprs: object) -> None:
+    def launch(kernel: str, grid: int, *args: object, **constexprs: object) -> None:
         with interpret.context() as patch:
             patch.setenv("TRITON_INTERPRET", "1")
-            patch.setitem(sys.modules, spec.name, module)  # the interpreter resolves helpers through it
-            getattr(module, name)[(grid,)](*args, **constexprs)
+            patch.setitem(sys.modules, name, module)  # the interpreter resolves helpers through them
+            patch.setitem(sys.modules, SHARED, shared)
+            patch.setattr(InterpreterBuilder, "create_dot", _dot_of_bf16_values)
+            getattr(module, kernel)[(grid,)](*args, **constexprs)
 
     return launch

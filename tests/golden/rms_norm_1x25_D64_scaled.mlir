@@ -1,8 +1,9 @@
 !x = tensor<1x25x64xf32>
+!x_in = tensor<1x25x64xf32>
 !y = tensor<1x25x64xf32>
 !rows = tensor<25x64xf32>
 !stat = tensor<25xf32>
-func.func private @rms_norm_1x25_D64_scaled(%x: !x, %w: tensor<64xbf16>) -> !y {
+func.func private @rms_norm_1x25_D64_scaled(%x: !x_in, %w: tensor<64xbf16>) -> !y {
   %rows = stablehlo.reshape %x : (!x) -> !rows
   %sumsq = func.call @lane_xor_sum_R25_W64_X8_sq(%rows) : (tensor<25x64xf32>) -> (tensor<25xf32>)
   %width_s = stablehlo.constant dense<0x42800000> : tensor<f32>

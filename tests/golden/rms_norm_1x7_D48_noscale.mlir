@@ -1,8 +1,9 @@
 !x = tensor<1x7x48xf32>
+!x_in = tensor<1x7x48xf32>
 !y = tensor<1x7x48xf32>
 !rows = tensor<7x48xf32>
 !stat = tensor<7xf32>
-func.func private @rms_norm_1x7_D48_noscale(%x: !x) -> !y {
+func.func private @rms_norm_1x7_D48_noscale(%x: !x_in) -> !y {
   %rows = stablehlo.reshape %x : (!x) -> !rows
   %sumsq = func.call @lane_xor_sum_R7_W48_X8_sq(%rows) : (tensor<7x48xf32>) -> (tensor<7xf32>)
   %width_s = stablehlo.constant dense<0x42400000> : tensor<f32>
