@@ -8,14 +8,15 @@ the compiler embeds each kernel's PTX. Each kernel computes exactly what the tem
 computes:
 
 - the GEMM: the contract's linear (BF16 operands, F32 accumulation, one BF16 rounding), so it is
-  only linked under a contract with BF16 operands that rounds there; a variant applies the
-  feed-forward's SiLU (with IREE's own exp) in its store;
+  only linked under a contract with BF16 operands that rounds there;
 - the lane sums and RMS norms: the contract's reduction schedule and the norm's arithmetic, the same
   operations in the same order: they serve every contract;
 - the attention's core (products, relative shift, soft cap, mask, softmax, P.V): the contract's
   matmuls (BF16 operands, F32 accumulation) and, between them, the template's elementwise
   operations and pinned sum with IREE's own exp and tanh, so only under a contract with BF16
   operands that rounds after each op; it hands its result to the output projection as BF16;
+- the light convolution's GLU and depthwise taps, and its norm with the SiLU after it: the
+  template's elementwise arithmetic with IREE's own exp, under the same contracts as the attention;
 
 A shape a kernel does not cover keeps IREE's code; the function's symbol says which (`_Ksm90`).
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from ..contracts.emulation import lane_threads
 from ..contracts.policy import NumericContract
-from ..kernels import ATTENTION_SM90, GEMM_SILU_SM90, GEMM_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
+from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
 from .targets import Target
 
 KERNEL_SET = "triton-sm90"
@@ -49,27 +50,25 @@ class LinkedKernels:
     """The verified kernel files a module links, and the launch each call site needs."""
 
     gemm: VerifiedKernel | None
-    gemm_silu: VerifiedKernel | None
     lane_sums: dict[int, VerifiedKernel]
     rms_norms: dict[tuple[str, int], VerifiedKernel]
     attention: VerifiedKernel | None
+    glu_depthwise: VerifiedKernel | None
 
     @property
     def identity(self) -> str:
         """Names the set and hashes every linked file (cache identity, entry reflection)."""
-        optional = [k for k in (self.gemm, self.gemm_silu, self.attention) if k is not None]
+        optional = [k for k in (self.gemm, self.attention, self.glu_depthwise) if k is not None]
         files = (optional + [self.lane_sums[t] for t in sorted(self.lane_sums)]
                  + [self.rms_norms[key] for key in sorted(self.rms_norms)])
         digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
         return f"{KERNEL_SET}{'' if optional else '-row-kernels-only'}@{digest[:16]}"
 
-    def gemm_launch(self, rows: int, cols: int, k: int, silu: bool = False) -> dict[str, object] | None:
-        """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T (with `silu`, its SiLU), or
-        None (IREE's dot)."""
-        kernel = self.gemm_silu if silu else self.gemm
-        if kernel is None or not GEMM_SM90.supports(cols, k):
+    def gemm_launch(self, rows: int, cols: int, k: int) -> dict[str, object] | None:
+        """The `extern` launch of C[rows, cols] = A[rows, k] @ B[cols, k]^T, or None (IREE's dot)."""
+        if self.gemm is None or not GEMM_SM90.supports(cols, k):
             return None
-        return _launch(kernel, GEMM_SM90.workgroups(rows, cols))
+        return _launch(self.gemm, GEMM_SM90.workgroups(rows, cols))
 
     def lane_sum_launch(self, rows: int, width: int, reads: int) -> dict[str, object]:
         """What the lane-sum template needs to reduce [rows, width] with `reads` reads per thread."""
@@ -79,9 +78,9 @@ class LinkedKernels:
     def rms_norm_launch(self, rows: int, width: int, w_dtype: str, output: str) -> dict[str, object] | None:
         """The whole scaled RMS norm of [rows, width] in one dispatch, or None (BF16 weights only).
 
-        `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16, residual or
-        residual_bf16."""
-        if w_dtype != "bf16":
+        `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16, residual,
+        residual_bf16 or silu_bf16 (this one only where the BF16-rounding kernels are linked)."""
+        if w_dtype != "bf16" or (output == "silu_bf16" and self.gemm is None):
             return None
         block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
         return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
@@ -93,6 +92,13 @@ class LinkedKernels:
         if self.attention is None or not ATTENTION_SM90.supports(chunk, context, head_dim):
             return None
         return _launch(self.attention, clips * blocks * heads)
+
+    def glu_depthwise_launch(self, clips: int, frames: int, channels: int) -> dict[str, object] | None:
+        """The light convolution's GLU and taps as one dispatch, or None (not linked, or channels it
+        does not cover)."""
+        if self.glu_depthwise is None or not GLU_DEPTHWISE_SM90.supports(channels):
+            return None
+        return _launch(self.glu_depthwise, GLU_DEPTHWISE_SM90.workgroups(clips, frames, channels))
 
 
 def _launch(kernel: VerifiedKernel, workgroups: int) -> dict[str, object]:
@@ -131,7 +137,7 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
         raise KernelChoiceError(f"--kernels {choice} is not available: {reason}")
     bf16_rounding = _gemm_fits(contract)
     return LinkedKernels(GEMM_SM90.file.verify() if bf16_rounding else None,
-                         GEMM_SILU_SM90.file.verify() if bf16_rounding else None,
                          {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
                          {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()},
-                         ATTENTION_SM90.file.verify() if bf16_rounding else None)
+                         ATTENTION_SM90.file.verify() if bf16_rounding else None,
+                         GLU_DEPTHWISE_SM90.file.verify() if bf16_rounding else None)

@@ -133,44 +133,38 @@ class OpEmitter:
 
     # ------------------------------------------------------------------ dense layers
     def linear(self, lead: Sequence[int], k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32",
-               silu: bool = False, kernel_bf16: bool = False) -> Func:
+               kernel_bf16: bool = False) -> Func:
         """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. With
-        `silu` (only where the GEMM kernel serves the shape: `_silu_linear`), y = round(silu(y)), handed
-        over as BF16 for the next matmul; with `kernel_bf16`, the GEMM kernel's BF16 result is handed
-        over as it is where the kernel serves the shape (an F32 carrier elsewhere)."""
+        `kernel_bf16`, the GEMM kernel's BF16 result is handed over as it is where the kernel serves the
+        shape (an F32 carrier elsewhere)."""
         lead = list(lead)
         n = 1
         for d in lead:
             n *= d
-        gemm = self.kernels.gemm_launch(n, out, k, silu=silu) if self.kernels is not None else None
-        if silu and gemm is None:
-            raise ValueError("the SiLU epilogue exists only in the GEMM kernel; check _silu_linear first")
+        gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
+        bf16_result = gemm is not None and kernel_bf16
         symbol = "".join([f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
-                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else "", "_silu" if silu else ""])
-        bf16_result = gemm is not None and (silu or kernel_bf16)
-        if bf16_result and not silu:
-            symbol += "_Ybf16"
+                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else "",
+                          "_Ybf16" if bf16_result else ""])
         y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
         func = Func(symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
         return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, x_dtype=x_dtype,
                          gemm=gemm, bf16_result=bf16_result)
+
+    def _norm_silu(self, lead: Sequence[int], d: int, eps: float, clip: float) -> Func | None:
+        """The clamp, norm and SiLU in one kernel handing its matmul BF16, or None where it is not linked."""
+        n = 1
+        for dim in lead:
+            n *= dim
+        if self.kernels is None or self.kernels.rms_norm_launch(n, d, "bf16", "silu_bf16") is None:
+            return None
+        return self.rms_norm(lead, d, eps, clip=clip, silu=True)
 
     def _residual_norm_reading(self, producer: Func, lead: Sequence[int], d: int, eps: float, clip: float,
                                weight: float) -> Func:
         """A module's clamp + post-norm + residual, reading `producer`'s result in its carrier."""
         carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [d], "bf16") else "f32"
         return self.rms_norm(lead, d, eps, clip=clip, residual_weight=weight, x_dtype=carrier)
-
-    def _silu_linear(self, producer: Func, lead: Sequence[int], k: int, out: int) -> Func | None:
-        """The linear layer reading `producer` with the SiLU in the GEMM kernel's store, or None where
-        the kernel does not serve it (the template then applies `m.silu` after a plain linear)."""
-        n = 1
-        for d in lead:
-            n *= d
-        if self.kernels is None or self.kernels.gemm_launch(n, out, k, silu=True) is None:
-            return None
-        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [k], "bf16") else "f32"
-        return self.linear(lead, k, out, x_dtype=carrier, silu=True)
 
     def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int,
                         kernel_bf16: bool = False) -> Func:
@@ -180,11 +174,12 @@ class OpEmitter:
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
                  clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False,
-                 x_dtype: str = "f32") -> Func:
+                 x_dtype: str = "f32", silu: bool = False) -> Func:
         """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given; with
         `residual_weight`, returns round(res + norm * weight) for a third argument `res` (a conformer
         module's tail), and x may be a GEMM kernel's BF16 result (`x_dtype`). `feeds_matmul` lets a
-        kernel hand its BF16-valued result over as BF16."""
+        kernel hand its BF16-valued result over as BF16; `silu` (only where `_norm_silu` finds the
+        kernel) hands over round(silu(norm)) instead."""
         lead = list(lead)
         n = 1
         for dim in lead:
@@ -197,6 +192,8 @@ class OpEmitter:
             if output != "residual" or self.kernels is None or not scaled or w_dtype != "bf16":
                 raise ValueError("a BF16 input is read only by the residual RMS-norm kernel")
             output = "residual_bf16"
+        if silu:
+            output = "silu_bf16"
         if feeds_matmul and output == "f32" and self.contract.operand_dtype == "bf16" and self.contract.rounds_at(None):
             output = "bf16"
         kernel = (self.kernels.rms_norm_launch(n, d, w_dtype, output)
@@ -205,11 +202,13 @@ class OpEmitter:
                           "" if clip is None else f"_clip{f32_bits(clip) & 0xFFFFFFFF:08x}",
                           "" if residual_weight is None else f"_res{residual_weight:g}",
                           "" if x_dtype == "f32" else f"_X{x_dtype}",
-                          "" if kernel is None else f"_Ksm90{'_bf16' if output == 'bf16' else ''}"])
+                          "" if kernel is None else f"_Ksm90{'_' + output if output in ('bf16', 'silu_bf16') else ''}"])
+        if silu and kernel is None:
+            raise ValueError("the norm's SiLU exists only in the norm kernel; check _norm_silu first")
         params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
                       residual_weight=residual_weight, kernel=kernel)
         if kernel is not None:
-            result = tensor(lead + [d], "bf16") if output == "bf16" else x  # BF16 straight into the matmul
+            result = tensor(lead + [d], "bf16") if output in ("bf16", "silu_bf16") else x  # BF16 into the matmul
             return self._add("rms_norm.mlir.j2", Func(symbol, args, (result,)), **params, output=output, x_dtype=x_dtype,
                              bits={"eps": f32_bits(eps), "clip": f32_bits(np.inf if clip is None else clip),
                                    "weight": f32_bits(residual_weight or 0.0)})
@@ -220,34 +219,37 @@ class OpEmitter:
     # ------------------------------------------------------------------ conformer modules
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
-        up = self._silu_linear(norm, [clips, frames], d, 4 * d)
-        fused_silu = up is not None
-        if not fused_silu:
-            up = self._linear_reading(norm, [clips, frames], d, 4 * d)
-        down = self.linear([clips, frames], 4 * d, d, x_dtype=self.contract.operand_dtype if fused_silu else "f32",
-                           kernel_bf16=True)
+        up = self._linear_reading(norm, [clips, frames], d, 4 * d)
+        down = self.linear([clips, frames], 4 * d, d, kernel_bf16=True)
         post_norm = self._residual_norm_reading(down, [clips, frames], d, eps, clip, residual_weight)
         x = f32([clips, frames, d])
         func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
                     (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
                      tensor([d], "bf16")), (x,))
         return self._add("feed_forward.mlir.j2", func, calls=[norm, post_norm, up, down], b=clips, t=frames, d=d,
-                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down, fused_silu=fused_silu)
+                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down)
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
                    dw_layout: str) -> Func:
-        norm = self.rms_norm([clips, frames], d, eps, feeds_matmul=True)
-        conv_norm = self.rms_norm([clips, frames], d, eps, clip=clip)
-        start = self._linear_reading(norm, [clips, frames], d, 2 * d)
-        end = self.linear([clips, frames], d, d)
+        lead = [clips, frames]
+        norm = self.rms_norm(lead, d, eps, feeds_matmul=True)
+        glu_taps = self.kernels.glu_depthwise_launch(clips, frames, d) if self.kernels is not None else None
+        start = self._linear_reading(norm, lead, d, 2 * d, kernel_bf16=glu_taps is not None)
+        if start.result_types[0] != tensor(lead + [2 * d], "bf16"):  # the kernel reads the GEMM kernel's BF16
+            glu_taps, start = None, self._linear_reading(norm, lead, d, 2 * d)
+        conv_norm = self._norm_silu(lead, d, eps, clip)
+        fused_silu = conv_norm is not None
+        if not fused_silu:
+            conv_norm = self.rms_norm(lead, d, eps, clip=clip)
+        end = self._linear_reading(conv_norm, lead, d, d, kernel_bf16=True)
         dw_shape = {"d1k": [d, 1, kernel], "dk1": [d, kernel, 1]}[dw_layout]
-        x = f32([clips, frames, d])
-        func = Func(f"light_conv_B{clips}_T{frames}_D{d}_K{kernel}_{dw_layout}",
+        x = f32(lead + [d])
+        func = Func(f"light_conv_B{clips}_T{frames}_D{d}_K{kernel}_{dw_layout}{'_Ksm90' if glu_taps else ''}",
                     (x, tensor([d], "bf16"), tensor([2 * d, d], "bf16"), tensor(dw_shape, "bf16"),
                      tensor([d], "bf16"), tensor([d, d], "bf16")), (x,))
         return self._add("light_conv.mlir.j2", func, calls=[norm, conv_norm, start, end], b=clips, t=frames, d=d,
                          k=kernel, w_dtype="bf16", dw_shape=dw_shape, norm=norm, conv_norm=conv_norm, start=start,
-                         end=end)
+                         end=end, glu_taps=glu_taps, fused_silu=fused_silu)
 
     def attention(self, clips: int, frames: int, d: int, heads: int, chunk: int, max_past: int, cap: float,
                   eps: float, clip: float) -> Func:

@@ -18,8 +18,8 @@ import os
 import re
 from pathlib import Path
 
-from .registry import (ATTENTION_SM90, GEMM_SILU_SM90, GEMM_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, AttentionKernel,
-                       GemmKernel, KernelFile, RowKernel)
+from .registry import (ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, AttentionKernel,
+                       ConvKernel, GemmKernel, KernelFile, RowKernel)
 
 PTX_VERSION = 84  # PTX ISA 8.4: wgmma needs 8.0; the driver accepts up to 9.0
 SM90 = 90
@@ -69,8 +69,8 @@ def build_gemm(kernel: GemmKernel = GEMM_SM90, out_dir: Path = KERNEL_DIR) -> Pa
 
     tile = kernel.tile
     signature = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
-                 "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr", "SILU": "constexpr"}
-    constexprs = {"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m, "SILU": kernel.silu}
+                 "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP_M": "constexpr"}
+    constexprs = {"BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "GROUP_M": tile.group_m}
     # 16-byte aligned pointers, N and K multiples of 16: promises the emitter checks per call.
     return _compile(gemm_bf16_nt, kernel.file, signature, constexprs, (0, 1, 2, 4, 5), tile.stages, out_dir)
 
@@ -85,19 +85,31 @@ def build_lane_sum(kernel: RowKernel, out_dir: Path = KERNEL_DIR) -> Path:
 
 
 def build_rms_norm(kernel: RowKernel, output: str, out_dir: Path = KERNEL_DIR) -> Path:
-    """One RMS-norm variant: `output` is its RMS_NORM_OUTPUTS key (f32, bf16, residual, residual_bf16)."""
+    """One RMS-norm variant: `output` is its RMS_NORM_OUTPUTS key (f32, bf16, residual, residual_bf16,
+    silu_bf16)."""
     from . import reductions_triton
 
     residual = output.startswith("residual")
     signature = {"x_ptr": "*bf16" if output == "residual_bf16" else "*fp32", "w_ptr": "*bf16", **({"res_ptr": "*fp32"} if residual else {}),
-                 "y_ptr": "*bf16" if output == "bf16" else "*fp32",
+                 "y_ptr": "*bf16" if output.endswith("bf16") and not residual else "*fp32",
                  "rows": "i32", "width": "i32", "eps_bits": "i32", "clip_bits": "i32",
                  **({"weight_bits": "i32"} if residual else {}), "round_bf16": "i32",
-                 "THREADS": "constexpr", "ROWS_PER_BLOCK": "constexpr"}
-    constexprs = {"THREADS": kernel.block_threads, "ROWS_PER_BLOCK": kernel.rows_per_workgroup}
+                 "THREADS": "constexpr", "ROWS_PER_BLOCK": "constexpr", **({} if residual else {"SILU": "constexpr"})}
+    constexprs = {"THREADS": kernel.block_threads, "ROWS_PER_BLOCK": kernel.rows_per_workgroup,
+                  **({} if residual else {"SILU": output == "silu_bf16"})}
     aligned = (0, 1, 2, 3) if residual else (0, 1, 2)
     return _compile(getattr(reductions_triton, kernel.file.entry), kernel.file, signature, constexprs, aligned, 1,
                     out_dir)
+
+
+def build_glu_depthwise(kernel: ConvKernel = GLU_DEPTHWISE_SM90, out_dir: Path = KERNEL_DIR) -> Path:
+    from .conv_triton import glu_depthwise
+
+    signature = {"g_ptr": "*bf16", "w_ptr": "*fp32", "y_ptr": "*fp32", "frames": "i32", "channels": "i32",
+                 "taps": "i32", "FRAMES": "constexpr", "CHANNELS": "constexpr"}
+    constexprs = {"FRAMES": kernel.frames, "CHANNELS": kernel.channels}
+    # 16-byte aligned pointers, channels divisible by 16 (the emitter checks it): vector loads and stores
+    return _compile(glu_depthwise, kernel.file, signature, constexprs, (0, 1, 2, 4), 1, out_dir)
 
 
 def build_attention(kernel: AttentionKernel = ATTENTION_SM90, out_dir: Path = KERNEL_DIR) -> Path:
@@ -116,9 +128,9 @@ def build_attention(kernel: AttentionKernel = ATTENTION_SM90, out_dir: Path = KE
 
 if __name__ == "__main__":
     print(build_gemm())
-    print(build_gemm(GEMM_SILU_SM90))
     for kernel in LANE_SUMS_SM90.values():
         print(build_lane_sum(kernel))
     for (output, _threads), kernel in RMS_NORMS_SM90.items():
         print(build_rms_norm(kernel, output))
     print(build_attention())
+    print(build_glu_depthwise())

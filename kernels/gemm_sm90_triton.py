@@ -8,10 +8,6 @@ Triton lowers `tl.dot` on sm_90a to wgmma with a cp.async multi-stage pipeline, 
 path that IREE 3.13's own CUDA code generation never emits. Each output tile owns its whole K loop, in
 order, so a result depends only on its row of A and its row of B: bit-identical from call to call and
 independent of M (batching). M is a runtime argument, so one kernel serves every shape bucket.
-
-With SILU the store applies the feed-forward's activation to the rounded result first: the
-template's round(y * logistic(y)) with IREE's logistic, 1 / (exp(-y) + 1) (IREE's polynomial exp,
-an IEEE division), so the up-projection hands the down-projection its BF16 operand directly.
 """
 
 from __future__ import annotations
@@ -19,13 +15,10 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _iree_exp, _round_to_bf16
-
 
 @triton.jit
 def gemm_bf16_nt(a_ptr, b_ptr, c_ptr, M, N, K,
-                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr,
-                 SILU: tl.constexpr):
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
     # Grouped tile order: GROUP_M row tiles share each column sweep, so B tiles stay in L2.
     pid = tl.program_id(0)
     tiles_m = (M + BM - 1) // BM
@@ -49,7 +42,4 @@ def gemm_bf16_nt(a_ptr, b_ptr, c_ptr, M, N, K,
         a_tile += BK
         b_tile += BK
     c_tile = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
-    if SILU:
-        y = _round_to_bf16(acc)
-        acc = _round_to_bf16(y * tl.math.div_rn(1.0, _iree_exp(-y) + 1.0))  # BF16-valued: the store is exact
     tl.store(c_tile, acc.to(tl.bfloat16), mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _round_to_bf16, _warp_sum
+from gemma3n_iree.kernels.triton_numerics import _iree_exp, _round_to_bf16, _warp_sum
 
 
 @triton.jit
@@ -113,11 +113,15 @@ def _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
 
 @triton.jit
 def rms_norm(x_ptr, w_ptr, y_ptr, rows, width, eps_bits, clip_bits, round_bf16,
-             THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
-    """Y = the scaled RMS norm of clamp(X): F32 carrier, or BF16 when Y feeds a matmul (BF16-valued)."""
+             THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr, SILU: tl.constexpr = False):
+    """Y = the scaled RMS norm of clamp(X): F32 carrier, or BF16 when Y feeds a matmul (BF16-valued);
+    with SILU (rounding contracts only), Y = round(y * logistic(y)) of the rounded norm y, with IREE's
+    logistic 1 / (exp(-y) + 1): the light convolution's norm and activation."""
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
     y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
                               ROWS_PER_BLOCK, THREADS)
+    if SILU:
+        y = _round_to_bf16(y * tl.math.div_rn(1.0, _iree_exp(-y) + 1.0))
     tl.store(y_ptr + at, y.to(y_ptr.dtype.element_ty), mask=live)
 
 

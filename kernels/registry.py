@@ -78,12 +78,10 @@ class GemmTile:
 
 @dataclass(frozen=True)
 class GemmKernel:
-    """C = bf16(A @ B^T): A [M, K], B [N, K], C [M, N], all BF16, F32 accumulation; with `silu`,
-    C = bf16(silu(bf16(A @ B^T))) (the feed-forward's up-projection and activation)."""
+    """C = bf16(A @ B^T): A [M, K], B [N, K], C [M, N], all BF16, F32 accumulation."""
 
     tile: GemmTile
     file: KernelFile
-    silu: bool = False
 
     def supports(self, n: int, k: int) -> bool:
         """Shapes the kernel's compile-time promises cover (N, K multiples of 16, K of the K tile)."""
@@ -131,8 +129,6 @@ class AttentionKernel:
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
 GEMM_SM90 = GemmKernel(GemmTile(bm=128, bn=256, bk=64, warps=8, stages=3),
                        KernelFile("gemm_bf16_nt_sm90", "gemm_bf16_nt", warps=8))
-#: The same GEMM with the SiLU of the rounded result in its store.
-GEMM_SILU_SM90 = GemmKernel(GEMM_SM90.tile, KernelFile("gemm_bf16_nt_silu_sm90", "gemm_bf16_nt", warps=8), silu=True)
 
 SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
 
@@ -143,13 +139,34 @@ LANE_SUMS_SM90 = {t: RowKernel(t, KernelFile(f"lane_xor_sum_t{t}_sm90", "lane_xo
 
 #: The whole scaled RMS norm of clamp(X) (8-read sum of squares, then the normalization), by output:
 #: "f32" carrier, "bf16" for a matmul operand, "residual" = round(RES + norm * weight), "residual_bf16" the
-#: same reading X as BF16 (a GEMM kernel's result, handed over without an F32 pass). 8 warps, since a
+#: same reading X as BF16 (a GEMM kernel's result, handed over without an F32 pass), "silu_bf16" the BF16
+#: matmul operand round(silu(norm)) (the light convolution's activation after its norm). 8 warps, since a
 #: workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
 RMS_NORM_OUTPUTS = {"f32": ("rms_norm", "rms_norm"), "bf16": ("rms_norm_bf16", "rms_norm"),
                     "residual": ("rms_norm_residual", "rms_norm_residual"),
-                    "residual_bf16": ("rms_norm_residual_xbf16", "rms_norm_residual")}
+                    "residual_bf16": ("rms_norm_residual_xbf16", "rms_norm_residual"),
+                    "silu_bf16": ("rms_norm_silu_bf16", "rms_norm")}
 RMS_NORMS_SM90 = {(out, t): RowKernel(t, KernelFile(f"{stem}_t{t}_sm90", entry, warps=8), row_budget=1024)
                   for out, (stem, entry) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
+
+@dataclass(frozen=True)
+class ConvKernel:
+    """The light convolution's GLU and causal depthwise convolution, `frames` x `channels` outputs per
+    workgroup; the channel count must be a multiple of 16 (a compile-time promise: vector loads)."""
+
+    frames: int
+    channels: int
+    file: KernelFile
+
+    def supports(self, channels: int) -> bool:
+        return channels % 16 == 0
+
+    def workgroups(self, clips: int, frames: int, channels: int) -> int:
+        return clips * -(-frames // self.frames) * -(-channels // self.channels)
+
+
+#: 16 frames x 128 channels per workgroup, 4 warps.
+GLU_DEPTHWISE_SM90 = ConvKernel(frames=16, channels=128, file=KernelFile("glu_depthwise_sm90", "glu_depthwise", warps=4))
 
 #: Up to 16 queries per block (the real config has 12) against up to 32 context slots (24) of up to 256
 #: values per head (192); 4 warps.

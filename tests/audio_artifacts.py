@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -23,5 +24,8 @@ def load_session(spec: AudioModuleSpec, weights: dict[str, np.ndarray]) -> Audio
     from safetensors.numpy import save_file
 
     directory = Path(tempfile.mkdtemp(prefix="gemma3n-test-"))
-    save_file(weights, str(directory / "model.safetensors"))
-    return AudioSession(compiled_cpu(spec), [directory / "model.safetensors"])
+    try:
+        save_file(weights, str(directory / "model.safetensors"))
+        return AudioSession(compiled_cpu(spec), [directory / "model.safetensors"])
+    finally:  # the session holds the file open and mapped; the data lives until it is released
+        shutil.rmtree(directory)

@@ -490,3 +490,31 @@ def test_mlx_dequantize_equals_the_emulation(bits, group):
         assert got.dtype == mx.bfloat16
         want = affine_dequantize(packed, scales, biases, bits, group)
         assert_bits_equal(np.array(got.astype(mx.float32)), want, f"{what}, {bits} bits, group {group}")
+
+
+# ---------------------------------------------------------------------------------------------- staging
+
+def test_reused_staging_buffers_never_leak_one_call_into_the_next(encoder: AudioEncoder):
+    """Inputs and results pass through host buffers a session keeps per entry: a call with other
+    inputs in between must not change a call's results, and results handed out stay the caller's."""
+    session = encoder.session
+    rng = np.random.default_rng(0)
+    mel_a, mel_b = (rng.normal(-4.0, 2.0, (2, 320, 128)).astype(np.float32) for _ in range(2))
+    frames = np.array([320, 200], np.int32)
+    first = session.run(mel_a, frames)
+    other = session.run(mel_b, frames)
+    again = session.run(mel_a, frames)
+    for name in first:
+        assert_bits_equal(again[name], first[name], name)
+    assert not np.array_equal(other["audio_features"], first["audio_features"])
+    kept = first["audio_features"].copy()
+    session.run(mel_b, frames)
+    assert_bits_equal(first["audio_features"], kept, "a result after the next call")
+
+
+def test_bench_reports_end_to_end_and_device_side_time(encoder: AudioEncoder):
+    from gemma3n_iree.runtime.bench import bench_entries
+
+    records = list(bench_entries(encoder.session, warmup=1, repeats=2, entries=[(320, 2)]))
+    assert len(records) == 1 and records[0]["batch"] == 2 and records[0]["frames"] == 320
+    assert records[0]["median_ms"] > 0 and records[0]["execute_ms"] > 0

@@ -6,14 +6,14 @@
 func.func private @light_conv_B1_T25_D64_K5_d1k(%x: !x, %pre_norm: !wn, %w_start: tensor<128x64xbf16>, %w_dw: tensor<64x1x5xbf16>, %conv_norm: !wn, %w_end: tensor<64x64xbf16>) -> !x {
   %normed = func.call @rms_norm_1x25_D64_scaled(%x, %pre_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xf32>)
   %gates = func.call @linear_1x25_K64_N128_Ibf16(%normed, %w_start) : (tensor<1x25x64xf32>, tensor<128x64xbf16>) -> (tensor<1x25x128xf32>)
+  %w_dk = stablehlo.reshape %w_dw : (tensor<64x1x5xbf16>) -> tensor<64x5xbf16>
+  %w_kd = stablehlo.transpose %w_dk, dims = [1, 0] : (tensor<64x5xbf16>) -> tensor<5x64xbf16>
+  %taps = stablehlo.convert %w_kd : (tensor<5x64xbf16>) -> tensor<5x64xf32>
   %value = "stablehlo.slice"(%gates) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 25, 64>, strides = array<i64: 1, 1, 1>} : (!g) -> !x
   %gate = "stablehlo.slice"(%gates) {start_indices = array<i64: 0, 0, 64>, limit_indices = array<i64: 1, 25, 128>, strides = array<i64: 1, 1, 1>} : (!g) -> !x
   %sigmoid = stablehlo.logistic %gate : !x
   %glu_raw = stablehlo.multiply %value, %sigmoid : !x
   %glu = stablehlo.reduce_precision %glu_raw, format = e8m7 : !x
-  %w_dk = stablehlo.reshape %w_dw : (tensor<64x1x5xbf16>) -> tensor<64x5xbf16>
-  %w_kd = stablehlo.transpose %w_dk, dims = [1, 0] : (tensor<64x5xbf16>) -> tensor<5x64xbf16>
-  %taps = stablehlo.convert %w_kd : (tensor<5x64xbf16>) -> tensor<5x64xf32>
   %zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %padded = stablehlo.pad %glu, %zero, low = [0, 4, 0], high = [0, 0, 0], interior = [0, 0, 0] : (!x, tensor<f32>) -> !padded
   %w0_row = "stablehlo.slice"(%taps) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 1, 64>, strides = array<i64: 1, 1>} : (tensor<5x64xf32>) -> tensor<1x64xf32>
