@@ -15,8 +15,9 @@ computes:
   matmuls (BF16 operands, F32 accumulation) and, between them, the template's elementwise
   operations and pinned sum with IREE's own exp and tanh, so only under a contract with BF16
   operands that rounds after each op; it hands its result to the output projection as BF16;
-- the light convolution's GLU and depthwise taps, and its norm with the SiLU after it: the
-  template's elementwise arithmetic with IREE's own exp, under the same contracts as the attention;
+- the light convolution's GLU and depthwise taps, its norm with the SiLU after it, and the
+  feed-forward's SiLU: the template's elementwise arithmetic with IREE's own exp, under the same
+  contracts as the attention;
 
 A shape a kernel does not cover keeps IREE's code; the function's symbol says which (`_Ksm90`).
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from ..contracts.emulation import lane_threads
 from ..contracts.policy import NumericContract
-from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
+from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, VerifiedKernel
 from .targets import Target
 
 KERNEL_SET = "triton-sm90"
@@ -54,11 +55,12 @@ class LinkedKernels:
     rms_norms: dict[tuple[str, int], VerifiedKernel]
     attention: VerifiedKernel | None
     glu_depthwise: VerifiedKernel | None
+    silu: VerifiedKernel | None
 
     @property
     def identity(self) -> str:
         """Names the set and hashes every linked file (cache identity, entry reflection)."""
-        optional = [k for k in (self.gemm, self.attention, self.glu_depthwise) if k is not None]
+        optional = [k for k in (self.gemm, self.attention, self.glu_depthwise, self.silu) if k is not None]
         files = (optional + [self.lane_sums[t] for t in sorted(self.lane_sums)]
                  + [self.rms_norms[key] for key in sorted(self.rms_norms)])
         digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()
@@ -100,6 +102,13 @@ class LinkedKernels:
             return None
         return _launch(self.glu_depthwise, GLU_DEPTHWISE_SM90.workgroups(clips, frames, channels))
 
+    def silu_launch(self, count: int) -> dict[str, object] | None:
+        """The SiLU of `count` BF16 values as one dispatch, or None (not linked, or a count it does not
+        cover)."""
+        if self.silu is None or not SILU_SM90.supports(count):
+            return None
+        return _launch(self.silu, SILU_SM90.workgroups(count))
+
 
 def _launch(kernel: VerifiedKernel, workgroups: int) -> dict[str, object]:
     return {"entry": kernel.entry, "ptx": kernel.ptx_path, "threads": kernel.threads,
@@ -140,4 +149,5 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
                          {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
                          {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()},
                          ATTENTION_SM90.file.verify() if bf16_rounding else None,
-                         GLU_DEPTHWISE_SM90.file.verify() if bf16_rounding else None)
+                         GLU_DEPTHWISE_SM90.file.verify() if bf16_rounding else None,
+                         SILU_SM90.file.verify() if bf16_rounding else None)

@@ -218,16 +218,20 @@ class OpEmitter:
 
     # ------------------------------------------------------------------ conformer modules
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
-        norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
-        up = self._linear_reading(norm, [clips, frames], d, 4 * d)
-        down = self.linear([clips, frames], 4 * d, d, kernel_bf16=True)
-        post_norm = self._residual_norm_reading(down, [clips, frames], d, eps, clip, residual_weight)
+        lead = [clips, frames]
+        norm = self.rms_norm(lead, d, eps, clip=clip, feeds_matmul=True)
+        silu = self.kernels.silu_launch(clips * frames * 4 * d) if self.kernels is not None else None
+        up = self._linear_reading(norm, lead, d, 4 * d, kernel_bf16=silu is not None)
+        if up.result_types[0] != tensor(lead + [4 * d], "bf16"):  # the kernel reads the GEMM kernel's BF16
+            silu, up = None, self._linear_reading(norm, lead, d, 4 * d)
+        down = self.linear(lead, 4 * d, d, x_dtype="bf16" if silu else "f32", kernel_bf16=True)
+        post_norm = self._residual_norm_reading(down, lead, d, eps, clip, residual_weight)
         x = f32([clips, frames, d])
         func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
                     (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
                      tensor([d], "bf16")), (x,))
         return self._add("feed_forward.mlir.j2", func, calls=[norm, post_norm, up, down], b=clips, t=frames, d=d,
-                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down)
+                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down, silu=silu)
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
                    dw_layout: str) -> Func:

@@ -18,8 +18,8 @@ import os
 import re
 from pathlib import Path
 
-from .registry import (ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90, AttentionKernel,
-                       ConvKernel, GemmKernel, KernelFile, RowKernel)
+from .registry import (ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, KERNEL_DIR, LANE_SUMS_SM90, RMS_NORMS_SM90,
+                       SILU_SM90, AttentionKernel, ConvKernel, ElementwiseKernel, GemmKernel, KernelFile, RowKernel)
 
 PTX_VERSION = 84  # PTX ISA 8.4: wgmma needs 8.0; the driver accepts up to 9.0
 SM90 = 90
@@ -112,6 +112,14 @@ def build_glu_depthwise(kernel: ConvKernel = GLU_DEPTHWISE_SM90, out_dir: Path =
     return _compile(glu_depthwise, kernel.file, signature, constexprs, (0, 1, 2, 4), 1, out_dir)
 
 
+def build_silu(kernel: ElementwiseKernel = SILU_SM90, out_dir: Path = KERNEL_DIR) -> Path:
+    from .activation_triton import silu_bf16
+
+    signature = {"x_ptr": "*bf16", "y_ptr": "*bf16", "count": "i32", "BLOCK": "constexpr"}
+    # 16-byte aligned pointers, a count divisible by 16 (the emitter checks it): vector loads and stores
+    return _compile(silu_bf16, kernel.file, signature, {"BLOCK": kernel.block}, (0, 1, 2), 1, out_dir)
+
+
 def build_attention(kernel: AttentionKernel = ATTENTION_SM90, out_dir: Path = KERNEL_DIR) -> Path:
     from .attention_triton import attention_core
 
@@ -134,3 +142,4 @@ if __name__ == "__main__":
         print(build_rms_norm(kernel, output))
     print(build_attention())
     print(build_glu_depthwise())
+    print(build_silu())

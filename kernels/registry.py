@@ -165,6 +165,24 @@ class ConvKernel:
         return clips * -(-frames // self.frames) * -(-channels // self.channels)
 
 
+@dataclass(frozen=True)
+class ElementwiseKernel:
+    """An elementwise kernel over `block` values per workgroup; counts must be multiples of 16 (a
+    compile-time promise: vector loads and stores) and fit the i32 push constant."""
+
+    block: int
+    file: KernelFile
+
+    def supports(self, count: int) -> bool:
+        return count % 16 == 0 and count < 2**31
+
+    def workgroups(self, count: int) -> int:
+        return -(-count // self.block)
+
+
+#: 4096 values per workgroup, 4 warps (32 values, four 16-byte vectors, per thread).
+SILU_SM90 = ElementwiseKernel(block=4096, file=KernelFile("silu_bf16_sm90", "silu_bf16", warps=4))
+
 #: 16 frames x 128 channels per workgroup, 4 warps.
 GLU_DEPTHWISE_SM90 = ConvKernel(frames=16, channels=128, file=KernelFile("glu_depthwise_sm90", "glu_depthwise", warps=4))
 

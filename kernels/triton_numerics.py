@@ -125,3 +125,10 @@ def _as_bf16(y):
     """A BF16-valued F32 as BF16: its upper 16 bits (the same bits `.to(tl.bfloat16)` gives on the GPU;
     Triton's interpreter converts subnormals wrongly)."""
     return (y.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _from_bf16(x):
+    """BF16 to F32 by its bits (exact, as `.to(tl.float32)` is on the GPU; Triton's interpreter converts
+    BF16 subnormals wrongly, and the SiLU's test covers every BF16 value)."""
+    return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
