@@ -4,8 +4,9 @@ IREE 3.13's CUDA runtime has no profiler of its own, and per-dispatch benchmarks
 (`dispatch_profile.py`) time each dispatch alone, with its inputs warm in L2 and constant data.
 This runs real encode calls of an artifact on a random checkpoint and records every kernel with
 CUPTI through torch.profiler (the GPU machine's torch; nothing of torch touches the computation),
-so the times are the ones inside the module: per kernel name, calls and GPU time per encode call,
-and the GPU's busy time against the call's wall time.
+so the times are the ones inside the module: per kernel name (the runtime's copies and fills
+included), calls and GPU time per encode call, and the totals by family. The profiler slows the
+host side down, so the wall and span figures it prints are not the call's time.
 
     python scripts/kernel_profile.py --artifact audio_bench.vmfb --checkpoint /tmp/ckpt --clips 8
 """
@@ -23,7 +24,7 @@ import numpy as np
 
 #: The committed kernels by entry name; every other kernel is one of IREE's dispatches.
 FAMILIES = {"gemm_bf16_nt": "GEMM", "attention_core": "attention core", "glu_depthwise": "GLU + depthwise",
-            "rms_norm": "RMS norms", "rms_norm_residual": "RMS norms", "lane_xor_sum": "lane sums"}
+            "rms_norm": "RMS norms", "rms_norm_residual": "RMS norms", "lane_xor_sum": "lane sums", "silu_bf16": "SiLU"}
 
 
 def main() -> None:
@@ -70,7 +71,8 @@ def main() -> None:
                       "span_ms_per_call": round((last - first) / 1e3 / args.calls, 2)}))
     families: dict[str, float] = defaultdict(float)
     for name, _, ms in rows:
-        families[FAMILIES.get(name.split("(")[0], "IREE's own dispatches")] += ms
+        family = "copies and fills" if name.startswith(("Memcpy", "Memset")) else "IREE's own dispatches"
+        families[FAMILIES.get(name.split("(")[0], family)] += ms
     print(json.dumps({"families_ms_per_call": {k: round(v, 2) for k, v in sorted(families.items(), key=lambda kv: -kv[1])}}))
     for name, count, ms in rows[:args.top]:
         print(json.dumps({"kernel": name[:90], "per_call": round(count, 1), "ms_per_call": round(ms, 3),
