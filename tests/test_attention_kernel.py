@@ -27,6 +27,7 @@ from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import ATTENTION_SM90
 from gemma3n_iree.kernels.build import build_attention
 
+from kernel_files import entry_parameters, f32_arithmetic, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
@@ -92,13 +93,8 @@ def test_kernel_computes_the_template_attention(clips, frames, heads, head_dim, 
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
-    build_attention(ATTENTION_SM90, tmp_path)
-    for path in (ATTENTION_SM90.file.ptx_path(), ATTENTION_SM90.file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
-    ptx = ATTENTION_SM90.file.ptx_path().read_text()
-    entry = re.search(r"\.visible \.entry attention_core\((.*?)\n\)", ptx, re.S)
-    assert [p.strip().split()[1] for p in entry.group(1).strip().split(",")] == [".u64"] * 7 + [".u32"] * 8
+    ptx = rebuilt_ptx(ATTENTION_SM90.file, lambda out: build_attention(ATTENTION_SM90, out), tmp_path)
+    assert entry_parameters(ptx, "attention_core") == [".u64"] * 7 + [".u32"] * 8
 
 
 def test_the_ptx_does_the_arithmetic_exactness_needs():
@@ -109,7 +105,7 @@ def test_the_ptx_does_the_arithmetic_exactness_needs():
     The floor takes the `.ftz` form Triton emits; its input x log2(e) + 1/2 is never subnormal (an
     exact F32 product plus 1/2 is 0 or at least 2^-49 in magnitude), so flushing cannot change it."""
     ptx = ATTENTION_SM90.file.ptx_path().read_text()
-    ops = re.findall(r"\b((?:mul|add|sub|fma|div)\.[a-z.]*f32)\b", ptx)
+    ops = f32_arithmetic(ptx)
     assert {op for op in ops if not op.startswith("div")} <= {"mul.rn.f32", "add.rn.f32", "sub.rn.f32", "fma.rn.f32"}
     assert ops.count("fma.rn.f32") == 18 * 4
     assert {op for op in ops if op.startswith("div")} == {"div.rn.f32"}

@@ -24,6 +24,7 @@ from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import GLU_DEPTHWISE_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.build import build_glu_depthwise
 
+from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
@@ -88,16 +89,9 @@ def test_norm_kernel_applies_the_silu_after_the_norm():
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
-    build_glu_depthwise(GLU_DEPTHWISE_SM90, tmp_path)
-    for path in (GLU_DEPTHWISE_SM90.file.ptx_path(), GLU_DEPTHWISE_SM90.file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
-    ptx = GLU_DEPTHWISE_SM90.file.ptx_path().read_text()
-    entry = re.search(r"\.visible \.entry glu_depthwise\((.*?)\n\)", ptx, re.S)
-    assert [p.strip().split()[1] for p in entry.group(1).strip().split(",")] == [".u64"] * 3 + [".u32"] * 3
-    ops = re.findall(r"\b((?:mul|add|sub|fma|div)\.[a-z.]*f32)\b", ptx)
-    assert set(ops) == {"mul.rn.f32", "add.rn.f32", "fma.rn.f32", "div.rn.f32"}  # nothing contracted
-    assert ops.count("fma.rn.f32") == 9 * ops.count("div.rn.f32")  # fused only inside IREE's exp
+    ptx = rebuilt_ptx(GLU_DEPTHWISE_SM90.file, lambda out: build_glu_depthwise(GLU_DEPTHWISE_SM90, out), tmp_path)
+    assert entry_parameters(ptx, "glu_depthwise") == [".u64"] * 3 + [".u32"] * 3
+    assert_only_irees_exp_is_fused(ptx)
     assert set(re.findall(r"\bcvt\.rmi[a-z0-9.]*", ptx)) == {"cvt.rmi.ftz.f32.f32"}  # exp's floor (see attention)
 
 

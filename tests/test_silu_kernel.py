@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pytest
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.contracts.emulation import round_bf16
@@ -22,6 +21,7 @@ from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import SILU_SM90
 from gemma3n_iree.kernels.build import build_silu
 
+from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
@@ -46,16 +46,9 @@ def test_kernel_is_the_templates_silu_on_every_bf16_value():
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
-    build_silu(SILU_SM90, tmp_path)
-    for path in (SILU_SM90.file.ptx_path(), SILU_SM90.file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
-    ptx = SILU_SM90.file.ptx_path().read_text()
-    entry = re.search(r"\.visible \.entry silu_bf16\((.*?)\n\)", ptx, re.S)
-    assert [p.strip().split()[1] for p in entry.group(1).strip().split(",")] == [".u64"] * 2 + [".u32"]
-    ops = re.findall(r"\b((?:mul|add|sub|fma|div)\.[a-z.]*f32)\b", ptx)
-    assert set(ops) == {"mul.rn.f32", "add.rn.f32", "fma.rn.f32", "div.rn.f32"}  # nothing contracted
-    assert ops.count("fma.rn.f32") == 9 * ops.count("div.rn.f32")  # fused only inside IREE's exp
+    ptx = rebuilt_ptx(SILU_SM90.file, lambda out: build_silu(SILU_SM90, out), tmp_path)
+    assert entry_parameters(ptx, "silu_bf16") == [".u64"] * 2 + [".u32"]
+    assert_only_irees_exp_is_fused(ptx)
     assert re.findall(r"\b(?:ld|st)\.global[a-z0-9.]*", ptx) == ["ld.global.v4.b32"] * 4 + ["st.global.v4.b32"] * 4
 
 
