@@ -36,10 +36,10 @@ KERNEL_SET = "triton-sm90"
 #: "auto": the Hopper kernels wherever they apply; "iree": IREE's code generation everywhere.
 KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
 HOPPER_ARCHS = ("sm_90", "sm_90a")
-KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum, "
-                "RMS norm and attention context window and, under a BF16 contract, the wgmma GEMM for the "
-                "linear layers and the attention core, IREE's own code generation elsewhere; iree = always IREE's; triton-sm90 = "
-                "require all of them.")
+KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum "
+                "and RMS norm and, under a BF16 contract, the wgmma GEMM for the linear layers, the attention "
+                "core, the light convolution's GLU and taps and the SiLU; IREE's own code generation "
+                "elsewhere; iree = always IREE's; triton-sm90 = require all of them.")
 
 
 class KernelChoiceError(ValueError):

@@ -86,8 +86,8 @@ class AudioEncoder:
         """Compile (or reuse from the cache) the artifact for `checkpoint` and load it.
 
         `kernels` picks the committed GPU kernels (emitters/kernels.py): "auto" links the Hopper
-        kernels (GEMM, lane sums, RMS norms, context windows) on sm_90, "iree" keeps IREE's own code
-        generation.
+        kernels (GEMM, lane sums, RMS norms, attention, light convolution, SiLU) on sm_90, "iree"
+        keeps IREE's own code generation.
 
         With `artifact`, a `.vmfb` compiled elsewhere (e.g. by `emit-gemma3n` on a build machine) is
         loaded instead and no compiler is needed; its entry points define the buckets.
