@@ -36,6 +36,9 @@ KERNEL_SET = "triton-sm90"
 #: "auto": the Hopper kernels wherever they apply; "iree": IREE's code generation everywhere.
 KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
 HOPPER_ARCHS = ("sm_90", "sm_90a")
+#: RMS-norm variants that round to BF16 at the template's points whatever the contract says: linked
+#: only under contracts that do (the others take every contract's rounding flag).
+BF16_ROUNDING_NORMS = ("silu_bf16",)
 KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum "
                 "and RMS norm and, under a BF16 contract, the wgmma GEMM for the linear layers, the attention "
                 "core, the light convolution's GLU and taps and the SiLU; IREE's own code generation "
@@ -81,11 +84,12 @@ class LinkedKernels:
         """The whole scaled RMS norm of [rows, width] in one dispatch, or None (BF16 weights only).
 
         `output` is the kernel variant (kernels/registry.py RMS_NORM_OUTPUTS): f32, bf16, residual,
-        residual_bf16 or silu_bf16 (this one only where the BF16-rounding kernels are linked)."""
-        if w_dtype != "bf16" or (output == "silu_bf16" and self.gemm is None):
-            return None
+        residual_bf16 or silu_bf16; None too for a variant the set does not link."""
         block = RMS_NORMS_SM90[output, lane_threads(width, 8)]
-        return _launch(self.rms_norms[output, block.block_threads], block.workgroups(rows))
+        kernel = self.rms_norms.get((output, block.block_threads))
+        if w_dtype != "bf16" or kernel is None:
+            return None
+        return _launch(kernel, block.workgroups(rows))
 
     def attention_launch(self, clips: int, blocks: int, heads: int, chunk: int, context: int,
                          head_dim: int) -> dict[str, object] | None:
@@ -147,7 +151,8 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
     bf16_rounding = _gemm_fits(contract)
     return LinkedKernels(GEMM_SM90.file.verify() if bf16_rounding else None,
                          {t: k.file.verify() for t, k in LANE_SUMS_SM90.items()},
-                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()},
+                         {key: k.file.verify() for key, k in RMS_NORMS_SM90.items()
+                          if bf16_rounding or key[0] not in BF16_ROUNDING_NORMS},
                          ATTENTION_SM90.file.verify() if bf16_rounding else None,
                          GLU_DEPTHWISE_SM90.file.verify() if bf16_rounding else None,
                          SILU_SM90.file.verify() if bf16_rounding else None)

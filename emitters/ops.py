@@ -7,6 +7,7 @@ them, never restate another op's types.  Symbols encode the specialisation
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -138,9 +139,7 @@ class OpEmitter:
         `kernel_bf16`, the GEMM kernel's BF16 result is handed over as it is where the kernel serves the
         shape (an F32 carrier elsewhere)."""
         lead = list(lead)
-        n = 1
-        for d in lead:
-            n *= d
+        n = math.prod(lead)
         gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
         bf16_result = gemm is not None and kernel_bf16
         symbol = "".join([f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
@@ -153,24 +152,32 @@ class OpEmitter:
 
     def _norm_silu(self, lead: Sequence[int], d: int, eps: float, clip: float) -> Func | None:
         """The clamp, norm and SiLU in one kernel handing its matmul BF16, or None where it is not linked."""
-        n = 1
-        for dim in lead:
-            n *= dim
-        if self.kernels is None or self.kernels.rms_norm_launch(n, d, "bf16", "silu_bf16") is None:
+        if self.kernels is None or self.kernels.rms_norm_launch(math.prod(lead), d, "bf16", "silu_bf16") is None:
             return None
         return self.rms_norm(lead, d, eps, clip=clip, silu=True)
+
+    @staticmethod
+    def _carrier(producer: Func, lead: Sequence[int], width: int) -> str:
+        """The dtype `producer` hands its [*lead, width] result over in: BF16 from a kernel, else F32."""
+        return "bf16" if producer.result_types[0] == tensor(list(lead) + [width], "bf16") else "f32"
 
     def _residual_norm_reading(self, producer: Func, lead: Sequence[int], d: int, eps: float, clip: float,
                                weight: float) -> Func:
         """A module's clamp + post-norm + residual, reading `producer`'s result in its carrier."""
-        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [d], "bf16") else "f32"
-        return self.rms_norm(lead, d, eps, clip=clip, residual_weight=weight, x_dtype=carrier)
+        return self.rms_norm(lead, d, eps, clip=clip, residual_weight=weight, x_dtype=self._carrier(producer, lead, d))
 
     def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int,
                         kernel_bf16: bool = False) -> Func:
         """The linear layer that reads `producer`'s result, in whatever carrier it hands over (F32 or BF16)."""
-        carrier = "bf16" if producer.result_types[0] == tensor(list(lead) + [k], "bf16") else "f32"
-        return self.linear(lead, k, out, x_dtype=carrier, kernel_bf16=kernel_bf16)
+        return self.linear(lead, k, out, x_dtype=self._carrier(producer, lead, k), kernel_bf16=kernel_bf16)
+
+    def _linear_feeding(self, launch: dict[str, object] | None, producer: Func, lead: Sequence[int], k: int,
+                        out: int) -> tuple[dict[str, object] | None, Func]:
+        """The linear layer reading `producer` whose result the kernel `launch` reads as BF16, and that
+        launch; the launch becomes None where the GEMM kernel does not serve the shape (the linear's
+        result is then an F32 carrier, which only IREE's code for the op takes)."""
+        linear = self._linear_reading(producer, lead, k, out, kernel_bf16=launch is not None)
+        return (launch if self._carrier(linear, lead, out) == "bf16" else None), linear
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
                  clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False,
@@ -181,9 +188,7 @@ class OpEmitter:
         kernel hand its BF16-valued result over as BF16; `silu` (only where `_norm_silu` finds the
         kernel) hands over round(silu(norm)) instead."""
         lead = list(lead)
-        n = 1
-        for dim in lead:
-            n *= dim
+        n = math.prod(lead)
         x = f32(lead + [d])
         args = ((tensor(lead + [d], x_dtype),) + ((tensor([d], w_dtype),) if scaled else ())
                 + ((x,) if residual_weight is not None else ()))
@@ -221,9 +226,7 @@ class OpEmitter:
         lead = [clips, frames]
         norm = self.rms_norm(lead, d, eps, clip=clip, feeds_matmul=True)
         silu = self.kernels.silu_launch(clips * frames * 4 * d) if self.kernels is not None else None
-        up = self._linear_reading(norm, lead, d, 4 * d, kernel_bf16=silu is not None)
-        if up.result_types[0] != tensor(lead + [4 * d], "bf16"):  # the kernel reads the GEMM kernel's BF16
-            silu, up = None, self._linear_reading(norm, lead, d, 4 * d)
+        silu, up = self._linear_feeding(silu, norm, lead, d, 4 * d)
         down = self.linear(lead, 4 * d, d, x_dtype="bf16" if silu else "f32", kernel_bf16=True)
         post_norm = self._residual_norm_reading(down, lead, d, eps, clip, residual_weight)
         x = f32([clips, frames, d])
@@ -238,9 +241,7 @@ class OpEmitter:
         lead = [clips, frames]
         norm = self.rms_norm(lead, d, eps, feeds_matmul=True)
         glu_taps = self.kernels.glu_depthwise_launch(clips, frames, d) if self.kernels is not None else None
-        start = self._linear_reading(norm, lead, d, 2 * d, kernel_bf16=glu_taps is not None)
-        if start.result_types[0] != tensor(lead + [2 * d], "bf16"):  # the kernel reads the GEMM kernel's BF16
-            glu_taps, start = None, self._linear_reading(norm, lead, d, 2 * d)
+        glu_taps, start = self._linear_feeding(glu_taps, norm, lead, d, 2 * d)
         conv_norm = self._norm_silu(lead, d, eps, clip)
         fused_silu = conv_norm is not None
         if not fused_silu:
@@ -267,9 +268,7 @@ class OpEmitter:
         lead, operands = [clips, frames], self.contract.operand_dtype
         core = (self.kernels.attention_launch(clips, blocks, heads, chunk, context, hd)
                 if self.kernels is not None else None)
-        qkv_proj = self._linear_reading(norm, lead, d, d, kernel_bf16=core is not None)
-        if qkv_proj.result_types[0] != tensor(lead + [d], "bf16"):  # the kernel reads the GEMM kernel's BF16
-            core, qkv_proj = None, self._linear_reading(norm, lead, d, d)
+        core, qkv_proj = self._linear_feeding(core, norm, lead, d, d)
         pos_proj = self.linear([positions], d, d)
         signal = timing_signal(np.arange(max_past, -1, -1), d)
         if core is not None:  # the kernel hands the attended values over as BF16 operands

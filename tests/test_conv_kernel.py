@@ -17,7 +17,7 @@ import pytest
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.contracts.emulation import clamp, rms_norm, round_bf16
-from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
@@ -107,3 +107,12 @@ def test_the_light_convolution_is_two_kernels_between_its_projections():
         assert gone not in text
     plain = probe_module(MLX_CUDA_V1, build)
     assert "stablehlo.logistic" in plain and "stablehlo.pad" in plain
+
+
+def test_an_f32_contract_keeps_irees_light_convolution():
+    """The GLU kernel and the norm's SiLU variant round to BF16; under f32-reference neither is linked."""
+    linked = select_kernels("auto", SM90, F32_REFERENCE)
+    assert linked.glu_depthwise is None and linked.rms_norm_launch(6000, 1536, "bf16", "silu_bf16") is None
+    assert linked.rms_norm_launch(6000, 1536, "bf16", "f32") is not None  # the plain norms still serve it
+    text = probe_module(F32_REFERENCE, lambda e: e.light_conv(2, 25, 64, 5, 1e-6, 1e10, "d1k"), kernels=linked)
+    assert "glu_depthwise" not in text and "stablehlo.logistic" in text
