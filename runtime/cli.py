@@ -317,7 +317,15 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
 @click.option("--max-memory-mb", type=click.IntRange(1), default=4096, show_default=True,
               help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.")
 @click.option("--max-upload-mb", type=click.IntRange(1), default=100, show_default=True,
-              help="Largest request body; beyond it 413.")
+              help="Largest audio upload; beyond it 413 (a form may add the prompt and 64 KiB of fields).")
+@click.option("--max-concurrent-uploads", type=click.IntRange(1), default=8, show_default=True,
+              help="Bodies received at once; each reserves --max-upload-mb of the memory budget before it is "
+                   "read. Beyond it 503 + Retry-After.")
+@click.option("--upload-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True,
+              help="Seconds an upload may pause between two pieces (and ten times that in all); beyond it 408.")
+@click.option("--max-client-held-mb", type=click.IntRange(1), default=None,
+              help="Finished results one client (connection address) may leave unfetched; beyond it its new "
+                   "submissions get 429 (default: a quarter of --max-memory-mb).")
 @click.option("--max-wait-ms", type=click.FloatRange(0), default=5.0, show_default=True,
               help="How long a partly filled call may wait for more clips while front-end work is pending.")
 @click.option("--result-ttl", type=click.FloatRange(0.1), default=600.0, show_default=True,
@@ -332,7 +340,8 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
               help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
 @_encoder_options
 def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int, max_memory_mb: int,
-          max_upload_mb: int, max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
+          max_upload_mb: int, max_concurrent_uploads: int, upload_timeout: float, max_client_held_mb: int | None,
+          max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
           capacities: tuple[int, ...], prefill_artifact: Path | None, **options) -> None:
     """Serve encode and prefill requests over HTTP with continuous batching (see runtime/server.py).
 
@@ -348,6 +357,9 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     widths = options["clips_per_call"] or tuple(sorted({min(2 ** i, max_batch_clips)
                                                          for i in range(max_batch_clips.bit_length() + 1)}))
     limits = Limits(max_queue=max_queue, max_memory_bytes=max_memory_mb * MIB, max_upload_bytes=max_upload_mb * MIB,
+                    max_concurrent_uploads=max_concurrent_uploads, upload_idle_s=upload_timeout,
+                    upload_total_s=10 * upload_timeout,
+                    max_client_held_bytes=max_client_held_mb * MIB if max_client_held_mb else None,
                     max_seconds=options["max_seconds"] or 600.0, max_batch_clips=max_batch_clips,
                     max_wait_s=max_wait_ms / 1000.0, result_ttl_s=result_ttl,
                     frontend_workers=frontend_workers or default_frontend_workers())

@@ -24,21 +24,22 @@ Where this module deliberately differs from calling the extractor on one clip:
   which is valid. That frame equals what the extractor computes for the same clip followed by
   silence. Empty audio (0 samples) raises :class:`AudioError`.
 
-Decoding uses libsndfile through ``soundfile`` (WAV PCM 16/24/32-bit, float32/64, FLAC, OGG
-Vorbis/Opus, MP3 where the bundled libsndfile has it, AIFF, ...). Multi-channel audio is downmixed to
-mono by averaging the channels. Other rates are resampled to 16 kHz with ``soxr`` (see
-:func:`resample`). Every problem with a file raises :class:`AudioError` naming the file.
+Decoding (files and uploads alike) lives in `runtime/decode.py`: libsndfile through ``soundfile``,
+every container's declared length checked (a truncated file is an error, never a shorter recording),
+channels averaged, other rates resampled to 16 kHz with ``soxr``.  :func:`load_audio`,
+:func:`resample` and :class:`AudioError` are re-exported here for the callers of the front end.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from .decode import SAMPLE_RATE, AudioError, load_audio, resample
 
 __all__ = [
     "AudioError",
@@ -62,7 +63,6 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------------------------- constants
-SAMPLE_RATE = 16_000          # Hz; the extractor does no resampling, its input must be 16 kHz
 FRAME_LENGTH = 512            # round(16000 * 32 ms)
 HOP_LENGTH = 160              # round(16000 * 10 ms)
 FFT_LENGTH = 1024             # 2**ceil(log2(512)) * 2 (fft_overdrive)
@@ -78,149 +78,6 @@ WINDOW_SIZE = FRAME_LENGTH + 1  # 513: the unfold size (one extra sample for pre
 MIN_SAMPLES = -(-WINDOW_SIZE // PAD_MULTIPLE) * PAD_MULTIPLE
 # ~7.7 s of synthetic English speech (espeak-ng), 16 kHz mono PCM16, for demos; see tests/data/README.md.
 SAMPLE_SPEECH = Path(__file__).resolve().parent / "data" / "sample_speech.wav"
-
-
-class AudioError(ValueError):
-    """Audio that cannot be used: missing/unreadable/corrupt file, unsupported format, no samples,
-    non-finite samples, or an array of the wrong shape or dtype. The message names the file."""
-
-
-# ---------------------------------------------------------------------------------------------- decoding
-
-# Leading bytes of containers people commonly try, to tell "unsupported format" from "not audio".
-_MAGIC: tuple[tuple[int, bytes, str], ...] = (
-    (4, b"ftyp", "MP4/M4A (AAC or ALAC)"),
-    (0, b"\x1aE\xdf\xa3", "Matroska/WebM"),
-    (0, b"#!AMR", "AMR"),
-    (0, b"0&\xb2u\x8ef\xcf\x11", "ASF/WMA"),
-    (0, b"ID3", "MP3"),
-    (0, b"OggS", "Ogg"),
-    (0, b"fLaC", "FLAC"),
-    (0, b"RIFF", "RIFF/WAV"),
-    (0, b"RF64", "RF64/WAV"),
-    (0, b"FORM", "AIFF"),
-    (0, b"caff", "CAF"),
-)
-
-
-def _sniff(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-    except OSError:
-        return None
-    for offset, magic, name in _MAGIC:
-        if head[offset:offset + len(magic)] == magic:
-            return name
-    if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xF6) == 0xF0:
-        return "AAC (ADTS)"
-    if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0:
-        return "MP3"
-    return None
-
-
-def _describe_decode_failure(path: Path, message: str) -> str:
-    kind = _sniff(path)
-    if os.path.getsize(path) == 0:
-        return f"{path}: empty file (0 bytes), not audio"
-    if kind is None:
-        return f"{path}: not a readable audio file (libsndfile: {message})"
-    if kind in ("MP4/M4A (AAC or ALAC)", "Matroska/WebM", "AMR", "ASF/WMA", "AAC (ADTS)"):
-        return (f"{path}: unsupported audio format {kind}; libsndfile cannot decode it "
-                f"(convert it to WAV, FLAC or OGG first)")
-    if kind == "MP3":
-        import soundfile as sf
-        if "MP3" not in sf.available_formats():
-            return (f"{path}: unsupported audio format MP3: this libsndfile build has no MP3 decoder "
-                    f"(convert it to WAV or FLAC, or install a soundfile wheel with MP3 support)")
-    return f"{path}: {kind} file is corrupt or uses an unsupported encoding (libsndfile: {message})"
-
-
-def load_audio(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
-    """Decode an audio file to 16 kHz mono float32 samples.
-
-    Returns ``(samples, original_rate)``: ``samples`` is a 1-D float32 array at :data:`SAMPLE_RATE`
-    (full-scale = +-1.0; integer PCM is scaled by libsndfile, e.g. int16 / 32768), and
-    ``original_rate`` is the file's own sample rate.
-
-    * Formats: whatever the installed libsndfile reads (``soundfile.available_formats()``): WAV with
-      PCM 8/16/24/32-bit integer or 32/64-bit float samples, FLAC, OGG (Vorbis, Opus), MP3 (libsndfile
-      >= 1.1 with mpg123, as bundled in current soundfile wheels), AIFF, CAF, W64, RF64, ...
-    * Channels: downmixed to mono by **averaging** all channels (in float64), i.e. ``mean(axis=1)``.
-    * Rate: resampled to 16 kHz with :func:`resample` (soxr, very high quality) when it differs.
-    * Samples are decoded in float64 so 32-bit integer PCM keeps its precision until the final
-      float32 rounding; the result is not clipped (resampling can overshoot +-1 slightly).
-
-    Raises :class:`AudioError`, naming the file, when it is missing, is a directory, cannot be
-    decoded (not audio, corrupt, or an unsupported format), has no samples, or holds NaN/Inf.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise AudioError(f"{path}: audio file not found")
-    if path.is_dir():
-        raise AudioError(f"{path}: is a directory, not an audio file")
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:  # permission denied and the like
-        raise AudioError(f"{path}: cannot open file: {exc.strerror or exc}") from None
-    try:
-        import soundfile as sf
-    except (ImportError, OSError) as exc:  # pragma: no cover - soundfile is a dependency
-        raise AudioError(f"{path}: cannot decode audio files: the 'soundfile' package is not installed "
-                         f"({exc})") from None
-    try:
-        with sf.SoundFile(str(path)) as fh:
-            rate = int(fh.samplerate)
-            data = fh.read(dtype="float64", always_2d=True)
-    except (sf.SoundFileError, RuntimeError) as exc:
-        message = getattr(exc, "error_string", None) or str(exc)
-        raise AudioError(_describe_decode_failure(path, message)) from None
-    except OSError as exc:  # permission denied and the like
-        raise AudioError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-
-    return to_mono_16k(data, rate, str(path))
-
-
-def to_mono_16k(data: np.ndarray, rate: int, name: str) -> tuple[np.ndarray, int]:
-    """Decoded [frames, channels] samples -> checked float32 mono at 16 kHz (channels averaged)."""
-    if data.shape[0] == 0:
-        raise AudioError(f"{name}: contains no audio samples (0 frames)")
-    if rate <= 0:
-        raise AudioError(f"{name}: invalid sample rate {rate}")
-    bad = ~np.isfinite(data)
-    if bad.any():
-        first = int(np.argwhere(bad)[0, 0])
-        raise AudioError(f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
-                         f"the first at sample {first} ({first / rate:.3f} s)")
-    mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
-    if rate != SAMPLE_RATE:
-        mono = resample(mono, rate, SAMPLE_RATE)
-    return np.ascontiguousarray(mono, dtype=np.float32), rate
-
-
-def resample(samples: np.ndarray, orig_rate: int, target_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Resample a 1-D signal with soxr at ``quality="VHQ"``; returns float64 (or the input if equal).
-
-    Why soxr (python-soxr, the SoX resampler library): it is the reference-quality, actively
-    maintained resampler (librosa's default since 0.10), handles any rational or irrational ratio
-    (44.1 kHz -> 16 kHz is 160/441) without building a huge polyphase filter, and VHQ is its
-    highest-precision preset. Measured for 44.1 kHz -> 16 kHz: flat within 0.02 dB up to 7.4 kHz,
-    -3 dB at 7.6 kHz (the top edge of the mel filterbank), and input above 8 kHz, which would alias,
-    is suppressed by more than 180 dB. ``scipy.signal.resample_poly`` (Kaiser beta=5 window by
-    default: roughly -50 to -60 dB stopband and a wider transition band) was the fallback in the
-    plan, but soxr is a small wheel needing only NumPy and was available, so it is required rather
-    than carrying two code paths whose outputs differ.
-    """
-    if orig_rate == target_rate:
-        return samples
-    try:
-        import soxr
-    except ImportError as exc:  # pragma: no cover - soxr is a dependency
-        raise AudioError(f"audio at {orig_rate} Hz needs resampling to {target_rate} Hz, but the 'soxr' "
-                         f"package is not installed ({exc})") from None
-    x = np.ascontiguousarray(samples, dtype=np.float64)
-    return soxr.resample(x, orig_rate, target_rate, quality="VHQ")
 
 
 # ---------------------------------------------------------------------------------------------- features

@@ -205,6 +205,7 @@ class AudioPrefill:
         self.device = DEVICE_FOR_TARGET[target]
         self._artifact = Path(artifact) if artifact is not None else None
         self._session: tuple[tuple[int, int] | None, PrefillSession] | None = None
+        self._built: dict[tuple[int, int], Path] = {}  # entries compiled (or found in the cache) so far
         self._encoder = encoder
         self._encoder_options = dict(encoder_options or {})
         self._tokenizer = None
@@ -247,6 +248,20 @@ class AudioPrefill:
                                        f"capacity for {clips} clip(s) ({max(available) if available else 'none'})")
         return fitting[0]
 
+    def _build(self, key: tuple[int, int]) -> Path:
+        spec = PrefillModuleSpec(self.audio_config, self.text, self.contract, (key[0],), (key[1],),
+                                 self.checkpoint.layout, self.stages)
+        path = build_prefill_artifact(self.cache, spec, parse_target(self.target, self.cuda_arch),
+                                      self.weight_schema, self.progress).path
+        self._built[key] = path
+        return path
+
+    def prepare(self, capacity: int, clips: int) -> None:
+        """Compile (or find in the cache) the entry (capacity, clips) without loading it, so a server
+        compiles on a worker thread and its device thread only loads (a no-op with a prefill artifact)."""
+        if self._artifact is None and (capacity, clips) not in self._built:
+            self._build((capacity, clips))
+
     def _load(self, key: tuple[int, int] | None) -> PrefillSession:
         """The session holding entry `key` (one prefill session is kept resident at a time)."""
         if self._session is not None and (self._artifact is not None or self._session[0] == key):
@@ -255,10 +270,7 @@ class AudioPrefill:
             path: Path = self._artifact
         else:
             assert key is not None
-            spec = PrefillModuleSpec(self.audio_config, self.text, self.contract, (key[0],), (key[1],),
-                                     self.checkpoint.layout, self.stages)
-            path = build_prefill_artifact(self.cache, spec, parse_target(self.target, self.cuda_arch),
-                                          self.weight_schema, self.progress).path
+            path = self._built.get(key) or self._build(key)
         self._session = None  # release the previous entry's resident weights first
         session = PrefillSession(path, self.parameter_files, device=self.device)
         self._session = (key, session)

@@ -10,16 +10,21 @@ Pipeline of one request (a :class:`Job`)::
      (probe,   (front-end   (decode, resample,   (clips wait in    (prefill kind only:
       admit)    pool queue)   log-mel, prompt)     per-bucket queues) the merge on the device)
 
-* **Admission** (`submit`, on the caller's thread): the upload is probed (`soundfile.info` on the bytes,
-  plus a completeness check that libsndfile does not do for WAV and Ogg: a truncated file is refused,
-  never silently shortened); its duration bounds the memory it can take (samples, features, outputs),
-  which is reserved up front.  A full queue (`max_queue` unfinished requests) or a full memory budget
-  (`max_memory_bytes` of reservations and held results) is a :class:`Rejected` "retry later" with a
-  Retry-After hint; nothing is queued in that case.
-* **Front end** (a thread pool, never the device thread): decode the bytes exactly as
-  `frontend.load_audio` decodes a file, cut 30 s clips and compute each clip's log-mel on its own
-  (`frontend.clip_features`, what `AudioEncoder.clips_from_files` does), and for prefill expand and
-  tokenize the prompt (`AudioPrefill.expand`).  Each clip then waits in the queue of its frame bucket.
+* **Upload** (`open_upload`, before the HTTP layer reads a body): an :class:`UploadSlot` reserves the
+  largest body the server accepts in the memory budget and one of `max_concurrent_uploads` slots, so
+  bodies being received are bounded in number and in bytes before a byte of them is read.  A full
+  queue, no free upload slot, a full budget, or a client that already holds `max_client_held_bytes` of
+  finished results it has not fetched is a :class:`Rejected` "retry later" with a Retry-After hint.
+* **Admission** (`submit`, on the caller's thread): the upload is probed with `decode.probe_audio` --
+  the one decode path the CLI uses too, which refuses a truncated file in every container, never
+  shortening it silently; its duration bounds the memory it can take (samples, features, outputs),
+  which replaces the slot's reservation.  Nothing is queued when it is refused.
+* **Front end** (a thread pool, never the device thread): decode the bytes with `decode.decode_audio`
+  exactly as the CLI decodes the same bytes from a file, cut 30 s clips and compute each clip's
+  log-mel on its own (`frontend.clip_features`, what `AudioEncoder.clips_from_files` does), and for
+  prefill expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it
+  needs if it is not built yet (so a first-time entry never stalls the device thread).  Each clip then
+  waits in the queue of its frame bucket.
 * **Device** (one thread owns the `AudioSession`, whose IREE calls are synchronous): as soon as work is
   ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket may run once it fills
   a call of the widest allowed width, once its oldest clip has waited `max_wait_s`, or at once when no
@@ -32,7 +37,9 @@ Pipeline of one request (a :class:`Job`)::
   same thread; they go before encoder calls since they complete requests and free memory.
 * **Results** are host arrays kept until the owner fetches them (then freed) or `result_ttl_s` after
   completion (then expired and freed by a reaper thread).  Failed requests keep their error message
-  the same way.
+  the same way.  A fetch `claim`\ s the result first: one fetch at a time streams it (a concurrent
+  one is told so), and it is freed exactly once, when the stream completes (a broken download leaves
+  it for a retry).
 
 A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
 contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
@@ -54,7 +61,6 @@ from __future__ import annotations
 import collections
 import hashlib
 import hmac
-import io
 import logging
 import secrets
 import threading
@@ -68,7 +74,8 @@ import numpy as np
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
 from .encode import EncodeError, choose_bucket
-from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, AudioError, clip_features, to_mono_16k
+from .decode import AudioError, AudioInfo, decode_audio, probe_audio
+from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, clip_features
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -122,131 +129,6 @@ class Unavailable(ServeError):
     status, code = 501, "not_available"
 
 
-# ---------------------------------------------------------------------------------------------- audio from bytes
-
-def _riff_truncation(data: bytes) -> str | None:
-    """Why a RIFF/WAVE byte string is shorter than its own header says, or None.
-
-    libsndfile silently decodes the samples that are present, which would turn a cut upload into a
-    shorter result.  Sizes 0 and 0xFFFFFFFF (written by streaming writers that cannot seek back) are
-    treated as unknown.
-    """
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        return None
-    declared = int.from_bytes(data[4:8], "little")
-    if declared not in (0, 0xFFFFFFFF) and declared + 8 > len(data) + 1:  # +1: a missing pad byte is tolerated
-        return f"the RIFF header declares {declared + 8} bytes but only {len(data)} arrived"
-    pos = 12
-    while pos + 8 <= len(data):
-        chunk, size = data[pos:pos + 4], int.from_bytes(data[pos + 4:pos + 8], "little")
-        if chunk == b"data":
-            available = len(data) - pos - 8
-            if size not in (0, 0xFFFFFFFF) and size > available:
-                return f"the data chunk declares {size} bytes of samples but only {available} arrived"
-            return None
-        pos += 8 + size + (size & 1)
-    return "the file ends before its data chunk" if declared not in (0, 0xFFFFFFFF) else None
-
-
-def _ogg_truncation(data: bytes) -> str | None:
-    """An Ogg stream must end with a page flagged end-of-stream (header type bit 2)."""
-    if data[:4] != b"OggS":
-        return None
-    last = data.rfind(b"OggS")
-    if last + 27 > len(data):
-        return "the last Ogg page header is cut off"
-    if not data[last + 5] & 0x04:
-        return "the Ogg stream has no end-of-stream page"
-    segments = data[last + 26]
-    if last + 27 + segments > len(data):
-        return "the last Ogg page is cut off"
-    body = sum(data[last + 27:last + 27 + segments])
-    if last + 27 + segments + body > len(data):
-        return "the last Ogg page is cut off"
-    return None
-
-
-@dataclass(frozen=True)
-class AudioProbe:
-    """What the header says: used for admission (duration limit, memory reservation)."""
-
-    rate: int
-    channels: int
-    frames: int
-    format: str
-
-    @property
-    def seconds(self) -> float:
-        return self.frames / self.rate if self.rate > 0 else 0.0
-
-
-def _sniff_name(data: bytes) -> str | None:
-    from .frontend import _MAGIC  # the front end's table of container signatures
-
-    for offset, magic, name in _MAGIC:
-        if data[offset:offset + len(magic)] == magic:
-            return name
-    return None
-
-
-def _open_error(name: str, data: bytes, exc: Exception) -> AudioError:
-    message = getattr(exc, "error_string", None) or str(exc)
-    kind = _sniff_name(data)
-    if not data:
-        return AudioError(f"{name}: empty upload (0 bytes), not audio")
-    if kind is None:
-        return AudioError(f"{name}: not a readable audio file (libsndfile: {message})")
-    if kind in ("MP4/M4A (AAC or ALAC)", "Matroska/WebM", "AMR", "ASF/WMA"):
-        return AudioError(f"{name}: unsupported audio format {kind}; libsndfile cannot decode it "
-                          f"(convert it to WAV, FLAC or OGG first)")
-    return AudioError(f"{name}: {kind} data is corrupt, truncated or uses an unsupported encoding "
-                      f"(libsndfile: {message})")
-
-
-def probe_audio(data: bytes, name: str = "upload") -> AudioProbe:
-    """Parse the header of an in-memory audio file (no decoding); :class:`AudioError` when unusable."""
-    import soundfile as sf
-
-    if not data:
-        raise AudioError(f"{name}: empty upload (0 bytes), not audio")
-    why = _riff_truncation(data) or _ogg_truncation(data)
-    if why:
-        raise AudioError(f"{name}: truncated audio: {why}")
-    try:
-        info = sf.info(io.BytesIO(data))
-    except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
-        raise _open_error(name, data, exc) from None
-    if info.samplerate <= 0:
-        raise AudioError(f"{name}: invalid sample rate {info.samplerate}")
-    if info.frames <= 0:
-        raise AudioError(f"{name}: contains no audio samples (0 frames)")
-    return AudioProbe(int(info.samplerate), int(info.channels), int(info.frames), str(info.format))
-
-
-def decode_audio_bytes(data: bytes, name: str = "upload") -> tuple[np.ndarray, int]:
-    """`frontend.load_audio` for bytes: 16 kHz mono float32 samples and the original rate.
-
-    The same steps in the same dtypes as `load_audio` (libsndfile decode to float64, channel average,
-    soxr VHQ resampling, float32), so the samples -- and therefore every feature and row -- are
-    identical to decoding the same bytes from a file.  Also refuses truncated WAV/Ogg data and streams
-    that decode to fewer frames than their header declares.
-    """
-    import soundfile as sf
-
-    probe_audio(data, name)  # empty, truncated WAV/Ogg, unreadable header: the same errors as admission
-    try:
-        with sf.SoundFile(io.BytesIO(data)) as fh:
-            rate = int(fh.samplerate)
-            declared = int(fh.frames)
-            decoded = fh.read(dtype="float64", always_2d=True)
-    except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
-        raise _open_error(name, data, exc) from None
-    if 0 < decoded.shape[0] < declared:
-        raise AudioError(f"{name}: truncated audio: the header declares {declared} frames but only "
-                         f"{decoded.shape[0]} could be decoded")
-    return to_mono_16k(decoded, rate, name)
-
-
 # ---------------------------------------------------------------------------------------------- jobs
 
 class State(str, Enum):
@@ -269,14 +151,15 @@ class Job:
     owner: bytes  # sha256 of the owner token
     name: str
     upload_bytes: int
-    probe: AudioProbe
+    probe: AudioInfo
     prompt: str | None
     chat: bool
     reserved: int  # bytes of the memory budget this job holds now
+    client: str = ""  # who submitted it (the connection's address): the per-client bound on held results
     submitted: float = field(default_factory=time.monotonic)
     submitted_wall: float = field(default_factory=time.time)
     state: State = State.QUEUED
-    data: bytes | None = None
+    data: bytes | bytearray | None = None
     # filled by the front end
     audio_seconds: float = 0.0
     starts: list[float] = field(default_factory=list)
@@ -294,6 +177,7 @@ class Job:
     times: dict[str, float] = field(default_factory=dict)
     listeners: list[Callable[[], None]] = field(default_factory=list)
     gone: bool = False  # cancelled, released or expired: every stage drops it
+    delivering: bool = False  # a fetch is streaming the result now (see Scheduler.claim)
 
     @property
     def clips(self) -> int:
@@ -304,6 +188,7 @@ class Job:
         out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "status": self.state.value, "filename": self.name,
             "upload_bytes": self.upload_bytes, "sample_rate": self.probe.rate, "channels": self.probe.channels,
+            "container": self.probe.container, "length_checked": self.probe.length_checked,
             "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6), "clips": self.clips or None,
             "submitted": self.submitted_wall,
             "timings_s": {k: round(v - self.submitted, 6) for k, v in self.times.items()},
@@ -338,8 +223,12 @@ class _ClipWork:
 @dataclass
 class Limits:
     max_queue: int = 256                  # unfinished (admitted, not yet done/failed) requests
-    max_memory_bytes: int = 4096 * MIB    # reservations of unfinished requests + held results
-    max_upload_bytes: int = 100 * MIB     # one request's body
+    max_memory_bytes: int = 4096 * MIB    # upload slots + reservations of unfinished requests + held results
+    max_upload_bytes: int = 100 * MIB     # one request's audio; the whole body may add `form_overhead_bytes`
+    max_concurrent_uploads: int = 8       # bodies being received at once
+    upload_idle_s: float = 30.0           # longest pause between two pieces of a body
+    upload_total_s: float = 300.0         # longest time to receive one body
+    max_client_held_bytes: int | None = None  # finished, unfetched results per client (None: a quarter of memory)
     max_seconds: float = 600.0            # one request's audio
     max_batch_clips: int | None = None    # widest call used (default: the artifact's widest entry)
     max_wait_s: float = 0.005             # how long a partial call may wait for more clips
@@ -347,6 +236,47 @@ class Limits:
     frontend_workers: int = 2
     retry_after_s: float = 1.0
     max_prompt_chars: int = 100_000
+
+    @property
+    def form_overhead_bytes(self) -> int:
+        """What a multipart body may carry beside the audio: part headers, the prompt and chat fields."""
+        return (64 << 10) + 4 * self.max_prompt_chars
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_upload_bytes + self.form_overhead_bytes
+
+    @property
+    def client_held_bytes(self) -> int:
+        return self.max_client_held_bytes if self.max_client_held_bytes is not None else self.max_memory_bytes // 4
+
+
+def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: int) -> ServeError | None:
+    """Why a new upload cannot start now (None: it can): the admission policy as a pure function of the
+    scheduler's counters, checked before the body is read."""
+    retry = limits.retry_after_s
+    if uploads >= limits.max_concurrent_uploads:
+        return Rejected(f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry "
+                        f"later", code="uploads_full", status=503, retry_after=retry)
+    if client_held >= limits.client_held_bytes:
+        return Rejected(f"this client holds {client_held // MIB} MiB of finished results it has not fetched (the "
+                        f"limit is {limits.client_held_bytes // MIB} MiB per client): fetch or DELETE them first",
+                        code="results_unfetched", status=429, retry_after=retry)
+    if reserved + limits.max_body_bytes > limits.max_memory_bytes:
+        return Rejected(f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
+                        f"MiB); retry later", code="memory_full", status=503, retry_after=retry)
+    return None
+
+
+class UploadSlot:
+    """One body being received: its reservation (the largest body) in the budget, released once."""
+
+    def __init__(self, scheduler: "Scheduler", client: str, reserved: int) -> None:
+        self.scheduler, self.client, self.reserved = scheduler, client, reserved
+        self.open = True
+
+    def release(self) -> None:
+        self.scheduler._close_upload(self)
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
@@ -410,6 +340,8 @@ class Scheduler:
         # first use and keeps the last one loaded
         self._prefill_compiles_per_entry = prefill is not None and not prefill_from_artifact
         self._reserved = 0
+        self._uploads: set[UploadSlot] = set()
+        self._prefill_building: dict[tuple[int, int], threading.Lock] = collections.defaultdict(threading.Lock)
         self._paused = False
         self._stopping = False
         self._device_busy = False
@@ -481,7 +413,7 @@ class Scheduler:
                 and self.device_error is None)
 
     # ------------------------------------------------------------------ admission
-    def estimate_bytes(self, probe: AudioProbe, upload_bytes: int, kind: str, prompt: str | None) -> int:
+    def estimate_bytes(self, probe: AudioInfo, upload_bytes: int, kind: str, prompt: str | None) -> int:
         """An upper bound of what one request holds at once: upload, decode buffers, features, outputs."""
         seconds = probe.seconds
         samples16k = int(seconds * SAMPLE_RATE) + 1
@@ -496,10 +428,43 @@ class Scheduler:
             total += tokens * self._prefill_token_bytes
         return int(total)
 
-    def submit(self, kind: str, data: bytes, *, name: str = "upload", prompt: str | None = None,
-               chat: bool = True) -> tuple[Job, str]:
+    def open_upload(self, kind: str, client: str = "") -> UploadSlot:
+        """Reserve room for one body before it is read: the largest body in the memory budget and one
+        upload slot (see :func:`upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
+        is refused, or hand it to `submit`, which turns it into the request's own reservation."""
+        try:
+            if kind == PREFILL and self.prefill is None:
+                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+            with self._lock:
+                self._check_queue()
+                refusal = upload_refusal(self.limits, reserved=self._reserved, uploads=len(self._uploads),
+                                         client_held=self._client_held(client))
+                if refusal is not None:
+                    raise refusal
+                slot = UploadSlot(self, client, self.limits.max_body_bytes)
+                self._uploads.add(slot)
+                self._reserved += slot.reserved
+                return slot
+        except ServeError as exc:
+            self.count_rejection(exc.code)
+            raise
+
+    def _close_upload(self, slot: UploadSlot) -> None:
+        with self._lock:
+            if slot.open:
+                slot.open = False
+                self._uploads.discard(slot)
+                self._reserved -= slot.reserved
+
+    def _client_held(self, client: str) -> int:
+        """Bytes of finished results and errors `client` has not fetched (lock held)."""
+        return sum(j.reserved for j in self._jobs.values() if j.client == client and not j.state.active)
+
+    def submit(self, kind: str, data: bytes | bytearray, *, name: str = "upload", prompt: str | None = None,
+               chat: bool = True, client: str = "", slot: UploadSlot | None = None) -> tuple[Job, str]:
         """Admit one request; returns (job, owner token).  Call from any thread but the event loop
-        (the header probe is libsndfile work).  Raises BadInput, Rejected, Unavailable."""
+        (the header probe is libsndfile work).  `data` is kept as given (never copied); `slot`, the
+        upload's reservation, is released here whatever happens.  Raises BadInput, Rejected, Unavailable."""
         try:
             if kind not in KINDS:
                 raise BadInput(f"unknown request kind {kind!r}; use one of {', '.join(KINDS)}", code="bad_kind")
@@ -528,7 +493,8 @@ class Scheduler:
             token = secrets.token_urlsafe(32)
             with self._cond:
                 self._check_queue()
-                if self._reserved + need > self.limits.max_memory_bytes:
+                held = slot.reserved if slot is not None and slot.open else 0
+                if self._reserved - held + need > self.limits.max_memory_bytes:
                     if need > self.limits.max_memory_bytes:
                         raise BadInput(f"{name}: this request needs about {need // MIB} MiB, more than the server's "
                                        f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
@@ -536,11 +502,13 @@ class Scheduler:
                     raise Rejected(f"the server's memory budget is in use ({self._reserved // MIB} of "
                                    f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
                                    code="memory_full", status=503, retry_after=self.limits.retry_after_s)
+                if slot is not None:
+                    self._close_upload(slot)  # its reservation becomes the job's, under the same lock
                 job_id = secrets.token_urlsafe(16)
                 while job_id in self._jobs:  # pragma: no cover - 128 random bits
                     job_id = secrets.token_urlsafe(16)
                 job = Job(job_id, kind, hashlib.sha256(token.encode()).digest(), name, len(data), probe,
-                          prompt, chat, need, data=data)
+                          prompt, chat, need, client=client, data=data)
                 self._jobs[job_id] = job
                 self._reserved += need
                 self._pending_frontend += 1
@@ -552,18 +520,9 @@ class Scheduler:
             with self._lock:
                 self._rejections[exc.code] += 1
             raise
-
-    def check_admission(self, kind: str) -> None:
-        """Raise what `submit` would raise for a full queue, a stopped server or an unavailable kind
-        (before an upload is read: a refused client does not have to send its body)."""
-        try:
-            if kind == PREFILL and self.prefill is None:
-                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
-            with self._lock:
-                self._check_queue()
-        except ServeError as exc:
-            self.count_rejection(exc.code)
-            raise
+        finally:
+            if slot is not None:
+                slot.release()
 
     def count_rejection(self, code: str) -> None:
         with self._lock:
@@ -610,8 +569,22 @@ class Scheduler:
             self._cond.notify_all()
         return before
 
+    def claim(self, job: Job) -> bool:
+        """Start delivering a finished result: True for exactly one caller at a time (the others are
+        told it is being fetched); end with `release` (delivered: freed) or `unclaim` (the download
+        broke: kept for a retry)."""
+        with self._lock:
+            if job.gone or job.state.active or job.delivering:
+                return False
+            job.delivering = True
+            return True
+
+    def unclaim(self, job: Job) -> None:
+        with self._lock:
+            job.delivering = False
+
     def release(self, job: Job) -> None:
-        """The owner has received the result or error: free it."""
+        """The owner has received the result or error: free it (once)."""
         with self._lock:
             if not job.gone and not job.state.active:
                 self._counts["delivered"] += 1
@@ -760,8 +733,8 @@ class Scheduler:
                 self._ready[job.buckets[i]].append(_ClipWork(job, i, clip.features, job.frames[i], now))
             self._cond.notify_all()
 
-    def _features(self, job: Job, data: bytes):
-        samples, _rate = decode_audio_bytes(data, job.name)
+    def _features(self, job: Job, data: bytes | bytearray):
+        samples = decode_audio(data, job.name).samples
         seconds = samples.shape[0] / SAMPLE_RATE
         if seconds > self.limits.max_seconds:
             raise BadInput(f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
@@ -786,6 +759,8 @@ class Scheduler:
                                f"than this server's largest context capacity {capacities[-1]}", code="bad_prompt",
                                status=413)
             job.prefill_key = (fitting[0], clips)
+            with self._prefill_building[job.prefill_key]:  # one compile per entry, here and not on the device
+                self.prefill.prepare(*job.prefill_key)
         return ids
 
     # ------------------------------------------------------------------ device thread
@@ -966,6 +941,8 @@ class Scheduler:
                 "device_paused": self._paused,
                 "memory_bytes": self._reserved,
                 "max_memory_bytes": self.limits.max_memory_bytes,
+                "uploads_in_progress": len(self._uploads),
+                "max_concurrent_uploads": self.limits.max_concurrent_uploads,
                 "results_held": sum(1 for j in self._jobs.values() if not j.state.active),
                 "batches": {
                     "calls": self._batches,

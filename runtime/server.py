@@ -43,7 +43,6 @@ event loop (`runtime/scheduler.py`): the loop only moves bytes and waits on futu
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import logging
 import math
@@ -52,11 +51,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.multipart import BodyPartReader
 
+from .decode import MIN_SAMPLE_RATE
+from .npz_stream import Pieces, npy_pieces, npz_pieces
 from .scheduler import (ENCODE, PREFILL, BadInput, Job, Limits, NotFound, Rejected, Scheduler, ServeError,
                         State, Unavailable)
 
@@ -72,6 +72,22 @@ RAW_AUDIO_TYPES = ("application/octet-stream",)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+
+class OneLineBadRequests(logging.Filter):
+    """aiohttp logs a full traceback for every malformed request (a bad request line, `Content-Length:
+    -5`, broken chunking): anyone could flood the log with them.  They are the client's mistake, not
+    the server's, so each becomes one warning line naming the peer and the problem."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            record.msg = f"{record.getMessage()}: malformed request ({type(exc).__name__}: {exc.message})"
+            record.args, record.exc_info, record.exc_text = (), None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_ONE_LINE = OneLineBadRequests()
 
 def _error_response(exc: ServeError) -> web.Response:
     headers = {}
@@ -136,19 +152,46 @@ def _wait_param(request: web.Request) -> float:
     return min(wait, MAX_WAIT_S)
 
 
-async def _read_limited(read_chunk: Callable[[], Any], limit: int, what: str) -> bytes:
-    buf = bytearray()
-    while True:
-        chunk = await read_chunk()
-        if not chunk:
-            return bytes(buf)
-        buf += chunk
-        if len(buf) > limit:
-            raise BadInput(f"{what} is larger than this server's limit of {limit} bytes", code="too_large",
+class _Body:
+    """Reads one request body within the server's limits: every piece within `upload_idle_s` of the
+    last, the whole within `upload_total_s`, and at most `max_body_bytes` in all -- counted on the bytes
+    that arrived (`StreamReader.total_bytes`), so it holds for chunked bodies and for every form field."""
+
+    def __init__(self, request: web.Request, limits: Limits) -> None:
+        self.content, self.limits = request.content, limits
+        self.deadline = asyncio.get_running_loop().time() + limits.upload_total_s
+
+    async def wait(self, step: Any) -> Any:
+        left = self.deadline - asyncio.get_running_loop().time()
+        try:
+            if left <= 0:
+                raise asyncio.TimeoutError
+            result = await asyncio.wait_for(step, min(self.limits.upload_idle_s, left))
+        except asyncio.TimeoutError:
+            total = left <= self.limits.upload_idle_s
+            raise BadInput(f"the upload took longer than this server's limit of {self.limits.upload_total_s:g} s"
+                           if total else f"the upload stalled: nothing arrived for {self.limits.upload_idle_s:g} s",
+                           code="upload_timeout", status=408) from None
+        if self.content.total_bytes > self.limits.max_body_bytes:
+            raise BadInput(f"the body is larger than this server's limit of {self.limits.max_body_bytes} bytes "
+                           f"(audio up to {self.limits.max_upload_bytes} bytes plus form fields)", code="too_large",
                            status=413)
+        return result
+
+    async def read(self, read_chunk: Callable[[], Any], limit: int, what: str) -> bytearray:
+        """One part (or the raw body) into one buffer; the pieces are appended, never copied again."""
+        buf = bytearray()
+        while True:
+            chunk = await self.wait(read_chunk())
+            if not chunk:
+                return buf
+            buf += chunk
+            if len(buf) > limit:
+                raise BadInput(f"{what} is larger than this server's limit of {limit} bytes", code="too_large",
+                               status=413)
 
 
-async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytes, str, str | None, str | None]:
+async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
     """(audio bytes, name, prompt, chat flag text) from a multipart form or a raw audio body."""
     try:
         return await _read_upload_unchecked(request, limits)
@@ -164,20 +207,22 @@ async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytes, str
         raise BadInput(f"malformed multipart form: {exc}", code="bad_form") from None
 
 
-async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[bytes, str, str | None, str | None]:
+async def _read_upload_unchecked(request: web.Request,
+                                 limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
     declared = request.content_length
+    if declared is not None and declared > limits.max_body_bytes:
+        raise BadInput(f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} "
+                       f"bytes (audio up to {limits.max_upload_bytes} bytes plus form fields)", code="too_large",
+                       status=413)
     ctype = request.content_type.lower()
-    overhead = (64 << 10) + 4 * limits.max_prompt_chars if ctype == "multipart/form-data" else 0
-    if declared is not None and declared > limits.max_upload_bytes + overhead:
-        raise BadInput(f"the body ({declared} bytes) is larger than this server's upload limit of "
-                       f"{limits.max_upload_bytes} bytes", code="too_large", status=413)
     prompt, chat = request.query.get("prompt"), request.query.get("chat")
     name = request.query.get("filename") or "upload"
+    body = _Body(request, limits)
     if ctype == "multipart/form-data":
         reader = await request.multipart()
-        data: bytes | None = None
+        data: bytearray | None = None
         while True:
-            part = await reader.next()
+            part = await body.wait(reader.next())
             if part is None:
                 break
             if not isinstance(part, BodyPartReader):
@@ -185,23 +230,22 @@ async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[
             if part.name == "audio" or (part.name not in ("prompt", "chat") and part.filename and data is None):
                 if data is not None:
                     raise BadInput("one audio file per request (the form has several)", code="bad_form")
-                data = await _read_limited(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
-                                           "the audio upload")
+                data = await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
+                                       "the audio upload")
                 name = part.filename or name
             elif part.name == "prompt":
-                raw = await _read_limited(lambda p=part: p.read_chunk(_CHUNK), 4 * limits.max_prompt_chars,
-                                          "the prompt")
+                raw = await body.read(lambda p=part: p.read_chunk(_CHUNK), 4 * limits.max_prompt_chars, "the prompt")
                 prompt = raw.decode(part.get_charset(default="utf-8"), errors="strict")
             elif part.name == "chat":
-                chat = (await _read_limited(lambda p=part: p.read_chunk(_CHUNK), 64, "the chat field")).decode()
-            else:
-                await _read_limited(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
-                                    f"the form field {part.name!r}")
+                chat = (await body.read(lambda p=part: p.read_chunk(_CHUNK), 64, "the chat field")).decode()
+            else:  # read and dropped; its bytes still count against the body's limit
+                await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_body_bytes,
+                                f"the form field {part.name!r}")
         if data is None:
             raise BadInput("the form has no audio file: send it as the file field 'audio'", code="bad_form")
         return data, name, prompt, chat
     if ctype.startswith("audio/") or ctype in RAW_AUDIO_TYPES:
-        data = await _read_limited(lambda: request.content.read(_CHUNK), limits.max_upload_bytes, "the audio body")
+        data = await body.read(lambda: request.content.read(_CHUNK), limits.max_upload_bytes, "the audio body")
         return data, name, prompt, chat
     raise ServeError(f"unsupported content type {ctype or '(none)'!r}: send audio as multipart/form-data (file "
                      f"field 'audio') or as the body with an audio/* or application/octet-stream content type",
@@ -230,29 +274,29 @@ async def _wait_finished(scheduler: Scheduler, job: Job, timeout: float) -> None
         scheduler.remove_listener(job, wake)
 
 
-def _serialize(job: Job, fmt: str, array: str | None) -> tuple[bytes, str]:
+def _pieces(job: Job, fmt: str, array: str | None) -> tuple[Pieces, str]:
+    """The result as `.npz` (or one array as `.npy`) pieces over the arrays themselves."""
     result = job.result
     if result is None:
         raise NotFound("no such request for this token")
-    buf = io.BytesIO()
     if fmt == "npz":
-        np.savez(buf, **result)
-        return buf.getvalue(), f"{job.id}.npz"
+        return npz_pieces(result), f"{job.id}.npz"
     if array not in result:
         raise BadInput(f"format=npy needs array=NAME, one of {', '.join(result)}", code="bad_parameter")
-    np.save(buf, result[array])
-    return buf.getvalue(), f"{job.id}.{array}.npy"
+    return npy_pieces(result[array]), f"{job.id}.{array}.npy"
 
 
-async def _send(request: web.Request, status: int, body: bytes, content_type: str,
+async def _send(request: web.Request, status: int, body: bytes | Pieces, content_type: str,
                 headers: dict[str, str] | None = None) -> web.StreamResponse:
-    """Write a whole response now; raises ConnectionResetError when the client has gone away (so a
-    result is only freed after it was handed to the connection)."""
+    """Write a whole response now, a slice at a time; raises ConnectionResetError when the client has
+    gone away (so a result is only freed after it was handed to the connection)."""
+    pieces = body if isinstance(body, Pieces) else Pieces([body])
     response = web.StreamResponse(status=status, headers=headers or {})
     response.content_type = content_type
-    response.content_length = len(body)
+    response.content_length = pieces.size
     await response.prepare(request)
-    await response.write(body)
+    for chunk in pieces.chunks():
+        await response.write(chunk)
     await response.write_eof()
     return response
 
@@ -264,22 +308,35 @@ def _links(job: Job) -> dict[str, str]:
     return {"self": base, "result": base + "/result"}
 
 
-async def _submit(request: web.Request, kind: str) -> web.Response:
-    scheduler = request.app[SCHEDULER]
-    scheduler.check_admission(kind)  # refuse before reading the body when it cannot be admitted anyway
+async def _receive(request: web.Request, scheduler: Scheduler,
+                   kind: str) -> tuple[bytearray, str, str | None, bool]:
+    """The body's audio, name, prompt and chat flag (read within the limits; refusals counted)."""
     try:
         data, name, prompt, chat_text = await _read_upload(request, scheduler.limits)
         chat = _flag(chat_text, True, "chat")
         if kind == ENCODE and prompt is not None:
             raise BadInput("an encode request takes no prompt (use /v1/prefill)", code="bad_form")
+        return data, name, prompt, chat
     except ServeError as exc:
         scheduler.count_rejection(exc.code)
         raise
     except asyncio.CancelledError:  # the client disconnected mid-upload: nothing was admitted
         scheduler.count_rejection("client_disconnected")
         raise
+
+
+async def _submit(request: web.Request, kind: str) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    client = request.remote or ""
+    slot = scheduler.open_upload(kind, client)  # room for the body is reserved before a byte of it is read
+    try:
+        data, name, prompt, chat = await _receive(request, scheduler, kind)
+    except BaseException:
+        slot.release()
+        raise
+    # `submit` turns the slot into the request's reservation (or releases it when it refuses)
     admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt,
-                                                        chat=chat))
+                                                        chat=chat, client=client, slot=slot))
     try:
         job, token = await asyncio.shield(admission)
     except asyncio.CancelledError:
@@ -327,20 +384,32 @@ async def result(request: web.Request) -> web.StreamResponse:
     if job.state.active:
         return web.json_response(scheduler.describe(job), status=202, headers={"Retry-After": "1",
                                                                       "Cache-Control": "no-store"})
-    if job.state is State.FAILED:
-        error = job.error or ServeError("failed")
-        body = json.dumps({"error": {"code": error.code, "message": error.message}, "id": job.id,
-                           "status": "failed"}).encode()
-        response = await _send(request, error.status, body, "application/json")
-        scheduler.release(job)  # the error was delivered
-        return response
-    body, filename = await asyncio.to_thread(_serialize, job, fmt, request.query.get("array"))
-    response = await _send(request, 200, body, "application/octet-stream",
-                           {"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store",
-                            "X-Gemma3n-Kind": job.kind})
-    if fmt == "npz":
-        scheduler.release(job)  # delivered in full: free it
+    if fmt == "npy" and job.state is State.DONE:  # one array, not freed: any number of these may run
+        pieces, filename = _pieces(job, fmt, request.query.get("array"))
+        return await _send(request, 200, pieces, "application/octet-stream", _download_headers(job, filename))
+    if not scheduler.claim(job):  # exactly one fetch delivers (and frees) a result
+        if job.gone:
+            raise NotFound("no such request for this token")
+        raise ServeError("this result is being sent to another request right now", code="conflict", status=409)
+    try:
+        if job.state is State.FAILED:
+            error = job.error or ServeError("failed")
+            body = json.dumps({"error": {"code": error.code, "message": error.message}, "id": job.id,
+                               "status": "failed"}).encode()
+            response = await _send(request, error.status, body, "application/json")
+        else:
+            pieces, filename = _pieces(job, fmt, None)
+            response = await _send(request, 200, pieces, "application/octet-stream", _download_headers(job, filename))
+    except BaseException:
+        scheduler.unclaim(job)  # not delivered: kept for a retry
+        raise
+    scheduler.release(job)  # delivered in full: freed
     return response
+
+
+def _download_headers(job: Job, filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store",
+            "X-Gemma3n-Kind": job.kind}
 
 
 async def cancel(request: web.Request) -> web.Response:
@@ -385,7 +454,10 @@ async def metrics(request: web.Request) -> web.Response:
 
 def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None) -> web.Application:
     """The aiohttp application for a started scheduler (`info` is merged into /health)."""
-    app = web.Application(middlewares=[_errors], client_max_size=scheduler.limits.max_upload_bytes + (1 << 20))
+    server_log = logging.getLogger("aiohttp.server")
+    if _ONE_LINE not in server_log.filters:
+        server_log.addFilter(_ONE_LINE)
+    app = web.Application(middlewares=[_errors], client_max_size=scheduler.limits.max_body_bytes)
     app[SCHEDULER] = scheduler
     app[INFO] = dict(info or {})
     app.router.add_post("/v1/encode", submit_encode)
@@ -449,7 +521,9 @@ def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, An
             "entries": [list(e) for e in scheduler.session.buckets],
             "frame_buckets": list(scheduler.frame_buckets), "max_batch_clips": scheduler.max_width,
             "max_queue": scheduler.limits.max_queue, "max_upload_bytes": scheduler.limits.max_upload_bytes,
-            "max_seconds": scheduler.limits.max_seconds, "result_ttl_s": scheduler.limits.result_ttl_s}
+            "max_concurrent_uploads": scheduler.limits.max_concurrent_uploads,
+            "max_client_held_bytes": scheduler.limits.client_held_bytes, "max_seconds": scheduler.limits.max_seconds,
+            "min_sample_rate": MIN_SAMPLE_RATE, "result_ttl_s": scheduler.limits.result_ttl_s}
 
 
 def run_server(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 8080, info: dict | None = None,

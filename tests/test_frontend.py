@@ -420,7 +420,7 @@ def test_empty_audio(tmp_path):
     ("notes.wav", b"this is a text file, not audio\n" * 20, "not a readable audio file"),
     ("noise.flac", b"\x00" + bytes(np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)),
      "not a readable audio file"),
-    ("broken.wav", b"RIFF\x24\x00\x00\x00WAVEjunkjunkjunkjunk" + b"\x00" * 64, "RIFF/WAV file is corrupt"),
+    ("broken.wav", b"RIFF\x24\x00\x00\x00WAVEjunkjunkjunkjunk" + b"\x00" * 64, "RIFF/WAVE file is corrupt"),
     ("voice.m4a", b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + b"\x00" * 200, "unsupported audio format MP4/M4A"),
 ])
 def test_unreadable_files(tmp_path, name, content, message):

@@ -45,8 +45,9 @@ from gemma3n_iree.runtime.cli import main as cli_main
 from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
 from gemma3n_iree.runtime.prefill import AudioPrefill
+from gemma3n_iree.runtime.decode import probe_audio
 from gemma3n_iree.runtime.scheduler import (ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, BadInput, Limits, NotFound,
-                                            Rejected, Scheduler, decode_audio_bytes, probe_audio)
+                                            Rejected, Scheduler)
 from gemma3n_iree.runtime.server import BackgroundServer
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors, write_test_tokenizer
@@ -707,7 +708,7 @@ def test_decoding_bytes_equals_decoding_the_file(tmp_path):
     for name, data in variants.items():
         path = tmp_path / name
         path.write_bytes(data)
-        got, got_rate = decode_audio_bytes(data, name)
+        got, got_rate = load_audio(data, name)
         want, want_rate = load_audio(path)
         assert got_rate == want_rate and got.dtype == want.dtype == np.float32
         assert_bits_equal(got, want, name)
@@ -715,7 +716,7 @@ def test_decoding_bytes_equals_decoding_the_file(tmp_path):
     for name in ("pcm16.wav", "speech.ogg", "speech.flac"):
         data = variants[name]
         with pytest.raises(AudioError, match="truncated|corrupt"):
-            decode_audio_bytes(data[:len(data) * 3 // 4], name)
+            load_audio(data[:len(data) * 3 // 4], name)
 
 
 def test_serve_command_is_registered():
