@@ -132,17 +132,17 @@ class AudioConfig:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], *, source: str) -> "AudioConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
+    def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "") -> "AudioConfig":
+        """From config values by field name, each checked (see :data:`AUDIO_DEFAULTABLE`); keys that are
+        not fields (``model_type``, ``torch_dtype`` ...) are ignored.  `where` prefixes field names in
+        messages (``audio_config.``)."""
         kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            if key not in known:
-                continue
-            if key in ("sscp_conv_kernel_size", "sscp_conv_stride_size"):
-                value = tuple(tuple(int(v) for v in pair) for pair in value)
-            elif key == "sscp_conv_channel_size":
-                value = tuple(int(v) for v in value)
-            kwargs[key] = value
+        for f in dataclasses.fields(cls):
+            if f.name in values:
+                kwargs[f.name] = config_value(values[f.name], str(f.type), f"{source}: {where}{f.name}")
+            elif f.name not in AUDIO_DEFAULTABLE:
+                raise ConfigError(f"{source}: {where}{f.name} is missing (expected {_EXPECTED[str(f.type)]}; the "
+                                  f"graph's shapes depend on it, so there is no default)")
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
@@ -150,27 +150,35 @@ class AudioConfig:
 
     @classmethod
     def from_json_file(cls, path: str | Path) -> "AudioConfig":
-        """Read a checkpoint `config.json` (nested `audio_config`/`text_config`) or a flat JSON file."""
+        """Read a checkpoint `config.json` (nested `audio_config`/`text_config`) or a flat JSON file with
+        the same field names (``text_hidden_size`` included)."""
         path = Path(path)
         try:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such configuration file") from None
-        except json.JSONDecodeError as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{path}: not valid JSON ({exc})") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object")
-        if "audio_config" in data:
-            audio = dict(data["audio_config"])
-            model_type = audio.get("model_type", "gemma3n_audio")
-            if model_type != "gemma3n_audio":
-                raise ConfigError(f"{path}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
-            text = data.get("text_config") or {}
-            if "hidden_size" not in text:
-                raise ConfigError(f"{path}: text_config.hidden_size is missing (the audio embedder projects to it)")
-            audio["text_hidden_size"] = text["hidden_size"]
-            return cls.from_mapping(audio, source=str(path))
-        return cls.from_mapping(data, source=str(path))
+        if "audio_config" not in data and ("text_config" in data or "model_type" in data):
+            raise ConfigError(f"{path}: audio_config is missing (expected the audio tower's configuration object, "
+                              f"as in every Gemma 3n checkpoint's config.json)")
+        if "audio_config" not in data:
+            return cls.from_mapping(data, source=str(path))
+        audio = data["audio_config"]
+        if not isinstance(audio, dict):
+            raise ConfigError(f"{path}: audio_config must be an object, got {_describe(audio)}")
+        model_type = audio.get("model_type", "gemma3n_audio")
+        if model_type != "gemma3n_audio":
+            raise ConfigError(f"{path}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
+        text = data.get("text_config")
+        if not isinstance(text, dict) or "hidden_size" not in text:
+            raise ConfigError(f"{path}: text_config.hidden_size is missing (expected a positive integer: the width "
+                              f"the audio embedder projects to)")
+        values = {k: v for k, v in audio.items() if k != "text_hidden_size"}
+        values["text_hidden_size"] = config_value(text["hidden_size"], "int", f"{path}: text_config.hidden_size")
+        return cls.from_mapping(values, source=str(path), where="audio_config.")
 
     @classmethod
     def from_checkpoint(cls, directory: str | Path) -> "AudioConfig":
@@ -178,6 +186,46 @@ class AudioConfig:
         if not path.is_file():
             raise ConfigError(f"{directory}: checkpoint directory has no config.json")
         return cls.from_json_file(path)
+
+
+# What transformers' Gemma3nAudioConfig defaults when a checkpoint's config.json omits it, and this
+# loader defaults the same way: numeric constants of the graph, none of them a shape (every released
+# config.json lists them anyway).  Everything else -- widths, depths, kernel and stride sizes, the
+# chunking, the vocabulary block, the text width -- must be present: a checkpoint's shapes are never
+# guessed from the built-in E4B values.
+AUDIO_DEFAULTABLE = frozenset({"conf_attention_logit_cap", "conf_residual_weight", "sscp_conv_group_norm_eps",
+                               "rms_norm_eps", "gradient_clipping"})
+
+_EXPECTED = {
+    "int": "an integer",
+    "float": "a number",
+    "tuple[int, int]": "a list of 2 integers",
+    "tuple[tuple[int, int], tuple[int, int]]": "a list of 2 lists of 2 integers",
+}
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {json.dumps(value)}" if not isinstance(value, (dict, list)) \
+        else f"{'an object' if isinstance(value, dict) else 'a list'} {json.dumps(value)[:60]}"
+
+
+def config_value(value: Any, kind: str, what: str) -> Any:
+    """`value` as `kind` ("int", "float", or the tuple types of AudioConfig), or a one-line ConfigError
+    naming `what` (strings, booleans and fractional numbers are never converted)."""
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if kind == "int" and is_int(value):
+        return value
+    if kind == "float" and (is_int(value) or isinstance(value, float)):
+        return float(value)
+    pair = (list, tuple)
+    if kind == "tuple[int, int]" and isinstance(value, pair) and len(value) == 2 and all(map(is_int, value)):
+        return tuple(value)
+    if (kind == "tuple[tuple[int, int], tuple[int, int]]" and isinstance(value, pair) and len(value) == 2
+            and all(isinstance(p, pair) and len(p) == 2 and all(map(is_int, p)) for p in value)):
+        return tuple(tuple(p) for p in value)
+    raise ConfigError(f"{what} must be {_EXPECTED[kind]}, got {_describe(value)}")
 
 
 BUILTIN_CONFIGS: dict[str, AudioConfig] = {

@@ -18,7 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError
+from .config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
+
+# What the prefill stage's shapes depend on: never defaulted for a checkpoint.
+TEXT_SHAPE_FIELDS = ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input", "vocab_size",
+                     "vocab_size_per_layer_input")
 
 
 @dataclass(frozen=True)
@@ -80,28 +84,37 @@ class TextConfig:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> "TextConfig":
-        """From a parsed checkpoint `config.json` (nested transformers layout)."""
+        """From a parsed checkpoint `config.json` (nested transformers layout).
+
+        The shapes (``text_config``'s widths, depth and both vocabulary sizes) must be present; what
+        transformers' `Gemma3nTextConfig` / `Gemma3nConfig` default when absent (``rms_norm_eps``,
+        ``pad_token_id``, the special token ids, the vision vocabulary block) is defaulted the same
+        way.  A missing or mistyped value is a one-line :class:`ConfigError` naming it."""
         text = data.get("text_config")
         if not isinstance(text, Mapping):
-            raise ConfigError(f"{source}: text_config is missing")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {k: text[k] for k in ("hidden_size", "num_hidden_layers",
-                                                         "hidden_size_per_layer_input", "vocab_size",
-                                                         "vocab_size_per_layer_input", "rms_norm_eps",
-                                                         "pad_token_id") if text.get(k) is not None}
+            raise ConfigError(f"{source}: text_config is missing (expected the language model's configuration "
+                              f"object)")
+        kwargs: dict[str, Any] = {}
+        for key in TEXT_SHAPE_FIELDS:
+            if text.get(key) is None:
+                raise ConfigError(f"{source}: text_config.{key} is missing (expected an integer; the prefill "
+                                  f"stage's shapes depend on it, so there is no default)")
+            kwargs[key] = config_value(text[key], "int", f"{source}: text_config.{key}")
+        for key, kind in (("rms_norm_eps", "float"), ("pad_token_id", "int")):
+            if text.get(key) is not None:
+                kwargs[key] = config_value(text[key], kind, f"{source}: text_config.{key}")
         for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
             if data.get(key) is not None:
-                kwargs[key] = data[key]
+                kwargs[key] = config_value(data[key], "int", f"{source}: {key}")
         for block, prefix in (("vision_config", "vision_vocab_"), ("audio_config", "audio_vocab_")):
             sub = data.get(block)
             if isinstance(sub, Mapping):
                 for key in ("offset", "size"):
-                    value = sub.get("vocab_offset" if key == "offset" else "vocab_size")
+                    value = sub.get("vocab_" + key)
                     if value is not None:
-                        kwargs[prefix + key] = value
-        assert set(kwargs) <= fields
+                        kwargs[prefix + key] = config_value(value, "int", f"{source}: {block}.vocab_{key}")
         try:
-            return cls(**{k: (float(v) if k == "rms_norm_eps" else int(v)) for k, v in kwargs.items()})
+            return cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
