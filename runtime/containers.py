@@ -37,11 +37,15 @@ from typing import Callable, Union
 
 Buffer = Union[bytes, bytearray, mmap.mmap]
 
-__all__ = ["Buffer", "Container", "CONTAINERS", "Extent", "MPEG", "Truncated", "sniff", "UNSUPPORTED"]
+__all__ = ["Buffer", "Container", "CONTAINERS", "Extent", "Inconsistent", "MPEG", "Truncated", "sniff"]
 
 
 class Truncated(Exception):
     """The container's structure ends early (a header or chunk cut off): the reason, in words."""
+
+
+class Inconsistent(Exception):
+    """The data contradicts the container's own header in a way the decoder would not survive."""
 
 
 @dataclass(frozen=True)
@@ -415,8 +419,6 @@ CONTAINERS: tuple[Container, ...] = (
               and bytes(b[20:30]) == b"samplerate", _mat4),
     Container("HTK", _is_htk, _htk),
 )
-
-UNSUPPORTED = frozenset(c.name for c in CONTAINERS if c.extent is None)
 
 
 def sniff(b: Buffer) -> Container | None:

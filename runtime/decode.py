@@ -40,7 +40,7 @@ from typing import Iterator, Sequence, Union
 import numpy as np
 
 from . import mpeg
-from .containers import MPEG, Buffer, Container, Extent, Truncated, sniff
+from .containers import MPEG, Buffer, Container, Extent, Inconsistent, Truncated, sniff
 
 __all__ = ["AudioError", "AudioInfo", "DecodedAudio", "MIN_SAMPLE_RATE", "SAMPLE_RATE", "Source", "decode_audio",
            "load_audio", "probe_audio", "resample", "to_mono_16k"]
@@ -214,6 +214,8 @@ def _check_container(inp: _Input) -> _Checked:
         return _Checked(container, container.extent(inp.buffer), None)
     except Truncated as exc:
         raise AudioError(f"{inp.name}: truncated {container.name} file: {exc}") from None
+    except Inconsistent as exc:
+        raise AudioError(f"{inp.name}: {container.name} file contradicts its own header: {exc}") from None
 
 
 def _decode_failure(inp: _Input, checked: _Checked, exc: Exception) -> AudioError:

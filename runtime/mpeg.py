@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .containers import Buffer, Extent, Truncated, _id3v2_end
+from .containers import Buffer, Extent, Inconsistent, Truncated, _id3v2_end
 
 __all__ = ["FrameHeader", "Scan", "parse_header", "scan", "stream_extent", "length_header"]
 
@@ -190,7 +190,7 @@ def stream_extent(found: Scan) -> Extent:
         raise Truncated(f"the last MPEG frame is cut off ({present} of its {length} bytes arrived; "
                         f"{found.frames} whole frames before it)")
     if found.declared is not None and found.frames > found.declared:
-        raise Truncated(f"the stream holds {found.frames} MPEG frames but its "
+        raise Inconsistent(f"the stream holds {found.frames} MPEG frames but its "
                         f"{'Xing' if found.has_info else 'VBRI'} header declares only {found.declared} "
                         f"(concatenated files?); the decoder would stop early -- re-encode it")
     where = "the Xing/VBRI header's frame count"

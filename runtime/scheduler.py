@@ -37,7 +37,7 @@ Pipeline of one request (a :class:`Job`)::
   same thread; they go before encoder calls since they complete requests and free memory.
 * **Results** are host arrays kept until the owner fetches them (then freed) or `result_ttl_s` after
   completion (then expired and freed by a reaper thread).  Failed requests keep their error message
-  the same way.  A fetch `claim`\ s the result first: one fetch at a time streams it (a concurrent
+  the same way.  A fetch claims the result first: one fetch at a time streams it (a concurrent
   one is told so), and it is freed exactly once, when the stream completes (a broken download leaves
   it for a retry).
 
