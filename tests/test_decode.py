@@ -184,7 +184,7 @@ def test_cut_and_concatenated_mp3(mp3s):
         with pytest.raises(AudioError, match=f"{label}.mp3: truncated MPEG audio \\(MP3\\) file") as err:
             decode_audio(data[:int(len(data) * 0.6)], f"{label}.mp3")
         assert "missing" in str(err.value) or "cut off" in str(err.value)
-    with pytest.raises(AudioError, match=r"twice.mp3: MPEG audio \(MP3\) file contradicts its own header: .* declares only 669 \(concatenated"):
+    with pytest.raises(AudioError, match=r"twice.mp3: MPEG audio \(MP3\) file contradicts its own header: .* declares only \d+ \(concatenated"):
         decode_audio(with_header + bare, "twice.mp3")
 
 
