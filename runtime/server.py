@@ -81,7 +81,8 @@ class OneLineBadRequests(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, HttpProcessingError):
-            record.msg = f"{record.getMessage()}: malformed request ({type(exc).__name__}: {exc.message})"
+            detail = " ".join(str(exc.message).split())  # aiohttp quotes the bad line over several lines
+            record.msg = f"{record.getMessage()}: malformed request ({type(exc).__name__}: {detail})"
             record.args, record.exc_info, record.exc_text = (), None, None
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True

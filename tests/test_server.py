@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 import math
 import random
 import socket
@@ -112,7 +113,7 @@ def make_scheduler(checkpoint, cache, artifact, prefill: bool = True, **limits) 
     runner = load_prefill(checkpoint, cache, encoder) if prefill else None
     hook = limits.pop("stage_hook", None)
     defaults = dict(max_queue=256, max_upload_bytes=4 << 20, max_seconds=60.0, max_wait_s=0.02,
-                    result_ttl_s=300.0, frontend_workers=2)
+                    result_ttl_s=300.0, frontend_workers=2, max_concurrent_uploads=96)
     defaults.update(limits)
     return Scheduler(encoder, runner, Limits(**defaults), stage_hook=hook)
 
@@ -741,3 +742,245 @@ def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
         assert info.value.status == 501 and "not available" in info.value.message
         job, _ = scheduler.submit("encode", wav_bytes(1.0))
         assert scheduler.wait(job, 30) and job.result["audio_features"].shape[0] == 1
+
+
+# ---------------------------------------------------------------------------------------------- issue 13
+
+CUT_CONTAINERS = [("WAV", "PCM_16"), ("WAVEX", "FLOAT"), ("RF64", "PCM_16"), ("W64", "PCM_24"), ("AIFF", "PCM_16"),
+                  ("AU", "PCM_16"), ("NIST", "PCM_16"), ("VOC", "PCM_16"), ("CAF", "PCM_16"), ("SVX", "PCM_16"),
+                  ("AVR", "PCM_16"), ("MAT4", "PCM_16"), ("MAT5", "PCM_16"), ("MPC2K", "PCM_16"), ("WVE", "ALAW"),
+                  ("HTK", "PCM_16"), ("SDS", "PCM_16"), ("FLAC", "PCM_16"), ("OGG", "VORBIS"), ("OGG", "OPUS"),
+                  ("MP3", "MPEG_LAYER_III")]
+
+
+def cli_error(checkpoint: Path, artifact: Path, path: Path) -> str:
+    res = CliRunner().invoke(cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact),
+                                        "-o", str(path.with_suffix(".npz")), str(path)])
+    assert res.exit_code == 1, res.output
+    line = res.output.strip().splitlines()[-1]
+    assert line.startswith("Error: "), res.output
+    return line.removeprefix("Error: ")
+
+
+def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoint, artifact, workdir):
+    """Every container cut at 60 %, and a 1 Hz WAV: the same named error from both; a VBR MP3 without
+    its Xing header: the same result, decoded to its end."""
+    url, scheduler = server
+    directory = workdir / "same-bytes"
+    directory.mkdir()
+    audio = base_signal()[:3 * RATE].astype(np.float32) / 32768.0
+    bad: list[tuple[str, bytes]] = []
+    for fmt, sub in CUT_CONTAINERS:
+        if fmt not in sf.available_formats():
+            continue
+        path = directory / f"{fmt}_{sub}.{fmt.lower()}"
+        sf.write(str(path), audio, RATE, format=fmt, subtype=sub)
+        data = path.read_bytes()
+        bad.append((f"cut_{fmt}_{sub}.{fmt.lower()}", data[:int(len(data) * 0.6)]))
+    one_hz = io.BytesIO()
+    sf.write(one_hz, np.zeros(599, np.float32), 1, format="WAV", subtype="PCM_16")
+    bad.append(("one_hz.wav", one_hz.getvalue()))
+
+    async def post_all():
+        out = []
+        async with aiohttp.ClientSession() as session:
+            for name, data in bad:
+                async with session.post(f"{url}/v1/encode", data=data, params={"filename": name},
+                                        headers={"Content-Type": "application/octet-stream"}) as resp:
+                    status, body = resp.status, await resp.json()
+                if status == 202:  # refused only once decoded (a FLAC stream cut mid-frame): the same error
+                    status, body = await fetch(session, url, body["id"], body["token"])
+                out.append((status, body["error"]["message"]))
+        return out
+
+    answers = run(post_all())
+    for (name, data), (status, message) in zip(bad, answers):
+        path = directory / name
+        path.write_bytes(data)
+        assert status == 400, (name, message)
+        assert message.startswith(f"{name}: ") and ("truncated" in message or "1 Hz" in message), message
+        assert cli_error(checkpoint, artifact, path) == f"{path}: " + message.removeprefix(f"{name}: "), name
+
+    if "MP3" in sf.available_formats():
+        from gemma3n_iree.runtime import mpeg
+
+        mp3 = directory / "vbr.mp3"
+        loud = base_signal()[:20 * RATE].astype(np.float32) / 32768.0
+        loud[:RATE] = np.random.default_rng(0).uniform(-0.9, 0.9, RATE)
+        loud[10 * RATE:] = 0.0
+        sf.write(str(mp3), loud, RATE, format="MP3", subtype="MPEG_LAYER_III", bitrate_mode="VARIABLE")
+        data = mp3.read_bytes()
+        found = mpeg.scan(data)
+        bare = data[:found.audio_start] + data[found.frames_start:]
+        mp3.write_bytes(bare)
+        req = {"kind": "encode", "data": bare, "name": "vbr.mp3", "path": mp3, "multipart": True}
+
+        async def one():
+            async with aiohttp.ClientSession() as session:
+                status, body = await submit(session, url, req)
+                assert status == 202, body
+                return await fetch(session, url, body["id"], body["token"])
+
+        status, result = run(one())
+        assert status == 200
+        out = directory / "vbr.npz"
+        res = CliRunner().invoke(cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact),
+                                            "-o", str(out), str(mp3)])
+        assert res.exit_code == 0, res.output
+        with np.load(out) as z:
+            assert_same(result, {k: z[k] for k in z.files}, "VBR MP3 without its header: server vs CLI")
+        assert len(result["clip_start_s"]) == 1 and int(result["valid_tokens"][0]) > 120  # all 20 s, not ~8
+    assert_drained(wait_idle(scheduler))
+
+
+def raw_post(host: str, port: int, head: bytes, body: bytes) -> socket.socket:
+    sock = socket.create_connection((host, port))
+    sock.sendall(b"POST /v1/encode HTTP/1.1\r\nHost: t\r\n" + head + b"\r\n" + body)
+    return sock
+
+
+def read_status(sock: socket.socket, timeout: float = 10.0) -> int:
+    sock.settimeout(timeout)
+    data = b""
+    while b"\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return int(data.split(b" ", 2)[1]) if data else 0
+
+
+def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, artifact, caplog):
+    scheduler = make_scheduler(checkpoint, cache, artifact, prefill=False, max_concurrent_uploads=2,
+                               upload_idle_s=0.6, max_upload_bytes=1 << 20)
+    good = wav_bytes(1.0)
+    with BackgroundServer(scheduler) as url:
+        host, port = url.removeprefix("http://").split(":")
+        # two clients stall mid-body: each holds a slot and its reservation, nothing more
+        stalled = [raw_post(host, int(port), b"Content-Type: audio/wav\r\nContent-Length: 900000\r\n", good[:5000])
+                   for _ in range(2)]
+        deadline = time.monotonic() + 5
+        while scheduler.metrics()["uploads_in_progress"] < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        m = scheduler.metrics()
+        assert m["memory_bytes"] == 2 * scheduler.limits.max_body_bytes and m["queue_depth"] == 0
+
+        async def third():
+            async with aiohttp.ClientSession() as session, session.post(
+                    f"{url}/v1/encode", data=good, headers={"Content-Type": "audio/wav"}) as resp:
+                return resp.status, resp.headers.get("Retry-After"), (await resp.json())["error"]["code"]
+
+        assert run(third()) == (503, "1", "uploads_full")
+        # the read timeout frees them: 408, and the budget is whole again
+        assert [read_status(s) for s in stalled] == [408, 408]
+        for s in stalled:
+            s.close()
+        assert scheduler.metrics()["uploads_in_progress"] == 0 and scheduler.metrics()["memory_bytes"] == 0
+
+        # a chunked form (no Content-Length) with junk fields beside the audio: the limit still holds
+        boundary = b"XX"
+        junk = b"".join(b"--XX\r\nContent-Disposition: form-data; name=\"junk%d\"\r\n\r\n" % i + b"j" * (300 << 10)
+                        + b"\r\n" for i in range(8))
+        form = junk + (b'--XX\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n' + good
+                       + b"\r\n--XX--\r\n")
+        chunked = b"".join(b"%x\r\n" % len(form[i:i + 65536]) + form[i:i + 65536] + b"\r\n"
+                           for i in range(0, len(form), 65536)) + b"0\r\n\r\n"
+        sock = raw_post(host, int(port), b"Content-Type: multipart/form-data; boundary=" + boundary
+                        + b"\r\nTransfer-Encoding: chunked\r\n", chunked)
+        assert read_status(sock) == 413
+        sock.close()
+
+        # a malformed request line is one log line, no traceback
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="aiohttp.server"):
+            sock = raw_post(host, int(port), b"Content-Length: -5\r\n", b"")
+            assert read_status(sock) == 400
+            sock.close()
+            time.sleep(0.2)
+        records = [r for r in caplog.records if r.name == "aiohttp.server"]
+        assert records and all(r.exc_info is None and "malformed request" in r.getMessage() for r in records), \
+            [(r.getMessage(), r.exc_info) for r in records]
+        assert all("\n" not in r.getMessage() for r in records)
+
+        # and the server still serves exactly
+        async def good_one():
+            async with aiohttp.ClientSession() as session:
+                status, body = await submit(session, url, {"kind": "encode", "data": good, "name": "g.wav",
+                                                           "multipart": True})
+                assert status == 202
+                return await fetch(session, url, body["id"], body["token"])
+
+        assert run(good_one())[0] == 200
+        m = wait_idle(scheduler)
+        assert_drained(m)
+        assert m["rejections"]["uploads_full"] == 1 and m["rejections"]["upload_timeout"] == 2
+        assert m["rejections"]["too_large"] == 1
+
+
+def test_one_fetch_wins_and_clients_are_bounded(checkpoint, cache, artifact):
+    scheduler = make_scheduler(checkpoint, cache, artifact, prefill=False, max_client_held_bytes=1)
+    data = wav_bytes(2.0)
+    with BackgroundServer(scheduler) as url:
+        async def scenario():
+            async with aiohttp.ClientSession() as session:
+                status, a = await submit(session, url, {"kind": "encode", "data": data, "name": "a.wav",
+                                                        "multipart": False})
+                assert status == 202
+                async with session.get(f"{url}/v1/requests/{a['id']}", params={"wait": "30"},
+                                       headers=auth(a["token"])) as resp:
+                    assert (await resp.json())["status"] == "done"
+                # the same client holds an unfetched result: its next submission waits for a fetch
+                async with session.post(f"{url}/v1/encode", data=data, headers={"Content-Type": "audio/wav"}) as resp:
+                    assert resp.status == 429 and (await resp.json())["error"]["code"] == "results_unfetched"
+                # another client (another loopback address) is not held back
+                other = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+                async with aiohttp.ClientSession(connector=other) as session2:
+                    status, b = await submit(session2, url, {"kind": "encode", "data": data, "name": "b.wav",
+                                                             "multipart": True})
+                    assert status == 202
+                    assert (await fetch(session2, url, b["id"], b["token"]))[0] == 200
+
+                async def get():
+                    async with session.get(f"{url}/v1/requests/{a['id']}/result", headers=auth(a["token"])) as resp:
+                        return resp.status, await resp.read()
+                answers = await asyncio.gather(*(get() for _ in range(4)))
+                return answers
+
+        answers = run(scenario())
+        statuses = sorted(s for s, _ in answers)
+        assert statuses.count(200) == 1 and set(statuses) <= {200, 404, 409}, statuses
+        body = next(b for s, b in answers if s == 200)
+        with np.load(io.BytesIO(body)) as z:
+            assert z["audio_features"].shape == (1, 188, AUDIO.text_hidden_size)
+        assert_drained(wait_idle(scheduler))
+
+    # the claim itself: one caller at a time; a broken download keeps the result for a retry
+    with make_scheduler(checkpoint, cache, artifact, prefill=False) as s:
+        job, token = s.submit("encode", data)
+        assert s.wait(job, 30)
+        assert s.claim(job) and not s.claim(job)
+        s.unclaim(job)
+        assert s.claim(job)
+        s.release(job)
+        assert not s.claim(job)
+        with pytest.raises(NotFound):
+            s.get(job.id, token)
+        assert_drained(wait_idle(s))
+
+
+def test_prefill_entries_compile_off_the_device_thread(checkpoint, cache, artifact):
+    scheduler = make_scheduler(checkpoint, cache, artifact)
+    built: list[str] = []
+    real_build = scheduler.prefill._build
+
+    def recording_build(key):
+        built.append(threading.current_thread().name)
+        return real_build(key)
+
+    scheduler.prefill._build = recording_build
+    with scheduler:
+        job, _ = scheduler.submit(PREFILL, wav_bytes(1.0), prompt="Summarize.")
+        assert scheduler.wait(job, 120) and job.result is not None, job.error
+        scheduler.release(job)
+    assert built and all(name.startswith("gemma3n-frontend") for name in built), built
