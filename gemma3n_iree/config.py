@@ -132,15 +132,17 @@ class AudioConfig:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "") -> "AudioConfig":
-        """From config values by field name, each checked (see :data:`AUDIO_DEFAULTABLE`); keys that are
-        not fields (``model_type``, ``torch_dtype`` ...) are ignored.  `where` prefixes field names in
-        messages (``audio_config.``)."""
+    def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "",
+                     overrides: bool = False) -> "AudioConfig":
+        """From config values by field name, each type-checked; keys that are not fields (``model_type``,
+        ``torch_dtype`` ...) are ignored.  A field the graph's shapes depend on must be present (see
+        :data:`AUDIO_DEFAULTABLE`) unless `overrides` (a flat file of changes to the built-in E4B values).
+        `where` prefixes field names in messages (``audio_config.``)."""
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name in values:
                 kwargs[f.name] = config_value(values[f.name], str(f.type), f"{source}: {where}{f.name}")
-            elif f.name not in AUDIO_DEFAULTABLE:
+            elif f.name not in AUDIO_DEFAULTABLE and not overrides:
                 raise ConfigError(f"{source}: {where}{f.name} is missing (expected {_EXPECTED[str(f.type)]}; the "
                                   f"graph's shapes depend on it, so there is no default)")
         try:
@@ -150,8 +152,8 @@ class AudioConfig:
 
     @classmethod
     def from_json_file(cls, path: str | Path) -> "AudioConfig":
-        """Read a checkpoint `config.json` (nested `audio_config`/`text_config`) or a flat JSON file with
-        the same field names (``text_hidden_size`` included)."""
+        """Read a checkpoint `config.json` (nested `audio_config`/`text_config`: every shape present) or a
+        flat JSON file of fields (``text_hidden_size`` included) that change the built-in E4B values."""
         path = Path(path)
         try:
             data = json.loads(path.read_text())
@@ -165,7 +167,7 @@ class AudioConfig:
             raise ConfigError(f"{path}: audio_config is missing (expected the audio tower's configuration object, "
                               f"as in every Gemma 3n checkpoint's config.json)")
         if "audio_config" not in data:
-            return cls.from_mapping(data, source=str(path))
+            return cls.from_mapping(data, source=str(path), overrides=True)
         audio = data["audio_config"]
         if not isinstance(audio, dict):
             raise ConfigError(f"{path}: audio_config must be an object, got {_describe(audio)}")

@@ -502,3 +502,65 @@ def test_quantized_scale_that_overflows_on_dequantize(tmp_path: Path) -> None:
     ck = open_checkpoint(write_dir(tmp_path / "q", tensors, quantization={"group_size": 32, "bits": 8}))
     with pytest.raises(CheckpointNonFiniteError, match=r"linear_end.weight: group \(2, 1\) .* beyond the BF16 range"):
         ck.check_finite()
+
+
+# ---------------------------------------------------------------------------------------------- config.json errors
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.pop("audio_config"), "audio_config is missing (expected the audio tower's configuration object"),
+    (lambda c: c["audio_config"].pop("hidden_size"), "audio_config.hidden_size is missing (expected an integer; the "
+                                                     "graph's shapes depend on it, so there is no default)"),
+    (lambda c: c["audio_config"].__setitem__("hidden_size", "64"),
+     'audio_config.hidden_size must be an integer, got str "64"'),
+    (lambda c: c["audio_config"].__setitem__("conf_num_hidden_layers", True),
+     "audio_config.conf_num_hidden_layers must be an integer, got bool true"),
+    (lambda c: c["audio_config"].__setitem__("sscp_conv_stride_size", [2, 2]),
+     "audio_config.sscp_conv_stride_size must be a list of 2 lists of 2 integers, got a list [2, 2]"),
+    (lambda c: c["audio_config"].__setitem__("rms_norm_eps", "1e-6"), 'audio_config.rms_norm_eps must be a number'),
+    (lambda c: c["audio_config"].__setitem__("vocab_offset", None), "audio_config.vocab_offset must be an integer"),
+    (lambda c: c["text_config"].pop("hidden_size"), "text_config.hidden_size is missing"),
+    (lambda c: c.__setitem__("audio_config", [1]), "audio_config must be an object, got a list [1]"),
+])
+def test_config_errors_name_the_field(tmp_path, change, message):
+    from gemma3n_iree.config import AudioConfig, ConfigError
+
+    config = hf_config_json(CFG)
+    change(config)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigError) as err:
+        AudioConfig.from_checkpoint(tmp_path)
+    text = str(err.value)
+    assert text == f"{tmp_path / 'config.json'}: {message}" or text.startswith(f"{tmp_path / 'config.json'}: {message}")
+    assert "\n" not in text
+
+
+def test_config_defaults_only_what_transformers_defaults(tmp_path):
+    from gemma3n_iree.config import AUDIO_DEFAULTABLE, AudioConfig
+
+    config = hf_config_json(CFG)
+    for name in AUDIO_DEFAULTABLE:  # numeric constants, as Gemma3nAudioConfig defaults them
+        config["audio_config"].pop(name)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert AudioConfig.from_checkpoint(tmp_path) == CFG  # CFG uses the released values for them
+
+
+def test_text_config_errors_name_the_field(tmp_path):
+    from gemma3n_iree.config import ConfigError
+    from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors
+    from gemma3n_iree.text_config import TextConfig, builtin_text_config
+
+    write_random_checkpoint(tmp_path, CFG, seed=0)
+    add_random_text_tensors(tmp_path, builtin_text_config("tiny"), seed=1)
+    path = tmp_path / "config.json"
+    good = json.loads(path.read_text())
+    for change, message in ((lambda c: c["text_config"].pop("num_hidden_layers"),
+                             "text_config.num_hidden_layers is missing (expected an integer"),
+                            (lambda c: c["text_config"].__setitem__("vocab_size", "262400"),
+                             'text_config.vocab_size must be an integer, got str "262400"'),
+                            (lambda c: c.__setitem__("audio_token_id", 1.5), "audio_token_id must be an integer")):
+        config = json.loads(json.dumps(good))
+        change(config)
+        path.write_text(json.dumps(config))
+        with pytest.raises(ConfigError, match=None) as err:
+            TextConfig.from_checkpoint(tmp_path)
+        assert str(err.value).startswith(f"{path}: {message}") and "\n" not in str(err.value), str(err.value)

@@ -229,6 +229,18 @@ def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
     # errors found after parsing: one message, exit status 1, nothing compiled or written
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", bad_config, *out, clips[0]]), 1,
                      str(bad_config / "config.json"), "hidden_size 63")
+    for field, value, words in (("hidden_size", None, "audio_config.hidden_size is missing"),
+                                ("hidden_size", "64", 'audio_config.hidden_size must be an integer, got str "64"')):
+        config = hf_config_json(CFG)
+        if value is None:
+            del config["audio_config"][field]
+        else:
+            config["audio_config"][field] = value
+        directory = workdir / f"config-{field}-{value}"
+        directory.mkdir()
+        (directory / "config.json").write_text(json.dumps(config))
+        assert_one_error(invoke(iree_main, ["encode", "--checkpoint", directory, *out, clips[0]]), 1,
+                         str(directory / "config.json"), words)
     weights = random_weights(CFG, 0)
     del weights["model.embed_audio.embedding.weight"]
     schema = write_dir(workdir / "schema-error", weights)
