@@ -18,7 +18,8 @@ Endpoints (JSON unless noted; errors are ``{"error": {"code", "message"}}``):
 ``GET /v1/requests/{id}``                   metadata: status, clips, buckets, timings, result shapes or the error.
                                             ``?wait=S`` (at most 60) waits for the request to finish first.
 ``GET /v1/requests/{id}/result``            the result as ``.npz`` (``application/octet-stream``; the same arrays
-                                            as the ``encode`` / ``prefill`` CLI commands write), freed once sent;
+                                            as the ``encode`` / ``prefill`` CLI commands write, streamed from the
+                                            arrays), freed once sent (one fetch wins);
                                             ``?format=npy&array=NAME`` one array as ``.npy`` (not freed).  202 while
                                             running (``?wait=S`` to wait), the request's own 4xx/5xx when it failed.
 ``DELETE /v1/requests/{id}``                cancel at whatever stage it is, or discard a result not yet fetched.
@@ -28,9 +29,12 @@ Endpoints (JSON unless noted; errors are ``{"error": {"code", "message"}}``):
 ==========================================  =====================================================================
 
 The ``/v1/requests`` endpoints need ``Authorization: Bearer <token>`` (401 without it); an unknown id and a
-wrong token are the same 404.  Backpressure: 429 (queue full) or 503 (memory budget in use, shutting down)
-with ``Retry-After``; 413 for an upload, audio or prompt over the limits; 415 for a body that is not
-audio or a form; 400 for audio that cannot be decoded (not audio, truncated, empty) or a bad prompt.
+wrong token are the same 404.  Backpressure, decided before a body is read (`Scheduler.open_upload`): 429
+(queue full, or this client holds too many unfetched results) or 503 (no upload slot free, memory budget
+in use, shutting down) with ``Retry-After``; 408 for a body that stalls or takes too long; 413 for a body,
+audio or prompt over the limits; 415 for a body that is not audio or a form; 400 for audio that cannot be
+decoded (not audio, truncated, empty, below 8 kHz: the CLI's message for the same bytes) or a bad
+prompt; 409 for a fetch while another fetch of the same result is streaming it.
 
 Why aiohttp: a single, mature, actively maintained dependency (client and server in one package, used
 by the test and the benchmark too) with streaming request bodies and multipart parsing built in, so an
