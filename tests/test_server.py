@@ -735,7 +735,8 @@ def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
 
     directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
     scheduler = build_scheduler(directory, artifact=artifact, cache_dir=cache.root)
-    assert scheduler.prefill is None and "embed_tokens" in scheduler.prefill_unavailable
+    # its config.json has no text model (only the width the audio embedder projects to): named, not guessed
+    assert scheduler.prefill is None and "text_config.num_hidden_layers is missing" in scheduler.prefill_unavailable
     with scheduler:
         with pytest.raises(Unavailable) as info:
             scheduler.submit(PREFILL, wav_bytes(1.0), prompt="hi")
