@@ -89,16 +89,7 @@ class TextConfig:
                                                          "hidden_size_per_layer_input", "vocab_size",
                                                          "vocab_size_per_layer_input", "rms_norm_eps",
                                                          "pad_token_id") if text.get(k) is not None}
-        for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
-            if data.get(key) is not None:
-                kwargs[key] = data[key]
-        for block, prefix in (("vision_config", "vision_vocab_"), ("audio_config", "audio_vocab_")):
-            sub = data.get(block)
-            if isinstance(sub, Mapping):
-                for key in ("offset", "size"):
-                    value = sub.get("vocab_offset" if key == "offset" else "vocab_size")
-                    if value is not None:
-                        kwargs[prefix + key] = value
+        kwargs.update(multimodal_fields(data))
         assert set(kwargs) <= fields
         try:
             return cls(**{k: (float(v) if k == "rms_norm_eps" else int(v)) for k, v in kwargs.items()})
@@ -117,6 +108,23 @@ class TextConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object")
         return cls.from_config_json(data, source=str(path))
+
+
+def multimodal_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The multimodal token ids and vocabulary blocks present in a checkpoint's top-level `config.json`
+    (`TextConfig` field name -> raw value; absent keys are left out, so the class defaults apply)."""
+    out: dict[str, Any] = {}
+    for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
+        if data.get(key) is not None:
+            out[key] = data[key]
+    for block, prefix in (("vision_config", "vision_vocab_"), ("audio_config", "audio_vocab_")):
+        sub = data.get(block)
+        if isinstance(sub, Mapping):
+            for key in ("offset", "size"):
+                value = sub.get("vocab_offset" if key == "offset" else "vocab_size")
+                if value is not None:
+                    out[prefix + key] = value
+    return out
 
 
 BUILTIN_TEXT_CONFIGS: dict[str, TextConfig] = {
