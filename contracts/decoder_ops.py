@@ -132,10 +132,15 @@ def linear(c: NumericContract, x: np.ndarray, w: np.ndarray, point: str) -> np.n
 
 
 def rms_norm(c: NumericContract, cfg: DecoderConfig, x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """mx.fast.rms_norm (the prefill stage's `mlx_rms_norm`); without a weight (v_norm) it multiplies by 1."""
-    if w is None:
-        w = np.ones(x.shape[-1], F32)
-    return E.mlx_rms_norm(c, x, w, cfg.rms_norm_eps)
+    """mx.fast.rms_norm: round(round(x * rsqrt(sum(x^2)/W + eps)) * w), the sum of squares on the 8-read
+    lane/XOR schedule; the same bits as the prefill stage's `emulation.mlx_rms_norm`.  Without a weight
+    (v_norm) the second point multiplies by 1 (exact)."""
+    x = np.asarray(x, F32)
+    ms = (E.lane_xor_sum(x, reads=8, square=True) / F32(x.shape[-1])).astype(F32)
+    inv = E.rsqrt((ms + F32(cfg.rms_norm_eps)).astype(F32))
+    normalized = rnd(c, (x * inv[..., None]).astype(F32), "rms_norm.normalized")
+    scale = np.ones(x.shape[-1], F32) if w is None else np.asarray(w, F32)
+    return rnd(c, (normalized * scale).astype(F32), "rms_norm.scaled")
 
 
 # ---------------------------------------------------------------------------------------------- AltUp

@@ -71,7 +71,7 @@ FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "rms_norm", "x [.., W] -> x * rsqrt(sum(x^2)/W + eps) * w; v_norm is the same with w = 1",
         "mx.fast.rms_norm (spec §9.5): two rounding points, round(round(x * inv) * w); transformers rounds once "
-        "(§6.1).  Implemented by emulation.mlx_rms_norm (shared with the prefill stage's width-256 norm); "
+        "(§6.1).  The same bits as the prefill stage's width-256 norm (emulation.mlx_rms_norm); "
         "rsqrt = 1/sqrt, both IEEE (templates take the sqrt in F64)",
         (Point("rms_norm.normalized", R), Point("rms_norm.scaled", R, "exact with w = 1 (v_norm)")),
         (Reduction("rms_norm.sum_of_squares", "lane-xor", 8, "squares accumulated serially from 0 per lane"),)),
