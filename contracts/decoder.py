@@ -17,7 +17,7 @@ sequence's results do not depend on its batch, and prefill(S) + decode steps equ
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -139,11 +139,15 @@ def decoder_layer(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int
 # ---------------------------------------------------------------------------------------------- program entries
 def prefill(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, slot: int,
             inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, *, fn: Transcendentals = CORRECTLY_ROUNDED,
-            shared_layers_last_row_only: bool = True, stages: dict[str, np.ndarray] | None = None) -> np.ndarray:
+            shared_layers_last_row_only: bool = True, stages: dict[str, np.ndarray] | None = None,
+            forced_inputs: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
     """Run a prompt (positions 0..S-1) into cache slot `slot`; returns the last position's logits [V].
 
     With `shared_layers_last_row_only` (spec §7.5) the KV-shared layers, which write no cache, run on the last
-    prompt row only; every row being computed on its own, that changes no bit of the result.
+    prompt row only; every row being computed on its own, that changes no bit of the result.  With
+    `forced_inputs`, layer l reads its input streams [n, S, D] from `forced_inputs[l]` (another run's, e.g. a
+    compiled program's or transformers') instead of the previous layer's output: each layer's result is then
+    this contract's evaluation of that one layer on the other run's inputs (a local check).
     """
     embeds = np.asarray(inputs_embeds, F32)
     pli = np.asarray(per_layer_inputs, F32)
@@ -158,6 +162,8 @@ def prefill(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, 
     streams = D.altup_init(c, cfg, w, embeds)
     rows = np.arange(length)
     for layer in range(cfg.num_hidden_layers):
+        if forced_inputs is not None and layer in forced_inputs:
+            streams = np.asarray(forced_inputs[layer], F32)[:, rows]
         if shared_layers_last_row_only and layer == cfg.first_kv_shared_layer:
             streams, rows = streams[:, -1:], rows[-1:]
         streams = decoder_layer(c, cfg, w, layer, streams, pli[rows, layer], rows, attention, fn, stages)
