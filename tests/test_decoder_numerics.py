@@ -158,6 +158,15 @@ def test_harness_manual_loop_equals_generate(case):
     assert H.greedy_from_embeds(case.model, PROMPT, 12) == H.generate_tokens(case.model, PROMPT, 12)
 
 
+def test_models_built_from_tensors_are_the_loaded_ones(case):
+    """The real-shape script builds transformers' models from checkpoint tensors (no save/load of 14 GB): the
+    same logits as the model itself and as `from_pretrained(dtype=bf16)`, bit for bit."""
+    built = H.model_from_tensors(CFG, H.checkpoint_tensors(case.model))
+    np.testing.assert_array_equal(H.full_logits(built, PROMPT), H.full_logits(case.model, PROMPT))
+    np.testing.assert_array_equal(H.full_logits(H.to_bf16_as_loaded(built), PROMPT),
+                                  H.full_logits(H.load_bf16(case.model), PROMPT))
+
+
 def test_constants_equal_transformers():
     icdf = torch.distributions.normal.Normal(0, 1).icdf(torch.tensor(0.95, dtype=torch.float32)).item()
     assert float(D.sparsity_multiplier(F32_REFERENCE, 0.95)) == icdf
@@ -234,7 +243,7 @@ def _hf_forced(model, prompt: list[int], inputs: dict[int, np.ndarray] | None) -
     cache = H.DynamicCache(config=model.config)
     try:
         with torch.no_grad():
-            model(input_ids=torch.tensor([prompt]), cache=cache, use_cache=True)
+            model(input_ids=torch.tensor([prompt]), use_cache=True, **H._with_cache(model, cache))
     finally:
         for h in hooks:
             h.remove()

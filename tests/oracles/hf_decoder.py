@@ -19,6 +19,7 @@ weights to 1): norms and `correct_output_scale` 1 + 0.3 N(0, 1), AltUp coefficie
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import tempfile
 from typing import Any, Iterator, Sequence
@@ -62,6 +63,36 @@ def make_model(cfg: Any, seed: int) -> Gemma3nForCausalLM:
     for name, p in sorted(model.named_parameters()):
         r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
         p.copy_(random_value(name, r).to(torch.bfloat16).to(torch.float32))
+    return model
+
+
+@torch.no_grad()
+def model_from_tensors(cfg: Any, tensors: Any, device: str = "cpu") -> Gemma3nForCausalLM:
+    """A float32 eval-mode model on `device` holding checkpoint tensors (`model.language_model.*` names; BF16
+    memory maps welcome), copied in row chunks (the real tables are gigabytes)."""
+    with torch.device(device):
+        model = Gemma3nForCausalLM(hf_text_config(cfg)).float().eval()
+    for name, p in model.named_parameters():
+        if not name.startswith("model."):
+            continue  # lm_head: tied to embed_tokens
+        source = tensors[CHECKPOINT_PREFIX + name[len("model."):]]
+        for start in range(0, p.shape[0], 8192):
+            rows = np.ascontiguousarray(source[start:start + 8192])
+            if rows.dtype != np.float32:
+                rows = rows.astype(np.float32)
+            p[start:start + 8192].copy_(torch.from_numpy(rows))
+    return model
+
+
+def to_bf16_as_loaded(model: Gemma3nForCausalLM) -> Gemma3nForCausalLM:
+    """`model` cast in place to what `from_pretrained(dtype=torch.bfloat16)` gives: parameters and scalar
+    buffers bf16, the RoPE inverse frequencies float32 (spec §6.3)."""
+    model.to(torch.bfloat16)
+    rotary = model.model.rotary_emb
+    for kind in rotary.layer_types:
+        inv, _ = rotary.compute_default_rope_parameters(model.config, model.device, layer_type=kind)
+        setattr(rotary, f"{kind}_inv_freq", inv.float())
+        setattr(rotary, f"{kind}_original_inv_freq", inv.float().clone())
     return model
 
 
@@ -151,13 +182,18 @@ def float64_islands_patched(freqs: dict[str, np.ndarray]) -> Iterator[None]:
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to(torch.float64 if t.dtype == torch.float64 else torch.float32).numpy().copy()
+    return t.detach().to(torch.float64 if t.dtype == torch.float64 else torch.float32).cpu().numpy().copy()
+
+
+def _with_cache(model: Gemma3nForCausalLM, cache: DynamicCache) -> dict[str, DynamicCache]:
+    """The cache keyword of this transformers version (`cache` from 5.2x, `past_key_values` before)."""
+    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
 
 
 @torch.no_grad()
 def full_logits(model: Gemma3nForCausalLM, ids: Sequence[int]) -> np.ndarray:
     """Logits [S, V] of a prompt in one cache-free forward."""
-    out = model(input_ids=torch.tensor([list(ids)]), use_cache=False)
+    out = model(input_ids=torch.tensor([list(ids)], device=model.device), use_cache=False)
     return _numpy(out.logits[0])
 
 
@@ -177,14 +213,16 @@ def run_cached(model: Gemma3nForCausalLM, prompt: Sequence[int], continuation: S
     as the multimodal model passes them), then feed `continuation` one id per call.  Returns the last row's
     logits of every call (`logits` [1 + len(continuation), V]) and the cache's contents after every call
     (`caches`)."""
-    ids = torch.tensor([list(prompt)])
+    device = model.device
+    ids = torch.tensor([list(prompt)], device=device)
     embeds = model.model.embed_tokens(ids)
     token_part = model.model.get_per_layer_inputs(ids)
     cache = DynamicCache(config=model.config)
-    out = model(inputs_embeds=embeds, per_layer_inputs=token_part, cache=cache, use_cache=True, logits_to_keep=1)
+    out = model(inputs_embeds=embeds, per_layer_inputs=token_part, use_cache=True, logits_to_keep=1,
+                **_with_cache(model, cache))
     logits, caches = [_numpy(out.logits[0, -1])], [cache_contents(cache)]
     for token in continuation:
-        out = model(input_ids=torch.tensor([[int(token)]]), cache=cache, use_cache=True)
+        out = model(input_ids=torch.tensor([[int(token)]], device=device), use_cache=True, **_with_cache(model, cache))
         logits.append(_numpy(out.logits[0, -1]))
         caches.append(cache_contents(cache))
     return {"logits": np.stack(logits), "caches": caches}
@@ -193,17 +231,18 @@ def run_cached(model: Gemma3nForCausalLM, prompt: Sequence[int], continuation: S
 @torch.no_grad()
 def greedy_from_embeds(model: Gemma3nForCausalLM, prompt: Sequence[int], max_new_tokens: int) -> list[int]:
     """Greedy tokens through the manual loop (first index of the largest fp32 logit, no stop ids)."""
-    ids = torch.tensor([list(prompt)])
+    device = model.device
+    ids = torch.tensor([list(prompt)], device=device)
     cache = DynamicCache(config=model.config)
     out = model(inputs_embeds=model.model.embed_tokens(ids), per_layer_inputs=model.model.get_per_layer_inputs(ids),
-                cache=cache, use_cache=True, logits_to_keep=1)
+                use_cache=True, logits_to_keep=1, **_with_cache(model, cache))
     tokens: list[int] = []
     while True:
         token = int(torch.argmax(out.logits[0, -1].float()))
         tokens.append(token)
         if len(tokens) == max_new_tokens:
             return tokens
-        out = model(input_ids=torch.tensor([[token]]), cache=cache, use_cache=True)
+        out = model(input_ids=torch.tensor([[token]], device=device), use_cache=True, **_with_cache(model, cache))
 
 
 @torch.no_grad()
@@ -214,7 +253,7 @@ def generate_tokens(model: Gemma3nForCausalLM, prompt: Sequence[int], max_new_to
     saved = config.eos_token_id
     config.eos_token_id = None
     try:
-        out = model.generate(torch.tensor([list(prompt)]), do_sample=False, max_new_tokens=max_new_tokens,
+        out = model.generate(torch.tensor([list(prompt)], device=model.device), do_sample=False, max_new_tokens=max_new_tokens,
                              min_new_tokens=0, pad_token_id=0)
     finally:
         config.eos_token_id = saved
