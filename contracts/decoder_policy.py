@@ -192,3 +192,19 @@ def table_digest() -> str:
 
 def decoder_contract_identity(contract: NumericContract) -> str:
     return f"{contract.identity()}:decoder-table={table_digest()}"
+
+
+def markdown_table() -> str:
+    """The table as markdown (contracts/DECODER.md embeds this output; a test keeps them equal)."""
+    lines = ["| family | computes | rounding points under mlx-cuda-v1 (in order; *italic*: F32 island) | "
+             "reductions | semantics |", "|---|---|---|---|---|"]
+    for f in FAMILIES:
+        points = ", ".join(f"`{p.name}`" if p.rounds else f"*`{p.name}`*" for p in f.points) or "—"
+        reductions = ", ".join(f"`{r.name}`: {r.schedule}" + (f" ({r.reads} reads)" if r.reads else "")
+                               for r in f.reductions) or "—"
+        lines.append(f"| {f.name} | {f.computes} | {points} | {reductions} | {f.semantics} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")

@@ -5,6 +5,7 @@ against transformers' rule, the cache layout's sizes against the spec's table, a
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -188,3 +189,18 @@ def test_decoder_norm_is_the_prefill_stage_norm(contract, x, seed):
     cfg = builtin_decoder_config("tiny")
     assert np.array_equal(D.rms_norm(contract, cfg, x, w).view(np.uint32),
                           E.mlx_rms_norm(contract, x, w, cfg.rms_norm_eps).view(np.uint32))
+
+
+def test_design_note_embeds_the_table():
+    """contracts/DECODER.md shows `python -m gemma3n_iree.contracts.decoder_policy` verbatim."""
+    import subprocess
+    from pathlib import Path
+
+    from gemma3n_iree.contracts.decoder_policy import markdown_table
+
+    note = (Path(__file__).resolve().parent.parent / "contracts" / "DECODER.md").read_text()
+    embedded = note.split("<!-- decoder-policy-table -->\n", 1)[1].split("<!-- /decoder-policy-table -->", 1)[0]
+    assert embedded == markdown_table()
+    printed = subprocess.run([sys.executable, "-m", "gemma3n_iree.contracts.decoder_policy"], check=True,
+                             capture_output=True, text=True).stdout
+    assert printed == markdown_table()
