@@ -71,10 +71,10 @@ def gpu_linear():
     import torch
 
     device = torch.device("cuda")
-    cache: dict[int, torch.Tensor] = {}
+    cache: dict[tuple[int, str], torch.Tensor] = {}
 
     def linear(c, x, w, point):
-        key = id(w)
+        key = (id(w), c.operand_dtype)  # the weights are float32 arrays kept alive for the whole run
         if key not in cache:
             cache[key] = torch.from_numpy(np.asarray(E.operand(c, w), np.float64)).to(device).T.contiguous()
         rows = torch.from_numpy(E.operand(c, x).reshape(-1, x.shape[-1]).astype(np.float64)).to(device)

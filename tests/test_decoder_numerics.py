@@ -24,7 +24,7 @@ Tolerances, and why:
   slot vs a fresh one, and skipping the shared layers' prompt rows: bit for bit under both contracts (every
   row is computed on its own and the key columns are laid out identically, kv_cache.py);
 * greedy tokens of f32-reference equal transformers' `generate(do_sample=False)` (and spec §11.2's manual
-  loop from inputs_embeds) for 40 new tokens, EOS switched off on both sides (the random model would emit
+  loop from inputs_embeds) for 32 new tokens, EOS switched off on both sides (the random model would emit
   it at any time).
 """
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -48,7 +47,6 @@ from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
 from gemma3n_iree.decoder_config import builtin_decoder_config
 from gemma3n_iree.decoder_weights import decoder_weight_specs, read_decoder_weights
-from gemma3n_iree.runtime.synthetic_text import write_decoder_checkpoint
 
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
@@ -80,10 +78,9 @@ class Case:
 def case(tmp_path_factory) -> Case:
     model = H.make_model(CFG, seed=7)
     directory = tmp_path_factory.mktemp("decoder-ckpt")
-    tensors = H.checkpoint_tensors(model)
-    write_decoder_checkpoint(directory, CFG, {k: v.astype(ml_dtypes.bfloat16) for k, v in tensors.items()})
+    H.write_checkpoint(model, CFG, directory)
     weights = {k: np.asarray(v, F32) for k, v in read_decoder_weights(directory, CFG).items()}
-    oracle = DecoderF64(CFG.to_config_json()["text_config"], tensors)
+    oracle = DecoderF64(CFG.to_config_json()["text_config"], H.checkpoint_tensors(model))
     return Case(model, weights, oracle, H.run_cached(model, PROMPT, CONTINUATION),
                 H.run_cached(H.load_bf16(model), PROMPT, CONTINUATION))
 
@@ -153,11 +150,6 @@ def test_oracle_equals_transformers_in_float64(case):
     assert rel_max(logits[1:], full[len(PROMPT):]) <= 1e-12
 
 
-def test_harness_manual_loop_equals_generate(case):
-    """Spec §11.2: greedy through the manual loop from inputs_embeds = transformers' generate from ids."""
-    assert H.greedy_from_embeds(case.model, PROMPT, 12) == H.generate_tokens(case.model, PROMPT, 12)
-
-
 def test_models_built_from_tensors_are_the_loaded_ones(case):
     """The real-shape script builds transformers' models from checkpoint tensors (no save/load of 14 GB): the
     same logits as the model itself and as `from_pretrained(dtype=bf16)`, bit for bit."""
@@ -212,8 +204,9 @@ def test_f32_reference_matches_transformers_fp32_logits_and_cache(case):
 
 
 def test_greedy_f32_reference_equals_generate(case):
-    """>= 32 new tokens, token for token, EOS ignored on both sides (stop_ids=(); generation config eos None)."""
-    n = 40
+    """32 new tokens, token for token, EOS ignored on both sides (stop_ids=(); generation config eos None); spec
+    §11.2's manual loop from inputs_embeds gives transformers' own generate tokens too."""
+    n = 32
     want = H.generate_tokens(case.model, PROMPT, n)
     cache = KVCache(KVCacheLayout.for_config(CFG, F32_REFERENCE, slots=1, capacity=CAPACITY))
     embeds, pli = DEC.text_inputs(F32_REFERENCE, CFG, case.weights, PROMPT)
@@ -293,7 +286,7 @@ def test_mlx_cuda_v1_end_to_end_against_transformers(case):
 def test_prefill_plus_decode_steps_equals_a_longer_prefill(case, contract):
     """Bit for bit, logits and cache; also from a dirty slot (one a longer sequence used before)."""
     logits, caches = emulate(contract, case.weights)
-    for k in range(1, len(CONTINUATION) + 1):
+    for k in (1, 2, 5, len(CONTINUATION)):
         longer = PROMPT + CONTINUATION[:k]
         cache = KVCache(KVCacheLayout.for_config(CFG, contract, slots=3, capacity=CAPACITY))
         embeds, pli = DEC.text_inputs(contract, CFG, case.weights, longer)

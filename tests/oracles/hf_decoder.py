@@ -9,11 +9,15 @@ weights to 1): norms and `correct_output_scale` 1 + 0.3 N(0, 1), AltUp coefficie
 
 * `fp32` is that model; `bf16` is what `from_pretrained(dir, dtype=torch.bfloat16)` gives users (the buffers
   `embed_scale` & co. become bf16, the RoPE `inv_freq` stays fp32), through a real save / load;
-* `checkpoint_tensors` names the weights as a Gemma 3n checkpoint does (`model.language_model.`), for the
+* `checkpoint_tensors` names the weights as a Gemma 3n checkpoint does (`model.language_model.`), and
+  `write_checkpoint` saves them as one (BF16 safetensors + the nested `config.json`), for the
   project's side;
 * `run_cached` is spec §11.2's manual loop (prefill from `inputs_embeds` + `per_layer_inputs`, then one id
   per step through the `DynamicCache`), with the logits and the cache's K/V after every call;
-* `generate_tokens` is `generate(do_sample=False)` from input ids.
+* `generate_tokens` is `generate(do_sample=False)` from input ids, `greedy_from_embeds` the manual loop's;
+* `load_f64` + `float64_islands_patched` give transformers in float64 without its fp32 islands (spec §11.3);
+* `model_from_tensors` / `to_bf16_as_loaded` build the fp32 / bf16 models straight from checkpoint tensors
+  (the real-shape script: no 14 GB save and load), the same bits as the paths above (tested).
 """
 
 from __future__ import annotations
@@ -94,6 +98,17 @@ def to_bf16_as_loaded(model: Gemma3nForCausalLM) -> Gemma3nForCausalLM:
         setattr(rotary, f"{kind}_inv_freq", inv.float())
         setattr(rotary, f"{kind}_original_inv_freq", inv.float().clone())
     return model
+
+
+def write_checkpoint(model: Gemma3nForCausalLM, cfg: Any, directory: Any) -> None:
+    """The model's weights as a BF16 Gemma 3n checkpoint (`model.language_model.*`, sharded + indexed) with the
+    configuration's nested `config.json`: what the project reads."""
+    import ml_dtypes
+
+    from gemma3n_iree.runtime.synthetic_text import write_decoder_checkpoint
+
+    tensors = {k: v.astype(ml_dtypes.bfloat16) for k, v in checkpoint_tensors(model).items()}
+    write_decoder_checkpoint(directory, cfg, tensors)
 
 
 def checkpoint_tensors(model: Gemma3nForCausalLM) -> dict[str, np.ndarray]:
