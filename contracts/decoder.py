@@ -17,7 +17,7 @@ sequence's results do not depend on its batch, and prefill(S) + decode steps equ
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -62,6 +62,15 @@ def text_inputs(c: NumericContract, cfg: DecoderConfig, w: Weights, ids: Sequenc
 
 
 # ---------------------------------------------------------------------------------------------- one layer
+class KeyValueSource(Protocol):
+    """Where a layer's attention gets its keys and values: a prompt's own (prefill) or the cache (decode)."""
+
+    def attend(self, c: NumericContract, layer: int, q: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
+               fn: Transcendentals, queries: np.ndarray) -> np.ndarray:
+        """Attended values [T, H, hd] of queries q at positions `queries`; `kv`: this layer's own new K/V
+        (None for a KV-shared layer)."""
+
+
 class _PrefillAttention:
     """K/V for a prompt at positions 0..S-1: owning layers write the cache slot; producers publish the whole
     prompt's K/V to the shared layers of their type; every query's key columns in kv_cache.py's order."""
@@ -113,7 +122,7 @@ class _DecodeAttention:
 
 
 def decoder_layer(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, streams: np.ndarray,
-                  per_layer_input: np.ndarray, positions: np.ndarray, attention, fn: Transcendentals,
+                  per_layer_input: np.ndarray, positions: np.ndarray, attention: KeyValueSource, fn: Transcendentals,
                   stages: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """One decoder layer on the streams [n, T, D] of T tokens at `positions` (spec §4)."""
     at = f"layers.{layer}."
