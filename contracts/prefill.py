@@ -18,11 +18,16 @@ from .policy import NumericContract
 F32 = np.float32
 
 
+def scaled_text_rows(c: NumericContract, cfg: TextConfig, text_rows: np.ndarray) -> np.ndarray:
+    """round(embed_tokens[id] * sqrt(hidden)), the scale as the contract's frameworks hold it (BF16 45.25)."""
+    return E.rnd(c, (np.asarray(text_rows, F32) * E.contract_scalar(c, cfg.hidden_size ** 0.5)).astype(F32))
+
+
 def merge(c: NumericContract, cfg: TextConfig, ids: np.ndarray, text_rows: np.ndarray, hard_table: np.ndarray,
           audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> np.ndarray:
     """inputs_embeds [C, hidden]: scaled text rows, hard audio rows, soft rows at placeholders, zero tail."""
     ids = np.asarray(ids, np.int64)
-    text = E.rnd(c, (np.asarray(text_rows, F32) * E.contract_scalar(c, cfg.hidden_size ** 0.5)).astype(F32))
+    text = scaled_text_rows(c, cfg, text_rows)
     is_audio = ids >= cfg.audio_vocab_offset
     hard_index = np.where(is_audio, ids - cfg.audio_vocab_offset, cfg.audio_vocab_size - 1)
     out = np.where(is_audio[:, None], np.asarray(hard_table, F32)[hard_index], text).astype(F32)

@@ -103,16 +103,7 @@ class TextConfig:
         for key, kind in (("rms_norm_eps", "float"), ("pad_token_id", "int")):
             if text.get(key) is not None:
                 kwargs[key] = config_value(text[key], kind, f"{source}: text_config.{key}")
-        for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
-            if data.get(key) is not None:
-                kwargs[key] = config_value(data[key], "int", f"{source}: {key}")
-        for block, prefix in (("vision_config", "vision_vocab_"), ("audio_config", "audio_vocab_")):
-            sub = data.get(block)
-            if isinstance(sub, Mapping):
-                for key in ("offset", "size"):
-                    value = sub.get("vocab_" + key)
-                    if value is not None:
-                        kwargs[prefix + key] = config_value(value, "int", f"{source}: {block}.vocab_{key}")
+        kwargs.update(multimodal_fields(data, source))
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
@@ -130,6 +121,24 @@ class TextConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object")
         return cls.from_config_json(data, source=str(path))
+
+
+def multimodal_fields(data: Mapping[str, Any], source: str) -> dict[str, int]:
+    """The multimodal token ids and vocabulary blocks present in a checkpoint's top-level `config.json`
+    (`TextConfig` field name -> value; absent keys are left out, so transformers' defaults -- the class
+    defaults -- apply).  A mistyped value is a one-line :class:`ConfigError` naming it."""
+    out: dict[str, int] = {}
+    for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
+        if data.get(key) is not None:
+            out[key] = config_value(data[key], "int", f"{source}: {key}")
+    for block, prefix in (("vision_config", "vision_vocab_"), ("audio_config", "audio_vocab_")):
+        sub = data.get(block)
+        if isinstance(sub, Mapping):
+            for key in ("offset", "size"):
+                value = sub.get("vocab_" + key)
+                if value is not None:
+                    out[prefix + key] = config_value(value, "int", f"{source}: {block}.vocab_{key}")
+    return out
 
 
 BUILTIN_TEXT_CONFIGS: dict[str, TextConfig] = {

@@ -7,6 +7,10 @@ streamed in row chunks (the real E4B per-layer table is 4.7 GB in BF16, never he
 once), the directory becomes an indexed (sharded) checkpoint, and `config.json` gets the full text
 configuration.  `add_text_tensors` does the same with given arrays (the tests' transformers weights).
 
+`add_random_decoder_tensors(dir, decoder_cfg)` adds every tensor of the text decoder the same way (the
+four above included), and `write_decoder_checkpoint(dir, decoder_cfg, tensors)` writes a language-model-only
+checkpoint of given tensors.
+
 `write_test_tokenizer(dir)` writes a `tokenizer.json` built with `tokenizers` (a WordLevel model) that
 knows Gemma 3n's special tokens at their real ids (`<bos>` 2, `<start_of_turn>` 105, `<end_of_turn>`
 106, newline runs 107-110, `<start_of_audio>` 256000, `<end_of_audio>` 262272, `<audio_soft_token>`
@@ -24,6 +28,8 @@ from typing import Callable, Iterable, Mapping
 import ml_dtypes
 import numpy as np
 
+from ..decoder_config import DecoderConfig
+from ..decoder_weights import decoder_weight_specs
 from ..emitters.prefill import text_weight_specs
 from ..emitters.weights import HF_LAYOUT, WeightLayout
 from ..text_config import TextConfig
@@ -112,6 +118,10 @@ def _update_config(directory: Path, cfg: TextConfig) -> None:
     text = dict(data.get("text_config") or {})
     text.update({k: values[k] for k in ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input",
                                         "vocab_size", "vocab_size_per_layer_input", "rms_norm_eps", "pad_token_id")})
+    if isinstance(cfg, DecoderConfig):  # the whole language model's configuration
+        decoder = cfg.to_config_json()
+        text.update(decoder["text_config"])
+        data["eos_token_id"] = decoder["eos_token_id"]
     text.setdefault("model_type", "gemma3n_text")
     data["text_config"] = text
     for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
@@ -147,6 +157,53 @@ def add_text_tensors(directory: str | Path, cfg: TextConfig, tensors: Mapping[st
     _make_indexed(directory)
     _update_config(directory, cfg)
     return directory
+
+
+def _decoder_value_maker(cfg: DecoderConfig, logical: str, shape: tuple[int, ...]) -> Callable:
+    """Random BF16 values of one decoder tensor: tables ~ 2^-7..2^-4 (x sqrt(hidden) ~ 1, as the prefill
+    tensors above), linear weights ~ fan_in^-0.5, AltUp coefficients ~ 0.3 N(0, 1), norm weights and
+    `correct_output_scale` ~ 1 + 0.1 N(0, 1)."""
+    if len(shape) == 1:
+        return lambda rng, s: (1.0 + 0.1 * rng.standard_normal(s, dtype=np.float32)).astype(ml_dtypes.bfloat16)
+    if "coefs" in logical:
+        return lambda rng, s: (0.3 * rng.standard_normal(s, dtype=np.float32)).astype(ml_dtypes.bfloat16)
+    if logical.startswith("embed_tokens"):
+        return lambda rng, s: _random_bf16(rng, s, 120, 3)
+    fan_in_exp = 127 - max(1, int(np.ceil(np.log2(shape[1]) / 2))) - 1
+    return lambda rng, s: _random_bf16(rng, s, fan_in_exp, 2)
+
+
+def add_random_decoder_tensors(directory: str | Path, cfg: DecoderConfig, seed: int = 0,
+                               layout: WeightLayout = HF_LAYOUT) -> Path:
+    """Add every tensor the decoder reads (the prefill stage's four included), deterministic random BF16,
+    streamed to their own shard (the real E4B's 13.7 GB never in memory at once); `config.json` (created if
+    absent) gets the whole text configuration."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if not (directory / "config.json").is_file():
+        (directory / "config.json").write_text(json.dumps(cfg.to_config_json(), indent=2) + "\n")
+    rng = np.random.default_rng(seed)
+    tensors = []
+    for logical, spec in decoder_weight_specs(cfg, layout).items():
+        make = _decoder_value_maker(cfg, logical, spec.shape)
+
+        def chunks(shape=spec.shape, make=make) -> Iterable[np.ndarray]:
+            for start in range(0, shape[0], _CHUNK_ROWS):
+                yield make(rng, (min(_CHUNK_ROWS, shape[0] - start),) + tuple(shape[1:]))
+        tensors.append((spec.key, spec.shape, chunks()))
+    _write_shard(directory / TEXT_SHARD, tensors)
+    _make_indexed(directory)
+    _update_config(directory, cfg)
+    return directory
+
+
+def write_decoder_checkpoint(directory: str | Path, cfg: DecoderConfig, tensors: Mapping[str, np.ndarray]) -> Path:
+    """A language-model-only checkpoint: `config.json` of `cfg` and the given tensors (checkpoint name ->
+    array, written as BF16)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(cfg.to_config_json(), indent=2) + "\n")
+    return add_text_tensors(directory, cfg, tensors)
 
 
 # ---------------------------------------------------------------------------------------------- tokenizer
