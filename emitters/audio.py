@@ -8,7 +8,7 @@ from typing import Sequence
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.policy import NumericContract
-from .kernels import LinkedKernels, kernels_identity
+from .kernels import IREE_CODEGEN, LinkedKernels
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -38,8 +38,8 @@ class AudioModuleSpec:
     #: (Linear/Embedding weights stored packed; dequantized inside the module).
     quantization: tuple[int, int] | None = None
     quantized: frozenset[str] = frozenset()
-    #: the committed Hopper kernels the module links (emitters/kernels.py select_kernels); None: IREE's own
-    kernels: LinkedKernels | None = None
+    #: the committed Hopper kernels the module links (emitters/kernels.py select_kernels; none: IREE's own)
+    kernels: LinkedKernels = IREE_CODEGEN
 
     def __post_init__(self) -> None:
         if not self.frame_buckets:
@@ -64,7 +64,7 @@ class AudioModuleSpec:
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
             f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
-            "kernels=" + kernels_identity(self.kernels),
+            "kernels=" + self.kernels.identity,
         ])
 
     def digest(self) -> str:
@@ -105,7 +105,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
                    table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"),
-                   kernels_name=kernels_identity(spec.kernels))
+                   kernels_name=spec.kernels.identity)
     return module.build()
 
 

@@ -12,7 +12,7 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, Config
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
-from .kernels import KERNEL_CHOICES, KERNELS_HELP, select_kernels
+from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
 from .weights import LAYOUTS
 
 
@@ -87,7 +87,7 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
             spec = PrefillModuleSpec(cfg, resolve_text_config(checkpoint, config_file, builtin), get_contract(contract),
                                      tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
                                      stages)
-            emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
+            emit, names, linked = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
                 raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
         else:
@@ -99,7 +99,7 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
         started = time.perf_counter()
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name}, kernels: "
-                   f"{linked.identity if linked is not None else 'IREE code generation'} ...", err=True)
+                   f"{linked.identity if linked.files else 'IREE code generation'} ...", err=True)
         mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())

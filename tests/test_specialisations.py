@@ -1,21 +1,31 @@
 """Specialisation symbols (emitters/symbols.py, specialisations.py, entries.py): one spelling, read back.
 
 Every symbol a specialisation writes parses back to it (hypothesis over every family and every field),
-no two families read the same symbol, values a symbol cannot spell exactly are refused, and the spelling is
-pinned by literal examples.
+no two families read the same symbol, values a symbol cannot spell exactly are refused, the spelling is
+pinned by literal examples, and every function the emitters render is named by a specialisation.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
+from gemma3n_iree.config import builtin_config
+from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters import entries, specialisations  # noqa: F401 - registers every family
+from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
+from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.entries import EncodeEntry, EntryReflectionError, PrefillEntry
+from gemma3n_iree.emitters.kernels import select_kernels
+from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
+from gemma3n_iree.emitters.render import ModuleBuilder
 from gemma3n_iree.emitters.specialisations import AffineDequant, LaneXorSum, Linear, RmsNorm, SscpConv
 from gemma3n_iree.emitters.symbols import (Choice, Decimal, Dims, F32Bits, Flag, Int, Specialisation, Switch,
                                            SymbolError, parse_symbol)
+from gemma3n_iree.text_config import builtin_text_config
 
 FAMILIES = sorted(Specialisation._families.items())
 
@@ -104,3 +114,37 @@ def test_entry_reflection_round_trips_and_ignores_other_stages():
     assert EncodeEntry.from_reflection({"gemma3n.outputs": "a"}) is None  # a function of no stage
     with pytest.raises(EntryReflectionError, match="gemma3n.clips"):
         EncodeEntry.from_reflection({"gemma3n.stage": "encode", "gemma3n.frames": "10"})
+
+
+def _fragment_symbols(emit) -> list[str]:  # noqa: ANN001
+    captured: list[ModuleBuilder] = []
+    original = ModuleBuilder.build
+
+    def build(self: ModuleBuilder, inline: bool = True) -> str:
+        captured.append(self)
+        return original(self, inline=inline)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ModuleBuilder, "build", build)
+        emit()
+    return [key for key in captured[0].fragments if key != "entry"]
+
+
+TINY = builtin_config("tiny")
+SM90 = parse_target("cuda", "sm_90")
+
+
+@pytest.mark.parametrize("emit", [
+    lambda: emit_audio_module(AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (1, 2), stages=True)),
+    lambda: emit_audio_module(AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (2,),
+                                              kernels=select_kernels("auto", SM90, MLX_CUDA_V1))),
+    lambda: emit_audio_module(AudioModuleSpec(TINY, F32_REFERENCE, (100,), (1,),
+                                              kernels=select_kernels("auto", SM90, F32_REFERENCE))),
+    lambda: emit_prefill_module(PrefillModuleSpec(TINY, builtin_text_config("tiny"), MLX_CUDA_V1, (256,), (0, 1))),
+], ids=["audio-stages", "audio-sm90", "audio-sm90-f32", "prefill"])
+def test_every_rendered_function_is_named_by_a_specialisation(emit):
+    symbols = _fragment_symbols(emit)
+    assert len(symbols) > 10
+    for symbol in symbols:
+        spec = parse_symbol(symbol)
+        assert spec.symbol == symbol and dataclasses.is_dataclass(spec)
