@@ -14,7 +14,8 @@ import pytest
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import contract_scalar
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1
-from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module, entry_name
+from gemma3n_iree.emitters.entries import PrefillEntry
+from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
 from gemma3n_iree.emitters.render import ModuleBuilder, f32_hex
 from gemma3n_iree.emitters.specialisations import DensePle, LaneXorSum, MlxRmsNorm
 from gemma3n_iree.text_config import builtin_text_config
@@ -117,7 +118,7 @@ def _scalars(body: str) -> set[str]:
 
 def test_inlined_entry_keeps_the_schedule_and_has_no_reduce():
     text = prefill_module(MLX_CUDA_V1.name).text
-    body = functions(text)[entry_name(CAP, CLIPS)]
+    body = functions(text)[PrefillEntry(CAP, CLIPS).symbol]
     assert not has_reduce(body)  # every sum is a pinned lane/XOR schedule
     rows = CAP * TEXT.num_hidden_layers
     assert len(re.findall(rf"-> tensor<{rows}x32x8xf32>", body)) == 1  # the PLE norm's lane grid

@@ -148,3 +148,38 @@ def test_every_rendered_function_is_named_by_a_specialisation(emit):
     for symbol in symbols:
         spec = parse_symbol(symbol)
         assert spec.symbol == symbol and dataclasses.is_dataclass(spec)
+
+
+# ---------------------------------------------------------------------------------------------- loaded entries
+def _artifact(functions: str) -> bytes:
+    from gemma3n_iree.emitters.compile import compile_mlir
+
+    return compile_mlir(f"module @m {{\n{functions}\n}}\n", parse_target("llvm-cpu"))
+
+
+def _function(name: str, reflection: str) -> str:
+    return (f"func.func @{name}(%mel: tensor<1x4x128xf32>, %frames: tensor<1xi32>) -> tensor<1xi32> attributes "
+            f"{{iree.reflection = {{{reflection}}}}} {{\n  return %frames : tensor<1xi32>\n}}")
+
+
+def test_a_session_finds_its_entries_by_reflection_not_by_name():
+    from gemma3n_iree.runtime.session import AudioSession
+
+    entry = EncodeEntry(4, 1)
+    reflection = ", ".join(f'{k} = "{v}"' for k, v in {**entry.reflection, "gemma3n.outputs": "valid_tokens"}.items())
+    session = AudioSession(_artifact(_function("any_name", reflection)), [])
+    assert session.buckets == [(4, 1)] and session.entries[(4, 1)].name == "any_name"
+    assert session.entries[(4, 1)].outputs == ("valid_tokens",)
+
+
+@pytest.mark.parametrize("reflection,message", [
+    ('gemma3n.outputs = "valid_tokens"', 'no encode entry points .*gemma3n.stage = "encode"'),
+    ('gemma3n.stage = "encode", gemma3n.frames = "4"', "entry encode_f4_c1: .*lacks a valid 'gemma3n.clips'"),
+])
+def test_a_session_refuses_entries_without_their_reflection(reflection, message):
+    """An artifact whose entries do not record their stage and shape (one built before they did) is
+    refused, however its functions are named."""
+    from gemma3n_iree.runtime.session import AudioSession, SessionError
+
+    with pytest.raises(SessionError, match=message):
+        AudioSession(_artifact(_function("encode_f4_c1", reflection)), [])

@@ -23,7 +23,8 @@ import pytest
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import lane_threads
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1, NumericContract
-from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module, entry_name
+from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
+from gemma3n_iree.emitters.entries import EncodeEntry
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import ModuleBuilder
@@ -343,7 +344,7 @@ def test_inlined_module_keeps_every_lane_sum_butterfly():
     as the un-inlined call graph says it should: no pinned sum was lost or folded."""
     emitted = tiny_module(MLX_CUDA_V1.name)
     flat = functions(emitted.flat)
-    entry = entry_name(100, 1)
+    entry = EncodeEntry(100, 1).symbol
     reach = _reach(flat, entry)
     lanes = {f: LaneXorSum.from_symbol(f) for f in reach if f.startswith("lane_xor_sum_")}
     want = sum(n * _stages(lanes[f].width, lanes[f].reads) for f, n in reach.items() if f in lanes)
@@ -356,7 +357,7 @@ def test_inlined_module_keeps_every_lane_sum_butterfly():
 # ---------------------------------------------------------------------------------------------- mel boundary
 def test_mel_boundary_rounds_before_padding_and_convolution():
     text = tiny_module(MLX_CUDA_V1.name).text
-    body = functions(text)[entry_name(100, 1)]
+    body = functions(text)[EncodeEntry(100, 1).symbol]
     lines = body.splitlines()
     first = lambda pat: next(i for i, l in enumerate(lines) if re.search(pat, l))  # noqa: E731
     mel_round = first(r"stablehlo\.reduce_precision .*format = e8m7 : tensor<1x100x128xf32>")
@@ -417,7 +418,7 @@ def test_entries_per_bucket_and_clips_share_globals():
     emitted = tiny_module(MLX_CUDA_V1.name, buckets, clips)
     text = emitted.text
     funcs = functions(text)
-    want = {entry_name(f, c) for f in buckets for c in clips}
+    want = {EncodeEntry(f, c).symbol for f in buckets for c in clips}
     assert set(funcs) == want
     assert want == {"encode_f100_c1", "encode_f100_c2", "encode_f200_c1", "encode_f200_c2"}
     for f in buckets:
