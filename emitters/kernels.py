@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..contracts.policy import NumericContract
 from ..kernels import KERNEL_FILES, KernelCall, KernelFile, Launch, VerifiedKernel
@@ -50,29 +49,33 @@ class KernelChoiceError(ValueError):
 
 @dataclass(frozen=True)
 class LinkedKernels:
-    """The verified kernel files a module links, by stem (none: IREE's code generation everywhere).
-    `complete`: every file of the set, rather than only those that serve every contract."""
+    """The verified kernel files a module links, in the registry's order (none: IREE's code generation
+    everywhere). `complete`: every file of the set, rather than only those that serve every contract."""
 
-    files: Mapping[str, VerifiedKernel] = field(default_factory=dict)
+    files: tuple[VerifiedKernel, ...] = ()
     complete: bool = False
+    _by_stem: dict[str, VerifiedKernel] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_stem", {f.stem: f for f in self.files})
 
     @property
     def identity(self) -> str:
         """Names the set and hashes every linked file (cache identity, entry reflection)."""
         if not self.files:
             return "iree"
-        digest = hashlib.sha256("".join(f.sha256 for f in self.files.values()).encode()).hexdigest()
+        digest = hashlib.sha256("".join(f.sha256 for f in self.files).encode()).hexdigest()
         return f"{KERNEL_SET}{'' if self.complete else '-row-kernels-only'}@{digest[:16]}"
 
     def links(self, file: KernelFile) -> bool:
-        return file.stem in self.files
+        return file.stem in self._by_stem
 
     def launch(self, call: KernelCall | None) -> Launch | None:
         """`call` on its linked file, or None where IREE's code does the op (no call: a shape the kernel
         does not cover; or its file not linked)."""
-        if call is None or call.file.stem not in self.files:
+        if call is None or call.file.stem not in self._by_stem:
             return None
-        return Launch(self.files[call.file.stem], call)
+        return Launch(self._by_stem[call.file.stem], call)
 
 
 #: No kernel: IREE's own code generation everywhere.
@@ -85,9 +88,9 @@ def _why_not_hopper(target: Target) -> str | None:
     return None
 
 
-def _bf16_rounding(contract: NumericContract) -> bool:
+def bf16_rounding(contract: NumericContract) -> bool:
     """BF16 operands and a BF16 rounding after each op: what the GEMM (and every `bf16_rounding_only`
-    kernel) implements."""
+    kernel) implements, and when a matmul operand is a BF16 value a kernel may hand over as BF16."""
     return contract.operand_dtype == "bf16" and contract.rounds_at(None)
 
 
@@ -98,12 +101,12 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
     if choice == "iree":
         return IREE_CODEGEN
     reason = _why_not_hopper(target)
-    if reason is None and choice != "auto" and not _bf16_rounding(contract):
+    if reason is None and choice != "auto" and not bf16_rounding(contract):
         reason = (f"contract {contract.name} does not use BF16 operands with a BF16 rounding after each "
                   "linear, which the GEMM kernel implements")
     if reason is not None:
         if choice == "auto":
             return IREE_CODEGEN
         raise KernelChoiceError(f"--kernels {choice} is not available: {reason}")
-    complete = _bf16_rounding(contract)
-    return LinkedKernels({f.stem: f.verify() for f in KERNEL_FILES if complete or not f.bf16_rounding_only}, complete)
+    complete = bf16_rounding(contract)
+    return LinkedKernels(tuple(f.verify() for f in KERNEL_FILES if complete or not f.bf16_rounding_only), complete)

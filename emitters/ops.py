@@ -20,7 +20,7 @@ import numpy as np
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
 from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
-from .kernels import IREE_CODEGEN, LinkedKernels
+from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
 from .render import Func, ModuleBuilder, tensor_type as tensor
 from .specialisations import (AffineDequant, Attention, AudioOutput, ConformerBlock, CumulativeGroupNorm, DensePle,
                               Embedder, FeedForward, LaneXorSum, LightConv, Linear, MaskFrames, MelBoundary,
@@ -60,7 +60,7 @@ class OpEmitter:
     # ------------------------------------------------------------------ reduction schedules
     def lane_xor_sum(self, rows: int, width: int, reads: int, square: bool = False) -> Func:
         threads = lane_threads(width, reads)
-        kernel = self.kernels.launch(lane_sum_call(rows, width, reads, square))
+        kernel = self.kernels.launch(lane_sum_call(threads, rows, width, reads, square))
         spec = LaneXorSum(rows, width, reads, square, kernel=kernel is not None)
         func = Func(spec.symbol, (f32([rows, width]),), (f32([rows]),))
         return self._add(_variant("lane_xor_sum", kernel is not None), func, rows=rows, width=width, reads=reads,
@@ -176,7 +176,7 @@ class OpEmitter:
     def _norm_kernel(self, output: str, lead: Sequence[int], d: int, w_dtype: str, eps: float, clip: float | None,
                      residual_weight: float | None = None) -> Launch | None:
         """The linked RMS-norm kernel variant `output` (kernels/reductions.py) for [*lead, d], or None."""
-        return self.kernels.launch(rms_norm_call(output, math.prod(lead), d, w_dtype, eps, clip,
+        return self.kernels.launch(rms_norm_call(output, lane_threads(d, 8), math.prod(lead), d, w_dtype, eps, clip,
                                                  self.contract.rounds_at(None), residual_weight))
 
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
@@ -184,8 +184,7 @@ class OpEmitter:
         """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given. With `feeds_matmul`
         under a contract whose matmul operands are BF16 values, a kernel hands its result over as BF16."""
         lead = list(lead)
-        output = "bf16" if feeds_matmul and self.contract.operand_dtype == "bf16" and self.contract.rounds_at(None) \
-            else "f32"
+        output = "bf16" if feeds_matmul and bf16_rounding(self.contract) else "f32"
         kernel = self._norm_kernel(output, lead, d, w_dtype, eps, clip) if scaled else None
         if kernel is not None:
             return self._norm_by_kernel(kernel, RmsNorm(tuple(lead), d, True, clip, kernel=True, output=output), w_dtype)
@@ -206,11 +205,12 @@ class OpEmitter:
         return self._norm_by_kernel(kernel, RmsNorm(tuple(lead), d, True, clip, kernel=True, output="silu_bf16"), "bf16")
 
     def _norm_by_kernel(self, kernel: Launch, spec: RmsNorm, w_dtype: str) -> Func:
+        """A scaled norm in one kernel dispatch; its "bf16" and "silu_bf16" results go to a matmul as BF16."""
         lead, d = list(spec.lead), spec.d
-        result = tensor(lead + [d], "bf16" if spec.output != "f32" else "f32")  # BF16 into the matmul
-        func = Func(spec.symbol, (f32(lead + [d]), tensor([d], w_dtype)), (result,))
+        result_dtype = "f32" if spec.output == "f32" else "bf16"
+        func = Func(spec.symbol, (f32(lead + [d]), tensor([d], w_dtype)), (tensor(lead + [d], result_dtype),))
         return self._add("rms_norm.kernel.mlir.j2", func, lead=lead, n=math.prod(lead), d=d, w_dtype=w_dtype,
-                         result_dtype="bf16" if spec.output != "f32" else "f32", kernel=kernel)
+                         result_dtype=result_dtype, kernel=kernel)
 
     def residual_rms_norm(self, lead: Sequence[int], d: int, eps: float, clip: float, weight: float,
                           x_dtype: str = "f32") -> Func:

@@ -1,16 +1,15 @@
 """The contract's row reductions as kernels (`reductions_triton.py`): the pinned 32-lane XOR row sum,
 and the scaled RMS norm around it in its variants.
 
-One file per schedule block size (`lane_threads`: 32 .. 1024 threads); each workgroup runs the
-schedules of several rows (`ROWS_PER_BLOCK`). File names carry the schedule's thread count (`t256`),
-not the launch's.
+One file per schedule block size (32 .. 1024 threads: the contract's `lane_threads`, which the caller
+passes); each workgroup runs the schedules of several rows (`ROWS_PER_BLOCK`). File names carry the
+schedule's thread count (`t256`), not the launch's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contracts.emulation import lane_threads
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
@@ -91,17 +90,19 @@ RMS_NORMS_SM90 = {(output, t): _row_kernel(stem, signature, t, warps=8, row_budg
                   for output, (stem, signature, silu) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
 
 
-def lane_sum_call(rows: int, width: int, reads: int, square: bool) -> KernelCall:
-    """S = the 32-lane XOR sum of each row of [rows, width] with `reads` reads per thread (of squares)."""
-    kernel = LANE_SUMS_SM90[lane_threads(width, reads)]
+def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
+    """S = the 32-lane XOR sum of each row of [rows, width] in the schedule of `threads` threads with `reads`
+    reads each (of squares)."""
+    kernel = LANE_SUMS_SM90[threads]
     return kernel.file.call(kernel.workgroups(rows), rows=rows, width=width, reads=reads, square=int(square))
 
 
-def rms_norm_call(output: str, rows: int, width: int, w_dtype: str, eps: float, clip: float | None,
+def rms_norm_call(output: str, threads: int, rows: int, width: int, w_dtype: str, eps: float, clip: float | None,
                   rounds: bool, residual_weight: float | None = None) -> KernelCall | None:
-    """The scaled RMS norm variant `output` of [rows, width], or None where it does not apply (weights
-    in another dtype than the kernel reads)."""
-    kernel = RMS_NORMS_SM90[output, lane_threads(width, 8)]
+    """The scaled RMS norm variant `output` of [rows, width], its sum of squares in the schedule of `threads`
+    threads with 8 reads each, or None where it does not apply (weights in another dtype than the kernel
+    reads)."""
+    kernel = RMS_NORMS_SM90[output, threads]
     signature = kernel.file.signature
     if w_dtype != signature.input("w").dtype:
         return None

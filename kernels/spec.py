@@ -159,13 +159,14 @@ class KernelFile:
             raise KernelFileError(f"kernel {self.stem}: {manifest.name} records a build ({built}) other than "
                                   f"the specification's ({self.build_parameters()}); rebuild with "
                                   "`python -m gemma3n_iree.kernels.build`")
-        return VerifiedKernel(self.entry, str(ptx), digest, self.threads, recorded["shared_bytes"])
+        return VerifiedKernel(self.stem, self.entry, str(ptx), digest, self.threads, recorded["shared_bytes"])
 
 
 @dataclass(frozen=True)
 class VerifiedKernel:
     """A committed PTX file whose content matched its manifest: what a template links."""
 
+    stem: str
     entry: str
     ptx_path: str
     sha256: str

@@ -111,7 +111,7 @@ def test_the_light_convolution_is_two_kernels_between_its_projections():
 def test_an_f32_contract_keeps_irees_light_convolution():
     """The GLU kernel and the norm's SiLU variant round to BF16; under f32-reference neither is linked."""
     linked = select_kernels("auto", SM90, F32_REFERENCE)
-    norm = lambda output: rms_norm_call(output, 6000, 1536, "bf16", 1e-6, 10.0, rounds=False)  # noqa: E731
+    norm = lambda output: rms_norm_call(output, 256, 6000, 1536, "bf16", 1e-6, 10.0, rounds=False)  # noqa: E731
     assert not linked.links(GLU_DEPTHWISE_SM90.file) and linked.launch(norm("silu_bf16")) is None
     assert linked.launch(norm("f32")) is not None  # the plain norms still serve it
     text = probe_module(F32_REFERENCE, lambda e: e.light_conv(2, 25, 64, 5, 1e-6, 1e10, "d1k"), kernels=linked)
