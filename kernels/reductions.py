@@ -34,7 +34,8 @@ def _norm(x: str, y: str, residual: bool) -> KernelSignature:
                                constexprs=_ROWS)
     return KernelSignature("reductions_triton", "rms_norm", inputs=(Pointer("x", x), Pointer("w", "bf16")),
                            output=Pointer("y", y),
-                           constants=(PushConstant("rows"), PushConstant("width"), *scalars, PushConstant("round_bf16")),
+                           constants=(PushConstant("rows"), PushConstant("width"), *scalars,
+                                      PushConstant("round_bf16")),
                            constexprs=_ROWS + ("SILU",))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
@@ -129,7 +129,8 @@ class KernelFile:
 
     def build_parameters(self) -> dict[str, object]:
         """What the manifest records about how the file was built (besides the toolchain)."""
-        return {"signature": self.signature.triton_signature(), "divisible_by_16": list(self.signature.divisible_by_16()),
+        return {"signature": self.signature.triton_signature(),
+                "divisible_by_16": list(self.signature.divisible_by_16()),
                 "constexprs": dict(self.constexprs), "warps": self.warps, "stages": self.stages}
 
     def call(self, workgroups: int, **constants: float) -> KernelCall:
@@ -189,10 +190,10 @@ class Launch:
 
     kernel: VerifiedKernel
     call: KernelCall
-    signature: KernelSignature = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "signature", self.call.file.signature)
+    @property
+    def signature(self) -> KernelSignature:
+        return self.call.file.signature
 
     @property
     def entry(self) -> str:

@@ -36,17 +36,18 @@ import hashlib
 import json
 import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gemma3n_iree.config import builtin_config
-from gemma3n_iree.contracts.policy import CONTRACTS
+from gemma3n_iree.config import AudioConfig, builtin_config
+from gemma3n_iree.contracts.policy import CONTRACTS, NumericContract
 from gemma3n_iree.emitters import render
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
-from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.compile import Target, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
 from gemma3n_iree.text_config import builtin_text_config
 
 TARGETS = {"cuda-sm_90": ("cuda", "sm_90"), "cuda-sm_80": ("cuda", "sm_80"), "llvm-cpu": ("llvm-cpu", None)}
@@ -60,37 +61,39 @@ _PTX_PATH = re.compile(r'path = "([^"]*/)?([^"/]+\.ptx)"')
 Case = tuple[str, Callable[[], str]]
 
 
+def _audio(cfg: AudioConfig, policy: NumericContract, buckets: tuple[int, ...], clips: tuple[int, ...],
+           layout: WeightLayout, stages: bool, choice: str, target: Target,
+           quantization: tuple[int, int] | None = None, quantized: frozenset[str] = frozenset()) -> str:
+    return emit_audio_module(AudioModuleSpec(cfg, policy, buckets, clips, layout, stages, quantization, quantized,
+                                             kernels=select_kernels(choice, target, policy)))
+
+
 def _cases() -> Iterator[Case]:
     for config_name in ("tiny", "e4b"):
         cfg = builtin_config(config_name)
         frames, clips = AUDIO_ENTRIES[config_name]
         for contract in sorted(CONTRACTS):
-            policy = CONTRACTS[contract]
             for target_name, (backend, arch) in TARGETS.items():
-                target = parse_target(backend, arch)
                 for choice in KERNEL_CHOICES:
                     for stages in (False, True):
-                        name = f"audio/{config_name}/{contract}/{target_name}/{choice}/{'stages' if stages else 'plain'}"
-                        yield name, lambda p=policy, t=target, c=choice, s=stages, f=frames, n=clips, g=cfg: \
-                            emit_audio_module(AudioModuleSpec(g, p, f, n, HF_LAYOUT, s,
-                                                              kernels=select_kernels(c, t, p)))
+                        build = "stages" if stages else "plain"
+                        name = f"audio/{config_name}/{contract}/{target_name}/{choice}/{build}"
+                        yield name, partial(_audio, cfg, CONTRACTS[contract], frames, clips, HF_LAYOUT, stages, choice,
+                                            parse_target(backend, arch))
         quantizable = frozenset(w.logical for w in audio_weight_specs(cfg, MLX_LAYOUT) if len(w.shape) == 2)
-        policy = CONTRACTS["mlx-cuda-v1"]
         for bits, group in QUANTIZATIONS:
             for target_name, (backend, arch) in TARGETS.items():
-                target = parse_target(backend, arch)
                 name = f"audio-quantized/{config_name}/b{bits}g{group}/{target_name}/auto"
-                yield name, lambda t=target, b=bits, q=group, f=frames, n=clips, g=cfg: emit_audio_module(
-                    AudioModuleSpec(g, policy, f, n, MLX_LAYOUT, False, quantization=(b, q), quantized=quantizable,
-                                    kernels=select_kernels("auto", t, policy)))
+                yield name, partial(_audio, cfg, CONTRACTS["mlx-cuda-v1"], frames, clips, MLX_LAYOUT, False, "auto",
+                                    parse_target(backend, arch), (bits, group), quantizable)
         text = builtin_text_config(config_name)
         capacities, audio_clips = PREFILL_ENTRIES[config_name]
         for contract in sorted(CONTRACTS):
             for layout in (HF_LAYOUT, MLX_LAYOUT):
                 for stages in (False, True):
                     name = f"prefill/{config_name}/{contract}/{layout.name}/{'stages' if stages else 'plain'}"
-                    yield name, lambda p=CONTRACTS[contract], lay=layout, s=stages, g=cfg, x=text: emit_prefill_module(
-                        PrefillModuleSpec(g, x, p, capacities, audio_clips, lay, s))
+                    spec = PrefillModuleSpec(cfg, text, CONTRACTS[contract], capacities, audio_clips, layout, stages)
+                    yield name, partial(emit_prefill_module, spec)
 
 
 def _normalized(text: str, ptx: dict[str, str]) -> str:

@@ -34,7 +34,8 @@ def _triton_parameters(source: str, entry: str) -> tuple[list[str], list[str]]:
     """(every parameter, the `tl.constexpr` ones) of the @triton.jit function `entry` in `source`."""
     tree = ast.parse((KERNEL_DIR / f"{source}.py").read_text())
     func = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == entry)
-    constexprs = [a.arg for a in func.args.args if a.annotation is not None and ast.unparse(a.annotation) == "tl.constexpr"]
+    constexprs = [a.arg for a in func.args.args
+                  if a.annotation is not None and ast.unparse(a.annotation) == "tl.constexpr"]
     return [a.arg for a in func.args.args], constexprs
 
 
