@@ -8,7 +8,8 @@ from typing import Sequence
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.policy import NumericContract
-from .kernels import LinkedKernels, kernels_identity
+from .entries import EncodeEntry
+from .kernels import IREE_CODEGEN, LinkedKernels
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -18,10 +19,6 @@ PARAMETER_SCOPE = "model"
 
 class BucketError(ValueError):
     """A requested frame bucket or clip count cannot be compiled."""
-
-
-def entry_name(frames: int, clips: int) -> str:
-    return f"encode_f{frames}_c{clips}"
 
 
 @dataclass(frozen=True)
@@ -38,8 +35,8 @@ class AudioModuleSpec:
     #: (Linear/Embedding weights stored packed; dequantized inside the module).
     quantization: tuple[int, int] | None = None
     quantized: frozenset[str] = frozenset()
-    #: the committed Hopper kernels the module links (emitters/kernels.py select_kernels); None: IREE's own
-    kernels: LinkedKernels | None = None
+    #: the committed Hopper kernels the module links (emitters/kernels.py select_kernels; none: IREE's own)
+    kernels: LinkedKernels = IREE_CODEGEN
 
     def __post_init__(self) -> None:
         if not self.frame_buckets:
@@ -58,13 +55,17 @@ class AudioModuleSpec:
     def entries(self) -> list[tuple[int, int]]:
         return [(f, c) for f in sorted(set(self.frame_buckets)) for c in sorted(set(self.clips))]
 
+    @property
+    def entry_points(self) -> list[EncodeEntry]:
+        return [EncodeEntry(f, c) for f, c in self.entries]
+
     def identity(self) -> str:
         return "|".join([
             "gemma3n-audio-module-v1", self.config.identity(), self.contract.identity(), self.layout.name,
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
             f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
-            "kernels=" + kernels_identity(self.kernels),
+            "kernels=" + self.kernels.identity,
         ])
 
     def digest(self) -> str:
@@ -73,7 +74,7 @@ class AudioModuleSpec:
 
 @dataclass
 class _Entry:
-    name: str
+    entry: EncodeEntry
     b: int
     t: int
     valid: list[Func] = field(default_factory=list)
@@ -86,6 +87,10 @@ class _Entry:
     embed_soft: Func | None = None
     embed_hard: Func | None = None
     output: Func | None = None
+
+    @property
+    def name(self) -> str:
+        return self.entry.symbol
 
 
 def emit_audio_module(spec: AudioModuleSpec) -> str:
@@ -105,7 +110,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
                    table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"),
-                   kernels_name=kernels_identity(spec.kernels))
+                   kernels_name=spec.kernels.identity)
     return module.build()
 
 
@@ -154,7 +159,7 @@ def _entry_funcs(e: _Entry) -> Sequence[Func]:
 
 def _build_entry(ops: OpEmitter, cfg: AudioConfig, layout: WeightLayout, frames: int, clips: int) -> _Entry:
     b, t = clips, frames
-    e = _Entry(entry_name(frames, clips), b, t)
+    e = _Entry(EncodeEntry(frames, clips), b, t)
     t0, t1 = cfg.sscp_frames(t, 0), cfg.sscp_frames(t, 1)
     s0 = cfg.sscp_conv_stride_size[0][0]
     e.valid = [ops.valid_mask(b, t, 1), ops.valid_mask(b, t0, s0), ops.valid_mask(b, t1, cfg.time_stride)]

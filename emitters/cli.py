@@ -12,7 +12,7 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, Config
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
-from .kernels import KERNEL_CHOICES, KERNELS_HELP, select_kernels
+from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
 from .weights import LAYOUTS
 
 
@@ -82,12 +82,11 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
         cfg = resolve_config(checkpoint, config_file, builtin)
         target = parse_target(target_name, cuda_arch)
         if stage == "prefill":
-            from .prefill import DEFAULT_CAPACITIES, PrefillModuleSpec, emit_prefill_module, entry_name, \
-                resolve_text_config
+            from .prefill import DEFAULT_CAPACITIES, PrefillModuleSpec, emit_prefill_module, resolve_text_config
             spec = PrefillModuleSpec(cfg, resolve_text_config(checkpoint, config_file, builtin), get_contract(contract),
                                      tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
                                      stages)
-            emit, names = emit_prefill_module, [entry_name(c, n) for c, n in spec.entries]
+            emit, names, linked = emit_prefill_module, [e.symbol for e in spec.entry_points], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
                 raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
         else:
@@ -95,11 +94,11 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
             linked = select_kernels(kernels, target, policy)
             spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
                                    LAYOUTS[layout], stages, kernels=linked)
-            emit, names = emit_audio_module, [f"encode_f{f}_c{c}" for f, c in spec.entries]
+            emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name}, kernels: "
-                   f"{linked.identity if linked is not None else 'IREE code generation'} ...", err=True)
+                   f"{linked.identity if linked.files else 'IREE code generation'} ...", err=True)
         mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())

@@ -1,8 +1,12 @@
 """One builder per op family: choose the specialisation, name it, render its template once.
 
 Every method returns a `Func` (symbol + call signature) so that callers, and the templates that call
-them, never restate another op's types.  Symbols encode the specialisation
-(`rms_norm_N750_D1536_scaled`), so a shape used twice is rendered once.
+them, never restate another op's types.  Symbols are written by the specialisation dataclasses
+(`specialisations.py`: `rms_norm_8x750_D1536_scaled`), so a shape used twice is rendered once.
+
+Where a linked kernel (`kernels.py`) replaces IREE's code for an op or a part of one, the template is
+the variant file `<name>.kernel.mlir.j2` instead of `<name>.mlir.j2` (`_variant`): no template
+branches on whether a kernel is linked.
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ import numpy as np
 
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
-from .kernels import LinkedKernels
+from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
+from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
 from .render import Func, ModuleBuilder, tensor_type as tensor
+from .specialisations import (AffineDequant, Attention, AudioOutput, ConformerBlock, CumulativeGroupNorm, DensePle,
+                              Embedder, FeedForward, LaneXorSum, LightConv, Linear, MaskFrames, MelBoundary,
+                              MlxRmsNorm, PrefixScan, Reduction, RmsNorm, SscpBlock, SscpConv, TokenMerge, ValidMask)
 
 if TYPE_CHECKING:
     from ..config import AudioConfig
@@ -27,13 +35,9 @@ def f32(shape: Sequence[int]) -> str:
     return tensor(shape, "f32")
 
 
-def f32_bits(value: float) -> int:
-    """An F32 scalar as the i32 push constant a kernel bit-casts back (push constants are 32-bit ints)."""
-    return int(np.float32(value).view(np.int32))
-
-
-def _dims(shape: Sequence[int]) -> str:
-    return "x".join(str(d) for d in shape)
+def _variant(name: str, kernel: bool) -> str:
+    """The template of `name` (an op, or a part of one) that calls a linked kernel, or IREE's own code."""
+    return f"{name}.kernel.mlir.j2" if kernel else f"{name}.mlir.j2"
 
 
 def hex_blob(values: np.ndarray) -> str:
@@ -47,8 +51,8 @@ class OpEmitter:
 
     module: ModuleBuilder
     contract: NumericContract
-    #: committed Hopper kernels: GEMM, lane sums, RMS norms, attention core (None: IREE's code generation)
-    kernels: LinkedKernels | None = None
+    #: the committed Hopper kernels the module links (`IREE_CODEGEN`: none)
+    kernels: LinkedKernels = IREE_CODEGEN
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
         return self.module.add(template, func, calls, c=self.contract, **params)
@@ -56,17 +60,17 @@ class OpEmitter:
     # ------------------------------------------------------------------ reduction schedules
     def lane_xor_sum(self, rows: int, width: int, reads: int, square: bool = False) -> Func:
         threads = lane_threads(width, reads)
-        kernel = self.kernels.lane_sum_launch(rows, width, reads) if self.kernels is not None else None
-        symbol = f"lane_xor_sum_R{rows}_W{width}_X{reads}{'_sq' if square else ''}{'_Ksm90' if kernel else ''}"
-        func = Func(symbol, (f32([rows, width]),), (f32([rows]),))
-        return self._add("lane_xor_sum.mlir.j2", func, rows=rows, width=width, reads=reads, threads=threads,
-                         square=square, kernel=kernel)
+        kernel = self.kernels.launch(lane_sum_call(threads, rows, width, reads, square))
+        spec = LaneXorSum(rows, width, reads, square, kernel=kernel is not None)
+        func = Func(spec.symbol, (f32([rows, width]),), (f32([rows]),))
+        return self._add(_variant("lane_xor_sum", kernel is not None), func, rows=rows, width=width, reads=reads,
+                         threads=threads, square=square, kernel=kernel)
 
     def prefix_scan(self, rows: int, width: int) -> Func:
         padded = -(-width // 128) * 128
         if padded > 4096:
             raise ValueError(f"the one-block prefix scan supports at most 4096 values per row, got {width}")
-        func = Func(f"prefix_scan_R{rows}_W{width}", (f32([rows, width]),), (f32([rows, width]),))
+        func = Func(PrefixScan(rows, width).symbol, (f32([rows, width]),), (f32([rows, width]),))
         return self._add("prefix_scan.mlir.j2", func, rows=rows, width=width, padded=padded,
                          threads=padded // 4, warps=padded // 128)
 
@@ -77,7 +81,7 @@ class OpEmitter:
         if cols % group_size or (cols * bits) % 32:
             raise ValueError(f"{cols} columns do not split into groups of {group_size} / 32-bit words")
         per_word = 32 // bits
-        func = Func(f"affine_dequant_{rows}x{cols}_b{bits}_g{group_size}",
+        func = Func(AffineDequant((rows, cols), bits, group_size).symbol,
                     (tensor([rows, cols // per_word], "ui32"), tensor([rows, cols // group_size], "bf16"),
                      tensor([rows, cols // group_size], "bf16")),
                     (tensor([rows, cols], "bf16"),))
@@ -86,17 +90,17 @@ class OpEmitter:
 
     # ------------------------------------------------------------------ masks and the mel boundary
     def valid_mask(self, clips: int, frames: int, stride: int) -> Func:
-        func = Func(f"valid_mask_B{clips}_T{frames}_S{stride}", (tensor([clips], "i32"),),
+        func = Func(ValidMask(clips, frames, stride).symbol, (tensor([clips], "i32"),),
                     (tensor([clips, frames], "i1"),))
         return self._add("valid_mask.mlir.j2", func, b=clips, t=frames, stride=stride)
 
     def mask_frames(self, shape: Sequence[int]) -> Func:
         shape = list(shape)
-        func = Func(f"mask_frames_{_dims(shape)}", (f32(shape), tensor(shape[:2], "i1")), (f32(shape),))
+        func = Func(MaskFrames(tuple(shape)).symbol, (f32(shape), tensor(shape[:2], "i1")), (f32(shape),))
         return self._add("mask_frames.mlir.j2", func, shape=shape)
 
     def mel_boundary(self, clips: int, frames: int, mel: int) -> Func:
-        func = Func(f"mel_boundary_B{clips}_T{frames}_M{mel}", (f32([clips, frames, mel]),),
+        func = Func(MelBoundary(clips, frames, mel).symbol, (f32([clips, frames, mel]),),
                     (f32([clips, frames, mel, 1]),))
         return self._add("mel_boundary.mlir.j2", func, b=clips, t=frames, mel=mel)
 
@@ -112,8 +116,9 @@ class OpEmitter:
         else:
             raise ValueError(f"unknown convolution weight layout {weight_layout!r}")
         result = self.contract.sscp_conv_result_dtype
-        func = Func(f"sscp_conv_B{clips}_T{frames}_F{freq}_C{cin}x{cout}_S{stride[0]}x{stride[1]}_I{self.contract.operand_dtype}"
-                    f"_R{result}_{weight_layout}", (f32([clips, frames, freq, cin]), tensor(w_shape, w_dtype)),
+        spec = SscpConv(clips, frames, freq, (cin, cout), tuple(stride), self.contract.operand_dtype, result,
+                        weight_layout)
+        func = Func(spec.symbol, (f32([clips, frames, freq, cin]), tensor(w_shape, w_dtype)),
                     (f32([clips, to, fo, cout]),))
         return self._add("sscp_conv.mlir.j2", func, b=clips, t=frames, f=freq, cin=cin, cout=cout, kt=kt, kf=kf,
                          to=to, fo=fo, stride=list(stride), w_shape=w_shape, w_dtype=w_dtype, to_hwio=to_hwio,
@@ -126,7 +131,7 @@ class OpEmitter:
         scan = self.prefix_scan(clips, frames)
         x = f32([clips, frames, freq, channels])
         stat = f32([clips, frames])
-        func = Func(f"cumulative_group_norm_B{clips}_T{frames}_F{freq}_C{channels}", (x, tensor([channels], w_dtype)),
+        func = Func(CumulativeGroupNorm(clips, frames, freq, channels).symbol, (x, tensor([channels], w_dtype)),
                     (x,) + (stat,) * 8)
         return self._add("cumulative_group_norm.mlir.j2", func, calls=[sum_channels, sum_freq, scan], b=clips,
                          t=frames, f=freq, ch=channels, eps=eps, w_dtype=w_dtype, sum_channels=sum_channels,
@@ -140,121 +145,136 @@ class OpEmitter:
         shape (an F32 carrier elsewhere)."""
         lead = list(lead)
         n = math.prod(lead)
-        gemm = self.kernels.gemm_launch(n, out, k) if self.kernels is not None else None
+        gemm = self.kernels.launch(GEMM_SM90.call(n, out, k))
         bf16_result = gemm is not None and kernel_bf16
-        symbol = "".join([f"linear_{_dims(lead)}_K{k}_N{out}_I{self.contract.operand_dtype}",
-                          "" if x_dtype == "f32" else f"_X{x_dtype}", "_Ksm90" if gemm else "",
-                          "_Ybf16" if bf16_result else ""])
+        spec = Linear(tuple(lead), k, out, self.contract.operand_dtype, x_dtype, kernel=gemm is not None,
+                      bf16_result=bf16_result)
         y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
-        func = Func(symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
-        return self._add("linear.mlir.j2", func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype, x_dtype=x_dtype,
-                         gemm=gemm, bf16_result=bf16_result)
-
-    def _norm_silu(self, lead: Sequence[int], d: int, eps: float, clip: float) -> Func | None:
-        """The clamp, norm and SiLU in one kernel handing its matmul BF16, or None where it is not linked."""
-        if self.kernels is None or self.kernels.rms_norm_launch(math.prod(lead), d, "bf16", "silu_bf16") is None:
-            return None
-        return self.rms_norm(lead, d, eps, clip=clip, silu=True)
+        func = Func(spec.symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
+        return self._add(_variant("linear", gemm is not None), func, lead=lead, n=n, k=k, out=out, w_dtype=w_dtype,
+                         x_dtype=x_dtype, gemm=gemm, bf16_result=bf16_result)
 
     @staticmethod
     def _carrier(producer: Func, lead: Sequence[int], width: int) -> str:
         """The dtype `producer` hands its [*lead, width] result over in: BF16 from a kernel, else F32."""
         return "bf16" if producer.result_types[0] == tensor(list(lead) + [width], "bf16") else "f32"
 
-    def _residual_norm_reading(self, producer: Func, lead: Sequence[int], d: int, eps: float, clip: float,
-                               weight: float) -> Func:
-        """A module's clamp + post-norm + residual, reading `producer`'s result in its carrier."""
-        return self.rms_norm(lead, d, eps, clip=clip, residual_weight=weight, x_dtype=self._carrier(producer, lead, d))
-
     def _linear_reading(self, producer: Func, lead: Sequence[int], k: int, out: int,
                         kernel_bf16: bool = False) -> Func:
         """The linear layer that reads `producer`'s result, in whatever carrier it hands over (F32 or BF16)."""
         return self.linear(lead, k, out, x_dtype=self._carrier(producer, lead, k), kernel_bf16=kernel_bf16)
 
-    def _linear_feeding(self, launch: dict[str, object] | None, producer: Func, lead: Sequence[int], k: int,
-                        out: int) -> tuple[dict[str, object] | None, Func]:
+    def _linear_feeding(self, launch: Launch | None, producer: Func, lead: Sequence[int], k: int,
+                        out: int) -> tuple[Launch | None, Func]:
         """The linear layer reading `producer` whose result the kernel `launch` reads as BF16, and that
         launch; the launch becomes None where the GEMM kernel does not serve the shape (the linear's
         result is then an F32 carrier, which only IREE's code for the op takes)."""
         linear = self._linear_reading(producer, lead, k, out, kernel_bf16=launch is not None)
         return (launch if self._carrier(linear, lead, out) == "bf16" else None), linear
 
+    # ------------------------------------------------------------------ RMS norms
+    def _norm_kernel(self, output: str, lead: Sequence[int], d: int, w_dtype: str, eps: float, clip: float | None,
+                     residual_weight: float | None = None) -> Launch | None:
+        """The linked RMS-norm kernel variant `output` (kernels/reductions.py) for [*lead, d], or None."""
+        return self.kernels.launch(rms_norm_call(output, lane_threads(d, 8), math.prod(lead), d, w_dtype, eps, clip,
+                                                 self.contract.rounds_at(None), residual_weight))
+
     def rms_norm(self, lead: Sequence[int], d: int, eps: float, scaled: bool = True, w_dtype: str = "bf16",
-                 clip: float | None = None, residual_weight: float | None = None, feeds_matmul: bool = False,
-                 x_dtype: str = "f32", silu: bool = False) -> Func:
-        """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given; with
-        `residual_weight`, returns round(res + norm * weight) for a third argument `res` (a conformer
-        module's tail), and x may be a GEMM kernel's BF16 result (`x_dtype`). `feeds_matmul` lets a
-        kernel hand its BF16-valued result over as BF16; `silu` (only where `_norm_silu` finds the
-        kernel) hands over round(silu(norm)) instead."""
+                 clip: float | None = None, feeds_matmul: bool = False) -> Func:
+        """RMS norm over the last axis, of clamp(x, -clip, clip) when `clip` is given. With `feeds_matmul`
+        under a contract whose matmul operands are BF16 values, a kernel hands its result over as BF16."""
+        lead = list(lead)
+        output = "bf16" if feeds_matmul and bf16_rounding(self.contract) else "f32"
+        kernel = self._norm_kernel(output, lead, d, w_dtype, eps, clip) if scaled else None
+        if kernel is not None:
+            return self._norm_by_kernel(kernel, RmsNorm(tuple(lead), d, True, clip, kernel=True, output=output), w_dtype)
+        n = math.prod(lead)
+        x = f32(lead + [d])
+        spec = RmsNorm(tuple(lead), d, scaled, clip)
+        sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
+        func = Func(spec.symbol, (x,) + ((tensor([d], w_dtype),) if scaled else ()), (x,))
+        return self._add("rms_norm.mlir.j2", func, calls=[sumsq], lead=lead, n=n, d=d, eps=eps, scaled=scaled,
+                         w_dtype=w_dtype, clip=clip, sumsq=sumsq)
+
+    def rms_norm_silu(self, lead: Sequence[int], d: int, eps: float, clip: float) -> Func | None:
+        """round(silu(norm(clamp(x)))) handed to a matmul as BF16, in one kernel; None where it is not
+        linked (IREE's code then calls `rms_norm` and applies the SiLU itself)."""
+        kernel = self._norm_kernel("silu_bf16", lead, d, "bf16", eps, clip)
+        if kernel is None:
+            return None
+        return self._norm_by_kernel(kernel, RmsNorm(tuple(lead), d, True, clip, kernel=True, output="silu_bf16"), "bf16")
+
+    def _norm_by_kernel(self, kernel: Launch, spec: RmsNorm, w_dtype: str) -> Func:
+        """A scaled norm in one kernel dispatch; its "bf16" and "silu_bf16" results go to a matmul as BF16."""
+        lead, d = list(spec.lead), spec.d
+        result_dtype = "f32" if spec.output == "f32" else "bf16"
+        func = Func(spec.symbol, (f32(lead + [d]), tensor([d], w_dtype)), (tensor(lead + [d], result_dtype),))
+        return self._add("rms_norm.kernel.mlir.j2", func, lead=lead, n=math.prod(lead), d=d, w_dtype=w_dtype,
+                         result_dtype=result_dtype, kernel=kernel)
+
+    def residual_rms_norm(self, lead: Sequence[int], d: int, eps: float, clip: float, weight: float,
+                          x_dtype: str = "f32") -> Func:
+        """round(res + norm(clamp(x, -clip, clip)) * weight) for a third argument `res`: a conformer
+        module's clamp, post-norm and residual. x may be a GEMM kernel's BF16 result (`x_dtype`), which
+        only the kernel reads."""
         lead = list(lead)
         n = math.prod(lead)
         x = f32(lead + [d])
-        args = ((tensor(lead + [d], x_dtype),) + ((tensor([d], w_dtype),) if scaled else ())
-                + ((x,) if residual_weight is not None else ()))
-        output = "residual" if residual_weight is not None else "f32"
-        if x_dtype == "bf16":
-            if output != "residual" or self.kernels is None or not scaled or w_dtype != "bf16":
-                raise ValueError("a BF16 input is read only by the residual RMS-norm kernel")
-            output = "residual_bf16"
-        if silu:
-            output = "silu_bf16"
-        if feeds_matmul and output == "f32" and self.contract.operand_dtype == "bf16" and self.contract.rounds_at(None):
-            output = "bf16"
-        kernel = (self.kernels.rms_norm_launch(n, d, w_dtype, output)
-                  if self.kernels is not None and scaled else None)
-        symbol = "".join([f"rms_norm_{_dims(lead)}_D{d}_{'scaled' if scaled else 'noscale'}",
-                          "" if clip is None else f"_clip{f32_bits(clip) & 0xFFFFFFFF:08x}",
-                          "" if residual_weight is None else f"_res{residual_weight:g}",
-                          "" if x_dtype == "f32" else f"_X{x_dtype}",
-                          "" if kernel is None else f"_Ksm90{'_' + output if output in ('bf16', 'silu_bf16') else ''}"])
-        if silu and kernel is None:
-            raise ValueError("the norm's SiLU exists only in the norm kernel; check _norm_silu first")
-        params = dict(lead=lead, n=n, d=d, eps=eps, scaled=scaled, w_dtype=w_dtype, clip=clip,
-                      residual_weight=residual_weight, kernel=kernel)
+        kernel = self._norm_kernel("residual_bf16" if x_dtype == "bf16" else "residual", lead, d, "bf16", eps,
+                                   clip, weight)
+        if x_dtype != "f32" and kernel is None:
+            raise ValueError(f"a {x_dtype} input is read only by the residual RMS-norm kernel")
+        spec = RmsNorm(tuple(lead), d, True, clip, weight, x_dtype, kernel=kernel is not None)
+        func = Func(spec.symbol, (tensor(lead + [d], x_dtype), tensor([d], "bf16"), x), (x,))
         if kernel is not None:
-            result = tensor(lead + [d], "bf16") if output in ("bf16", "silu_bf16") else x  # BF16 into the matmul
-            return self._add("rms_norm.mlir.j2", Func(symbol, args, (result,)), **params, output=output, x_dtype=x_dtype,
-                             bits={"eps": f32_bits(eps), "clip": f32_bits(np.inf if clip is None else clip),
-                                   "weight": f32_bits(residual_weight or 0.0)})
+            return self._add("rms_norm_residual.kernel.mlir.j2", func, lead=lead, n=n, d=d, w_dtype="bf16",
+                             x_dtype=x_dtype, kernel=kernel)
         sumsq = self.lane_xor_sum(n, d, reads=8, square=True)
-        return self._add("rms_norm.mlir.j2", Func(symbol, args, (x,)), calls=[sumsq], **params, sumsq=sumsq,
-                         x_dtype=x_dtype)
+        return self._add("rms_norm_residual.mlir.j2", func, calls=[sumsq], lead=lead, n=n, d=d, eps=eps, scaled=True,
+                         w_dtype="bf16", clip=clip, residual_weight=weight, sumsq=sumsq)
+
+    def _residual_norm_reading(self, producer: Func, lead: Sequence[int], d: int, eps: float, clip: float,
+                               weight: float) -> Func:
+        """A module's clamp + post-norm + residual, reading `producer`'s result in its carrier."""
+        return self.residual_rms_norm(lead, d, eps, clip, weight, x_dtype=self._carrier(producer, lead, d))
 
     # ------------------------------------------------------------------ conformer modules
     def feed_forward(self, clips: int, frames: int, d: int, eps: float, clip: float, residual_weight: float) -> Func:
         lead = [clips, frames]
         norm = self.rms_norm(lead, d, eps, clip=clip, feeds_matmul=True)
-        silu = self.kernels.silu_launch(clips * frames * 4 * d) if self.kernels is not None else None
+        silu = self.kernels.launch(SILU_SM90.call(clips * frames * 4 * d))
         silu, up = self._linear_feeding(silu, norm, lead, d, 4 * d)
         down = self.linear(lead, 4 * d, d, x_dtype="bf16" if silu else "f32", kernel_bf16=True)
         post_norm = self._residual_norm_reading(down, lead, d, eps, clip, residual_weight)
         x = f32([clips, frames, d])
-        func = Func(f"feed_forward_B{clips}_T{frames}_D{d}",
+        func = Func(FeedForward(clips, frames, d).symbol,
                     (x, tensor([d], "bf16"), tensor([4 * d, d], "bf16"), tensor([d, 4 * d], "bf16"),
                      tensor([d], "bf16")), (x,))
         return self._add("feed_forward.mlir.j2", func, calls=[norm, post_norm, up, down], b=clips, t=frames, d=d,
-                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down, silu=silu)
+                         w_dtype="bf16", norm=norm, post_norm=post_norm, up=up, down=down, silu=silu,
+                         activation_part=_variant("feed_forward.activation", silu is not None))
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float,
                    dw_layout: str) -> Func:
         lead = [clips, frames]
         norm = self.rms_norm(lead, d, eps, feeds_matmul=True)
-        glu_taps = self.kernels.glu_depthwise_launch(clips, frames, d) if self.kernels is not None else None
+        glu_taps = self.kernels.launch(GLU_DEPTHWISE_SM90.call(clips, frames, d, kernel))
         glu_taps, start = self._linear_feeding(glu_taps, norm, lead, d, 2 * d)
-        conv_norm = self._norm_silu(lead, d, eps, clip)
+        conv_norm = self.rms_norm_silu(lead, d, eps, clip)
         fused_silu = conv_norm is not None
-        if not fused_silu:
+        if conv_norm is None:
             conv_norm = self.rms_norm(lead, d, eps, clip=clip)
         end = self._linear_reading(conv_norm, lead, d, d, kernel_bf16=True)
         dw_shape = {"d1k": [d, 1, kernel], "dk1": [d, kernel, 1]}[dw_layout]
         x = f32(lead + [d])
-        func = Func(f"light_conv_B{clips}_T{frames}_D{d}_K{kernel}_{dw_layout}{'_Ksm90' if glu_taps else ''}",
+        func = Func(LightConv(clips, frames, d, kernel, dw_layout, kernel=glu_taps is not None).symbol,
                     (x, tensor([d], "bf16"), tensor([2 * d, d], "bf16"), tensor(dw_shape, "bf16"),
                      tensor([d], "bf16"), tensor([d, d], "bf16")), (x,))
         return self._add("light_conv.mlir.j2", func, calls=[norm, conv_norm, start, end], b=clips, t=frames, d=d,
                          k=kernel, w_dtype="bf16", dw_shape=dw_shape, norm=norm, conv_norm=conv_norm, start=start,
-                         end=end, glu_taps=glu_taps, fused_silu=fused_silu)
+                         end=end, glu_taps=glu_taps, glu_taps_part=_variant("light_conv.glu_taps", glu_taps is not None),
+                         activation_part=_variant("light_conv.activation", fused_silu),
+                         residual_part=_variant("light_conv.residual", self._carrier(end, lead, d) == "bf16"))
 
     def attention(self, clips: int, frames: int, d: int, heads: int, chunk: int, max_past: int, cap: float,
                   eps: float, clip: float) -> Func:
@@ -266,8 +286,8 @@ class OpEmitter:
         positions = max_past + 1
         norm = self.rms_norm([clips, frames], d, eps, clip=clip, feeds_matmul=True)
         lead, operands = [clips, frames], self.contract.operand_dtype
-        core = (self.kernels.attention_launch(clips, blocks, heads, chunk, context, hd)
-                if self.kernels is not None else None)
+        core = self.kernels.launch(ATTENTION_SM90.call(clips, frames, blocks, heads, hd, chunk, max_past, cap,
+                                                       BF16_MIN))
         core, qkv_proj = self._linear_feeding(core, norm, lead, d, d)
         pos_proj = self.linear([positions], d, d)
         signal = timing_signal(np.arange(max_past, -1, -1), d)
@@ -280,8 +300,7 @@ class OpEmitter:
         x = f32([clips, frames, d])
         wm = tensor([d, d], "bf16")
         wn = tensor([d], "bf16")
-        suffix = "_Ksm90" if core else ""
-        func = Func(f"attention_B{clips}_T{frames}_D{d}_H{heads}_W{chunk}_P{max_past}{suffix}",
+        func = Func(Attention(clips, frames, d, heads, chunk, max_past, kernel=core is not None).symbol,
                     (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn), (x,))
         calls = [norm, post_norm, qkv_proj, proj, pos_proj] + ([softmax_sum] if softmax_sum else [])
         return self._add("attention.mlir.j2", func, calls=calls, b=clips,
@@ -289,13 +308,13 @@ class OpEmitter:
                          cxt=context, l=positions, cap=cap, w_dtype="bf16", timing=hex_blob(signal),
                          q_scale=query_scale(hd), mask_value=BF16_MIN, norm=norm, post_norm=post_norm, qkv_proj=qkv_proj, proj=proj,
                          pos_proj=pos_proj, softmax_sum=softmax_sum, core=core,
-                         cap_bits=f32_bits(cap), mask_bits=f32_bits(BF16_MIN))
+                         core_part=_variant("attention.core", core is not None))
 
     # ------------------------------------------------------------------ stage composition
     def sscp_block(self, conv: Func, norm: Func, mask: Func, b: int, t: int, f: int, cin: int, to: int, fo: int,
                    cout: int) -> Func:
         y, stat = f32([b, to, fo, cout]), f32([b, to])
-        func = Func(f"sscp_block_B{b}_T{t}_F{f}_C{cin}x{cout}",
+        func = Func(SscpBlock(b, t, f, (cin, cout)).symbol,
                     (f32([b, t, f, cin]), conv.arg_types[1], norm.arg_types[1], tensor([b, to], "i1")),
                     (y, y, y) + (stat,) * 8)
         return self._add("sscp_block.mlir.j2", func, calls=[conv, norm, mask], b=b, t=t, f=f, cin=cin, to=to, fo=fo,
@@ -313,13 +332,13 @@ class OpEmitter:
         mask = self.mask_frames([b, t, d])
         weight_types = [tensor(_block_shape(cfg, name, layout), "bf16") for name in BLOCK_WEIGHTS]
         x = f32([b, t, d])
-        func = Func(f"conformer_block_B{b}_T{t}_D{d}", (x, tensor([b, t], "i1"), *weight_types), (x,) * 5)
+        func = Func(ConformerBlock(b, t, d).symbol, (x, tensor([b, t], "i1"), *weight_types), (x,) * 5)
         return self._add("conformer_block.mlir.j2", func, calls=[ffw, attn, lconv, norm, mask], b=b, t=t, d=d,
                          weight_types=weight_types, ffw=ffw, attn=attn, lconv=lconv, norm=norm, mask=mask)
 
     def reduction(self, b: int, t: int, d: int, factor: int) -> Func:
         tout = -(-t // factor)
-        func = Func(f"reduction_B{b}_T{t}_D{d}_R{factor}", (f32([b, t, d]), tensor([b, t], "i1")),
+        func = Func(Reduction(b, t, d, factor).symbol, (f32([b, t, d]), tensor([b, t], "i1")),
                     (f32([b, tout, d]), tensor([b, tout], "i1"), tensor([b], "i32")))
         return self._add("reduction.mlir.j2", func, b=b, t=t, d=d, r=factor, tout=tout)
 
@@ -328,14 +347,14 @@ class OpEmitter:
         norm = self.rms_norm(lead, d, eps)
         proj = self.linear(lead, d, text_hidden)
         post_norm = self.rms_norm(lead, text_hidden, eps, scaled=False)
-        func = Func(f"embedder_{_dims(lead)}_D{d}_N{text_hidden}",
+        func = Func(Embedder(tuple(lead), d, text_hidden).symbol,
                     (f32(lead + [d]), tensor([d], "bf16"), tensor([text_hidden, d], "bf16")),
                     (f32(lead + [d]), f32(lead + [text_hidden]), f32(lead + [text_hidden])))
         return self._add("embedder.mlir.j2", func, calls=[norm, proj, post_norm], lead=lead, d=d, th=text_hidden,
                          w_dtype="bf16", norm=norm, proj=proj, post_norm=post_norm)
 
     def audio_output(self, b: int, tout: int, d: int, text_hidden: int, vocab: int, rows: int) -> Func:
-        func = Func(f"audio_output_B{b}_T{tout}_D{d}_N{text_hidden}",
+        func = Func(AudioOutput(b, tout, d, text_hidden).symbol,
                     (f32([b, tout, text_hidden]), f32([vocab, text_hidden]), f32([b, tout, d]), tensor([b], "i32")),
                     (f32([b, rows, text_hidden]), f32([b, rows, d])))
         return self._add("audio_output.mlir.j2", func, b=b, tout=tout, d=d, th=text_hidden, vocab=vocab, rows=rows,
@@ -345,7 +364,7 @@ class OpEmitter:
     def mlx_rms_norm(self, rows: int, d: int, eps: float, w_dtype: str = "bf16") -> Func:
         """MLX fast rms_norm on [rows, d]: two rounding points (x * inv, then * w); 8-read lane/XOR sum."""
         sumsq = self.lane_xor_sum(rows, d, reads=8, square=True)
-        func = Func(f"mlx_rms_norm_R{rows}_D{d}", (f32([rows, d]), tensor([d], w_dtype)), (f32([rows, d]),))
+        func = Func(MlxRmsNorm(rows, d).symbol, (f32([rows, d]), tensor([d], w_dtype)), (f32([rows, d]),))
         return self._add("mlx_rms_norm.mlir.j2", func, calls=[sumsq], n=rows, d=d, eps=eps, w_dtype=w_dtype,
                          sumsq=sumsq)
 
@@ -354,7 +373,7 @@ class OpEmitter:
         from ..contracts.emulation import contract_scalar
 
         audio_args = (f32([audio_rows, hidden]), tensor([cap], "i32")) if audio_rows else ()
-        func = Func(f"token_merge_C{cap}_H{hidden}_A{audio_rows}",
+        func = Func(TokenMerge(cap, hidden, audio_rows).symbol,
                     (tensor([cap], "i32"), tensor([cap, hidden], "bf16"), f32([audio_vocab, hidden]), *audio_args,
                      tensor([], "i32")), (f32([cap, hidden]),))
         return self._add("token_merge.mlir.j2", func, cap=cap, h=hidden, vocab=audio_vocab, offset=audio_offset,
@@ -367,7 +386,7 @@ class OpEmitter:
         p = layers * per_layer
         linear = self.linear([cap], hidden, p, w_dtype)
         norm = self.mlx_rms_norm(cap * layers, per_layer, eps, w_dtype)
-        func = Func(f"dense_ple_C{cap}_H{hidden}_L{layers}_P{per_layer}",
+        func = Func(DensePle(cap, hidden, layers, per_layer).symbol,
                     (f32([cap, hidden]), tensor([cap, p], "bf16"), tensor([p, hidden], w_dtype),
                      tensor([per_layer], w_dtype), tensor([], "i32")),
                     (f32([cap, layers, per_layer]), f32([cap, p])))

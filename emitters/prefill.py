@@ -1,6 +1,6 @@
 """Compose the prefill stage: merge audio into the language model's inputs, with the dense per-layer inputs.
 
-One module, one public entry `prefill_c{capacity}_a{clips}` per (context capacity, clips), independent of
+One module, one public entry `prefill_c{capacity}_a{clips}` (emitters/entries.py) per (context capacity, clips), independent of
 the audio length (the encoder stage always delivers 188 rows per clip).  Entry inputs (spec
 numeric-contracts §1.2 "audio_merge_ple", §3(g) "Merge"):
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from ..contracts.policy import NumericContract
 from ..text_config import TextConfig
+from .entries import PrefillEntry
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -48,10 +49,6 @@ HARD_PATH = ("embed.embedding", "embed.hard_norm", "embed.projection")
 
 class PrefillBucketError(ValueError):
     """A requested (context capacity, clips) entry cannot be compiled."""
-
-
-def entry_name(capacity: int, clips: int) -> str:
-    return f"prefill_c{capacity}_a{clips}"
 
 
 def text_weight_specs(text: TextConfig, layout: WeightLayout = HF_LAYOUT) -> dict[str, WeightSpec]:
@@ -119,6 +116,10 @@ class PrefillModuleSpec:
         """Every requested (capacity, clips) pair that can hold its clips (the others are skipped)."""
         return [(cap, n) for cap, n in self.requested if n * ROWS_PER_CLIP <= cap]
 
+    @property
+    def entry_points(self) -> list[PrefillEntry]:
+        return [PrefillEntry(cap, n) for cap, n in self.entries]
+
     def identity(self) -> str:
         return "|".join([
             "gemma3n-prefill-module-v1", self.audio.identity(), self.text.identity(), self.contract.identity(),
@@ -132,7 +133,7 @@ class PrefillModuleSpec:
 
 @dataclass
 class _Entry:
-    name: str
+    entry: PrefillEntry
     cap: int
     clips: int
     audio_rows: int
@@ -140,6 +141,10 @@ class _Entry:
     merge: Func | None = None
     ple: Func | None = None
     outputs: list[tuple[str, str, str]] = field(default_factory=list)  # (name, value, type)
+
+    @property
+    def name(self) -> str:
+        return self.entry.symbol
 
 
 def emit_prefill_module(spec: PrefillModuleSpec) -> str:
@@ -150,7 +155,7 @@ def emit_prefill_module(spec: PrefillModuleSpec) -> str:
     weights = resident_weight_specs(audio, text, spec.layout)
     entries = []
     for cap, clips in spec.entries:
-        e = _Entry(entry_name(cap, clips), cap, clips, clips * AUDIO_SOFT_TOKENS_PER_CLIP)
+        e = _Entry(PrefillEntry(cap, clips), cap, clips, clips * AUDIO_SOFT_TOKENS_PER_CLIP)
         e.hard = ops.embedder([audio.vocab_size], audio.hidden_size, text.hidden_size, audio.rms_norm_eps)
         e.merge = ops.token_merge(cap, text.hidden_size, text.audio_vocab_size, text.audio_vocab_offset, e.audio_rows)
         e.ple = ops.dense_ple(cap, text.hidden_size, text.num_hidden_layers, text.hidden_size_per_layer_input,

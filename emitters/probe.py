@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ..contracts.policy import NumericContract
-from .kernels import LinkedKernels
+from .kernels import IREE_CODEGEN, LinkedKernels
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
 
 def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], name: str = "main",
-                 kernels: LinkedKernels | None = None) -> str:
+                 kernels: LinkedKernels = IREE_CODEGEN) -> str:
     """A module whose entry `name` calls the op that `build` renders; returns verified MLIR text."""
     module = ModuleBuilder("probe")
     func = build(OpEmitter(module, contract, kernels))

@@ -1,9 +1,19 @@
-"""GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path."""
+"""GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
-from .registry import (ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, LANE_SUMS_SM90, RMS_NORMS_SM90, SILU_SM90,
-                       AttentionKernel, ConvKernel, ElementwiseKernel, GemmKernel, GemmTile, KernelFile,
-                       KernelFileError, RowKernel, VerifiedKernel)
+Each family's specification (`gemm.py`, `reductions.py`, `attention.py`, `conv.py`, `activation.py`)
+sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the generated files.
+"""
+
+from .activation import SILU_SM90, ElementwiseKernel
+from .attention import ATTENTION_SM90, AttentionKernel
+from .conv import GLU_DEPTHWISE_SM90, ConvKernel
+from .gemm import GEMM_SM90, GemmKernel
+from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90, RowKernel, lane_sum_call, rms_norm_call
+from .registry import KERNEL_FILES
+from .spec import (KernelCall, KernelFile, KernelFileError, KernelSignature, Launch, Pointer, PushConstant,
+                   VerifiedKernel)
 
 __all__ = ["ATTENTION_SM90", "AttentionKernel", "ConvKernel", "ElementwiseKernel", "GEMM_SM90", "GLU_DEPTHWISE_SM90",
-           "GemmKernel", "GemmTile", "KernelFile", "KernelFileError", "LANE_SUMS_SM90", "RMS_NORMS_SM90", "RowKernel",
-           "SILU_SM90", "VerifiedKernel"]
+           "GemmKernel", "KERNEL_FILES", "KernelCall", "KernelFile", "KernelFileError", "KernelSignature",
+           "LANE_SUMS_SM90", "Launch", "Pointer", "PushConstant", "RMS_NORMS_SM90", "RowKernel", "SILU_SM90",
+           "VerifiedKernel", "lane_sum_call", "rms_norm_call"]

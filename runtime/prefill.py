@@ -17,7 +17,6 @@ resident weights are the audio embedder's hard path and `per_layer_model_project
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -30,6 +29,7 @@ from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
                                 resident_weight_specs, text_weight_specs)
 from ..emitters.compile import Target, parse_target
+from ..emitters import entries
 from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ..text_config import TextConfig
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
@@ -39,7 +39,6 @@ from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids,
 
 Progress = Callable[[str], None]
 BF16 = np.dtype(ml_dtypes.bfloat16)
-_ENTRY = re.compile(r"^prefill_c(\d+)_a(\d+)$")
 
 
 # ---------------------------------------------------------------------------------------------- host tables
@@ -129,13 +128,9 @@ class PrefillSession(LoadedProgram):
                  scope: str = "model") -> None:
         super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], PrefillEntry] = {}
-        for name in self.module.function_names:
-            match = _ENTRY.match(name)
-            if match:
-                self.entries[(int(match.group(1)), int(match.group(2)))] = PrefillEntry(
-                    name, int(match.group(1)), int(match.group(2)), self.output_names(name))
-        if not self.entries:
-            raise SessionError("the artifact has no prefill_c<capacity>_a<clips> entry points")
+        for name, entry in self.entry_points(entries.PrefillEntry).items():
+            self.entries[(entry.capacity, entry.clips)] = PrefillEntry(name, entry.capacity, entry.clips,
+                                                                       self.output_names(name))
 
     def run(self, capacity: int, clips: int, input_ids: np.ndarray, text_rows: np.ndarray, ple_rows: np.ndarray,
             audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> dict[str, np.ndarray]:

@@ -2,8 +2,9 @@
 
 The weights are IREE parameters: the context binds them by checkpoint tensor name straight from
 the checkpoint's safetensors shards (memory-mapped), so nothing is converted or copied on disk.
-Output names come from the artifact's own reflection metadata (`gemma3n.outputs`), so a session
-never has to guess what an entry returns.
+Entries and their output names come from the artifact's own reflection metadata (`gemma3n.stage`,
+`gemma3n.frames`, `gemma3n.clips`, `gemma3n.outputs`: emitters/entries.py), so a session never has to
+guess what an entry is or returns.
 
 Inputs and results cross to and from the device through page-locked host buffers that a program
 allocates once per entry and reuses (`_Staging`): a call copies its inputs into them, the device
@@ -14,7 +15,6 @@ registering one for the download, costs more than the transfer itself (on the H2
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,8 +23,10 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
+from ..emitters.entries import EncodeEntry, EntryPoint, EntryReflectionError
+
 T = TypeVar("T")
-_ENTRY = re.compile(r"^encode_f(\d+)_c(\d+)$")
+E = TypeVar("E", bound=EntryPoint)
 DEVICE_FOR_TARGET = {"llvm-cpu": "local-task", "cuda": "cuda"}
 
 
@@ -161,6 +163,22 @@ class LoadedProgram:
     def reflection(self, name: str) -> dict[str, str]:
         return dict(self.module.lookup_function(name).reflection)
 
+    def entry_points(self, kind: type[E]) -> dict[str, E]:
+        """The module's entries of `kind`, by function name, as their reflection records them."""
+        found = {}
+        for name in self.module.function_names:
+            try:
+                entry = kind.from_reflection(self.reflection(name))
+            except EntryReflectionError as exc:
+                raise SessionError(f"entry {name}: {exc}") from None
+            if entry is not None:
+                found[name] = entry
+        if not found:
+            raise SessionError(f"the artifact has no {kind.family} entry points (functions whose reflection records "
+                               f'gemma3n.stage = "{kind.family}"; an artifact built before entries recorded their '
+                               "stage must be rebuilt)")
+        return found
+
     def output_names(self, name: str) -> tuple[str, ...]:
         """The entry's output names, recorded by the emitter in its reflection metadata."""
         return tuple(self.reflection(name).get("gemma3n.outputs", "").split(","))
@@ -206,14 +224,10 @@ class AudioSession(LoadedProgram):
                  scope: str = "model") -> None:
         super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], EntryInfo] = {}
-        for name in self.module.function_names:
-            match = _ENTRY.match(name)
-            if match:
-                info = EntryInfo(name, int(match.group(1)), int(match.group(2)), self.output_names(name),
-                                 self.reflection(name).get("gemma3n.contract", ""))
-                self.entries[(info.frames, info.clips)] = info
-        if not self.entries:
-            raise SessionError("the artifact has no encode_f<frames>_c<clips> entry points")
+        for name, entry in self.entry_points(EncodeEntry).items():
+            info = EntryInfo(name, entry.frames, entry.clips, self.output_names(name),
+                             self.reflection(name).get("gemma3n.contract", ""))
+            self.entries[(info.frames, info.clips)] = info
 
     @property
     def buckets(self) -> list[tuple[int, int]]:

@@ -1,24 +1,34 @@
-"""Checks every committed kernel's tests share: the PTX rebuilds byte for byte, its parameter list,
-and the F32 arithmetic it contains."""
+"""Checks every committed kernel's tests share: the PTX rebuilds byte for byte with the manifest's
+record, its parameter list, and the F32 arithmetic it contains."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from gemma3n_iree.kernels import KernelFile
+from gemma3n_iree.kernels.spec import MANIFEST_NAME, PTX_DIR
 
 
-def rebuilt_ptx(file: KernelFile, build: Callable[[Path], Path], tmp_path: Path) -> str:
-    """Rebuild `file` from its Triton source into `tmp_path`, assert the PTX and manifest are the
-    committed bytes, and return the PTX text (skips without triton)."""
+def committed_manifest() -> dict:
+    return json.loads((PTX_DIR / MANIFEST_NAME).read_text())
+
+
+def rebuilt_ptx(file: KernelFile, tmp_path: Path) -> str:
+    """Rebuild `file` from its Triton source into `tmp_path`, assert that the PTX is the committed
+    bytes and that the build's record and toolchain are the manifest's, and return the PTX text
+    (skips without triton)."""
     pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
-    build(tmp_path)
-    for path in (file.ptx_path(), file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+    from gemma3n_iree.kernels.build import build_file, toolchain
+
+    record = build_file(file, tmp_path)
+    assert (tmp_path / f"{file.stem}.ptx").read_bytes() == file.ptx_path().read_bytes(), file.stem
+    manifest = committed_manifest()
+    assert record == manifest["files"][file.stem]
+    assert {key: manifest[key] for key in toolchain()} == toolchain()
     return file.ptx_path().read_text()
 
 

@@ -25,7 +25,6 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import ATTENTION_SM90
-from gemma3n_iree.kernels.build import build_attention
 
 from kernel_files import entry_parameters, f32_arithmetic, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
@@ -93,7 +92,7 @@ def test_kernel_computes_the_template_attention(clips, frames, heads, head_dim, 
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    ptx = rebuilt_ptx(ATTENTION_SM90.file, lambda out: build_attention(ATTENTION_SM90, out), tmp_path)
+    ptx = rebuilt_ptx(ATTENTION_SM90.file, tmp_path)
     assert entry_parameters(ptx, "attention_core") == [".u64"] * 7 + [".u32"] * 8
 
 

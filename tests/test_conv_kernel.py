@@ -21,8 +21,7 @@ from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
-from gemma3n_iree.kernels import GLU_DEPTHWISE_SM90, RMS_NORMS_SM90
-from gemma3n_iree.kernels.build import build_glu_depthwise
+from gemma3n_iree.kernels import GLU_DEPTHWISE_SM90, RMS_NORMS_SM90, rms_norm_call
 
 from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
@@ -89,7 +88,7 @@ def test_norm_kernel_applies_the_silu_after_the_norm():
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    ptx = rebuilt_ptx(GLU_DEPTHWISE_SM90.file, lambda out: build_glu_depthwise(GLU_DEPTHWISE_SM90, out), tmp_path)
+    ptx = rebuilt_ptx(GLU_DEPTHWISE_SM90.file, tmp_path)
     assert entry_parameters(ptx, "glu_depthwise") == [".u64"] * 3 + [".u32"] * 3
     assert_only_irees_exp_is_fused(ptx)
     assert set(re.findall(r"\bcvt\.rmi[a-z0-9.]*", ptx)) == {"cvt.rmi.ftz.f32.f32"}  # exp's floor (see attention)
@@ -112,7 +111,8 @@ def test_the_light_convolution_is_two_kernels_between_its_projections():
 def test_an_f32_contract_keeps_irees_light_convolution():
     """The GLU kernel and the norm's SiLU variant round to BF16; under f32-reference neither is linked."""
     linked = select_kernels("auto", SM90, F32_REFERENCE)
-    assert linked.glu_depthwise is None and linked.rms_norm_launch(6000, 1536, "bf16", "silu_bf16") is None
-    assert linked.rms_norm_launch(6000, 1536, "bf16", "f32") is not None  # the plain norms still serve it
+    norm = lambda output: rms_norm_call(output, 256, 6000, 1536, "bf16", 1e-6, 10.0, rounds=False)  # noqa: E731
+    assert not linked.links(GLU_DEPTHWISE_SM90.file) and linked.launch(norm("silu_bf16")) is None
+    assert linked.launch(norm("f32")) is not None  # the plain norms still serve it
     text = probe_module(F32_REFERENCE, lambda e: e.light_conv(2, 25, 64, 5, 1e-6, 1e10, "d1k"), kernels=linked)
     assert "glu_depthwise" not in text and "stablehlo.logistic" in text

@@ -8,6 +8,7 @@ Its numerics on the H200 are checked by `gemma3n-iree diagnose` (BENCHMARKS.md).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
@@ -20,8 +21,10 @@ from gemma3n_iree.emitters.compile import compile_mlir, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import GEMM_SM90, KernelFileError
-from gemma3n_iree.kernels import registry
-from gemma3n_iree.kernels.build import build_gemm, strip_scratch_params
+from gemma3n_iree.kernels import spec as kernel_spec
+from gemma3n_iree.kernels.build import strip_scratch_params
+
+from kernel_files import committed_manifest, rebuilt_ptx
 
 SM90 = parse_target("cuda", "sm_90")
 PTX = GEMM_SM90.file.ptx_path().read_text()
@@ -33,22 +36,32 @@ def test_committed_ptx_matches_its_manifest():
 
 def test_a_damaged_kernel_file_is_refused(tmp_path, monkeypatch):
     file = GEMM_SM90.file
-    for path in (file.ptx_path(), file.manifest_path()):
-        shutil.copy(path, tmp_path / path.name)
-    monkeypatch.setattr(registry, "KERNEL_DIR", tmp_path)
-    (tmp_path / file.ptx_path().name).write_text(PTX.replace("wgmma", "wgmmb", 1))
+    for name in (f"{file.stem}.ptx", kernel_spec.MANIFEST_NAME):
+        shutil.copy(kernel_spec.PTX_DIR / name, tmp_path / name)
+    monkeypatch.setattr(kernel_spec, "PTX_DIR", tmp_path)
+    (tmp_path / f"{file.stem}.ptx").write_text(PTX.replace("wgmma", "wgmmb", 1))
     with pytest.raises(KernelFileError, match="does not match"):
         file.verify()
-    (tmp_path / file.ptx_path().name).unlink()
+    (tmp_path / f"{file.stem}.ptx").unlink()
     with pytest.raises(KernelFileError, match="cannot read"):
         file.verify()
 
 
+def test_a_file_built_from_another_specification_is_refused(tmp_path, monkeypatch):
+    """The manifest records how each file was built; a record that is not the specification's (here: another
+    tile) is an error even though the PTX matches its hash."""
+    file = GEMM_SM90.file
+    shutil.copy(file.ptx_path(), tmp_path / f"{file.stem}.ptx")
+    manifest = committed_manifest()
+    manifest["files"][file.stem]["constexprs"]["BN"] = 128
+    (tmp_path / kernel_spec.MANIFEST_NAME).write_text(json.dumps(manifest))
+    monkeypatch.setattr(kernel_spec, "PTX_DIR", tmp_path)
+    with pytest.raises(KernelFileError, match="records a build .* other than the specification"):
+        file.verify()
+
+
 def test_rebuilding_from_the_triton_source_gives_the_committed_bytes(tmp_path):
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
-    build_gemm(GEMM_SM90, tmp_path)
-    for path in (GEMM_SM90.file.ptx_path(), GEMM_SM90.file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
+    rebuilt_ptx(GEMM_SM90.file, tmp_path)
 
 
 def test_ptx_parameters_are_the_bindings_then_the_push_constants():
@@ -87,8 +100,8 @@ def test_scratch_parameters_are_removed_only_when_unused():
 def test_auto_links_the_kernels_only_on_hopper_and_the_gemm_only_under_a_bf16_contract(
         target, contract, choice, sums, gemm):
     linked = select_kernels(choice, target, contract)
-    assert (linked is not None) is sums
-    assert (linked is not None and linked.gemm is not None) is gemm
+    assert bool(linked.files) is sums
+    assert linked.links(GEMM_SM90.file) is gemm
 
 
 def test_requiring_the_kernels_where_they_cannot_run_is_an_error():

@@ -14,8 +14,10 @@ import pytest
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import contract_scalar
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1
-from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module, entry_name
+from gemma3n_iree.emitters.entries import PrefillEntry
+from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
 from gemma3n_iree.emitters.render import ModuleBuilder, f32_hex
+from gemma3n_iree.emitters.specialisations import DensePle, LaneXorSum, MlxRmsNorm
 from gemma3n_iree.text_config import builtin_text_config
 from test_structure import Emitted, calls, defs, functions, has_reduce, operands, ops, warp_stages
 
@@ -42,13 +44,13 @@ def prefill_module(contract_name: str, text: str = "tiny") -> Emitted:
 
 
 def _ple_sum_symbol(text=TEXT) -> str:
-    return f"lane_xor_sum_R{CAP * text.num_hidden_layers}_W256_X8_sq"
+    return LaneXorSum(CAP * text.num_hidden_layers, 256, 8, square=True).symbol
 
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
 def test_ple_norm_sum_is_32_lanes_by_8_reads_then_one_xor_butterfly(contract):
     flat = functions(prefill_module(contract.name).flat)
-    norm = f"mlx_rms_norm_R{CAP * TEXT.num_hidden_layers}_D256"
+    norm = MlxRmsNorm(CAP * TEXT.num_hidden_layers, 256).symbol
     assert _ple_sum_symbol() in calls(flat[norm])
     body = flat[_ple_sum_symbol()]
     rows = CAP * TEXT.num_hidden_layers
@@ -74,7 +76,7 @@ def test_ple_norm_sum_is_32_lanes_by_8_reads_then_one_xor_butterfly(contract):
 def test_ple_norm_rounds_twice_in_mlx_order():
     """round(x * inv) then round(. * w): two rounding points, the weight multiply between them."""
     flat = functions(prefill_module(MLX_CUDA_V1.name).flat)
-    body = flat[f"mlx_rms_norm_R{CAP * TEXT.num_hidden_layers}_D256"]
+    body = flat[MlxRmsNorm(CAP * TEXT.num_hidden_layers, 256).symbol]
     d = defs(body)
     rounds = [n for n, (op, rest) in d.items() if op == "stablehlo.reduce_precision"]
     assert len(rounds) == 2 and all("e8m7" in d[n][1] for n in rounds)
@@ -116,7 +118,7 @@ def _scalars(body: str) -> set[str]:
 
 def test_inlined_entry_keeps_the_schedule_and_has_no_reduce():
     text = prefill_module(MLX_CUDA_V1.name).text
-    body = functions(text)[entry_name(CAP, CLIPS)]
+    body = functions(text)[PrefillEntry(CAP, CLIPS).symbol]
     assert not has_reduce(body)  # every sum is a pinned lane/XOR schedule
     rows = CAP * TEXT.num_hidden_layers
     assert len(re.findall(rf"-> tensor<{rows}x32x8xf32>", body)) == 1  # the PLE norm's lane grid
@@ -136,4 +138,4 @@ def test_real_shapes_emit_and_keep_the_schedule():
     flat = functions(prefill_module(MLX_CUDA_V1.name, "e4b").flat)
     body = flat[_ple_sum_symbol(e4b)]
     assert warp_stages(body) == 1 and not has_reduce(body)
-    assert f"dense_ple_C{CAP}_H2048_L35_P256" in flat
+    assert DensePle(CAP, 2048, 35, 256).symbol in flat

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import partial
 
 import numpy as np
 import pytest
@@ -25,9 +24,9 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
-from gemma3n_iree.kernels.build import build_lane_sum, build_rms_norm
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 
+from kernel_files import entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
@@ -168,25 +167,19 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
 
 # Parameters: the bindings' pointers, then the push constants (lane sum: X, S; rows, width, reads,
 # square. Norm: X, W[, RES], Y; rows, width, eps, clip[, residual weight], rounding).
-@pytest.mark.parametrize("kind,variant,build,params", [
-    ("lane_xor_sum", None, build_lane_sum, [".u64"] * 2 + [".u32"] * 4),
-    ("rms_norm", "f32", partial(build_rms_norm, output="f32"), [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm", "bf16", partial(build_rms_norm, output="bf16"), [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm_residual", "residual", partial(build_rms_norm, output="residual"), [".u64"] * 4 + [".u32"] * 6),
-    ("rms_norm_residual", "residual_bf16", partial(build_rms_norm, output="residual_bf16"),
-     [".u64"] * 4 + [".u32"] * 6),
-    ("rms_norm", "silu_bf16", partial(build_rms_norm, output="silu_bf16"), [".u64"] * 3 + [".u32"] * 5),
+@pytest.mark.parametrize("kind,variant,params", [
+    ("lane_xor_sum", None, [".u64"] * 2 + [".u32"] * 4),
+    ("rms_norm", "f32", [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm", "bf16", [".u64"] * 3 + [".u32"] * 5),
+    ("rms_norm_residual", "residual", [".u64"] * 4 + [".u32"] * 6),
+    ("rms_norm_residual", "residual_bf16", [".u64"] * 4 + [".u32"] * 6),
+    ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
 ])
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
-def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, build, params, threads):
-    pytest.importorskip("triton", reason="the `kernels` extra (triton) rebuilds the PTX")
+def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, params, threads):
     kernel = LANE_SUMS_SM90[threads] if variant is None else RMS_NORMS_SM90[variant, threads]
-    build(kernel, out_dir=tmp_path)
-    for path in (kernel.file.ptx_path(), kernel.file.manifest_path()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes()
-    ptx = kernel.file.ptx_path().read_text()
-    entry = re.search(rf"\.visible \.entry {kind}\((.*?)\n\)", ptx, re.S)
-    assert [p.strip().split()[1] for p in entry.group(1).strip().split(",")] == params
+    ptx = rebuilt_ptx(kernel.file, tmp_path)
+    assert entry_parameters(ptx, kind) == params
     if variant == "silu_bf16":  # IREE's exp in the SiLU: its fused multiply-adds and floor, nothing else
         ops = re.findall(r"\b((?:mul|add|sub|fma)\.[a-z.]*f32)\b", ptx)
         assert set(ops) == {"mul.rn.f32", "add.rn.f32", "fma.rn.f32"}
@@ -245,8 +238,7 @@ def test_a_modules_last_gemm_hands_its_residual_norm_bf16():
 
 def test_a_conformer_tail_is_one_kernel_dispatch():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
-    text = probe_module(MLX_CUDA_V1, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
-                        kernels=linked)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.residual_rms_norm([8, 750], 1536, 1e-6, 1e10, 0.5), kernels=linked)
     assert text.count("hal.dispatch.extern") == 1 and "stablehlo.add" not in text
     assert re.search(r'hal.dispatch.extern "rms_norm_residual"\(%\w+, %\w+, %\w+(, %\w+){6}\) : \(tensor<6000x1536xf32>, '
                      r"tensor<1536xbf16>, tensor<6000x1536xf32>, i32, i32, i32, i32, i32, i32\) -> tensor<6000x1536xf32>",
@@ -281,12 +273,18 @@ _BITS = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
     ("reductions_triton.py", "rms_norm", lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
      {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10), "round_bf16": "1"}),
     ("reductions_triton.py", "rms_norm_residual",
-     lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, residual_weight=0.5),
+     lambda e: e.residual_rms_norm([8, 750], 1536, 1e-6, 1e10, 0.5),
      {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10),
       "weight_bits": _BITS(0.5), "round_bf16": "1"}),
     ("attention_triton.py", "attention_core", lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
      {"frames": "750", "blocks": "63", "heads": "8", "head_dim": "192", "chunk": "12", "past": "12",
       "cap_bits": _BITS(50.0), "mask_bits": _BITS(BF16_MIN)}),
+    ("gemm_sm90_triton.py", "gemm_bf16_nt", lambda e: e.linear([2, 750], 1536, 6144),
+     {"M": "1500", "N": "6144", "K": "1536"}),
+    ("conv_triton.py", "glu_depthwise", lambda e: e.light_conv(8, 750, 1536, 5, 1e-6, 1e10, "d1k"),
+     {"frames": "750", "channels": "1536", "taps": "5"}),
+    ("activation_triton.py", "silu_bf16", lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
+     {"count": "36864000"}),
 ])
 def test_push_constants_follow_the_kernel_signature(source, kernel, build, values):
     text = probe_module(MLX_CUDA_V1, build, kernels=select_kernels("auto", SM90, MLX_CUDA_V1))

@@ -19,7 +19,6 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import SILU_SM90
-from gemma3n_iree.kernels.build import build_silu
 
 from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
@@ -46,7 +45,7 @@ def test_kernel_is_the_templates_silu_on_every_bf16_value():
 
 
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path):
-    ptx = rebuilt_ptx(SILU_SM90.file, lambda out: build_silu(SILU_SM90, out), tmp_path)
+    ptx = rebuilt_ptx(SILU_SM90.file, tmp_path)
     assert entry_parameters(ptx, "silu_bf16") == [".u64"] * 2 + [".u32"]
     assert_only_irees_exp_is_fused(ptx)
     assert re.findall(r"\b(?:ld|st)\.global[a-z0-9.]*", ptx) == ["ld.global.v4.b32"] * 4 + ["st.global.v4.b32"] * 4

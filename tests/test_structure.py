@@ -23,10 +23,12 @@ import pytest
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import lane_threads
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1, NumericContract
-from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module, entry_name
+from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
+from gemma3n_iree.emitters.entries import EncodeEntry
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import ModuleBuilder
+from gemma3n_iree.emitters.specialisations import CumulativeGroupNorm, LaneXorSum, PrefixScan, RmsNorm
 from gemma3n_iree.emitters.weights import HF_LAYOUT, audio_weight_specs
 
 TINY = builtin_config("tiny")
@@ -249,12 +251,6 @@ def test_no_float_add_reduce_in_production():
         assert "reduce_window" not in text
 
 
-def _lane_params(symbol: str) -> tuple[int, int, int, bool]:
-    m = re.fullmatch(r"lane_xor_sum_R(\d+)_W(\d+)_X(\d+)(_sq)?", symbol)
-    assert m, symbol
-    return int(m.group(1)), int(m.group(2)), int(m.group(3)), bool(m.group(4))
-
-
 def _stages(width: int, reads: int) -> int:
     return 1 if lane_threads(width, reads) == 32 else 2
 
@@ -279,10 +275,10 @@ def test_every_lane_sum_function_in_production_has_its_butterflies():
     lanes = [n for n in flat if n.startswith("lane_xor_sum_")]
     assert lanes
     for name in lanes:
-        _rows, width, reads, _sq = _lane_params(name)
-        stages = _stages(width, reads)
+        lane = LaneXorSum.from_symbol(name)
+        stages = _stages(lane.width, lane.reads)
         assert warp_stages(flat[name]) == stages, name
-        assert len(ops(flat[name], "stablehlo.add")) == reads + 5 * stages, name
+        assert len(ops(flat[name], "stablehlo.add")) == lane.reads + 5 * stages, name
 
 
 def test_group_norm_uses_four_lane_sums():
@@ -290,12 +286,13 @@ def test_group_norm_uses_four_lane_sums():
     norms = [n for n in flat if n.startswith("cumulative_group_norm_")]
     assert len(norms) == 2
     for name in norms:
-        b, t, f, ch = (int(v) for v in re.fullmatch(r"cumulative_group_norm_B(\d+)_T(\d+)_F(\d+)_C(\d+)", name).groups())
+        norm = CumulativeGroupNorm.from_symbol(name)
+        b, t, f, ch = norm.clips, norm.frames, norm.freq, norm.channels
         called = calls(flat[name])
         lane = [c for c in called if c.startswith("lane_xor_sum_")]
         assert len(lane) == 4, f"{name}: {lane}"  # 2 per statistic (channels, then frequency)
-        assert Counter(lane) == Counter({f"lane_xor_sum_R{b * t * f}_W{ch}_X4": 2, f"lane_xor_sum_R{b * t}_W{f}_X4": 2})
-        assert called.count(f"prefix_scan_R{b}_W{t}") == 2
+        assert Counter(lane) == Counter({LaneXorSum(b * t * f, ch, 4).symbol: 2, LaneXorSum(b * t, f, 4).symbol: 2})
+        assert called.count(PrefixScan(b, t).symbol) == 2
         assert not has_reduce(flat[name]), name
 
 
@@ -304,11 +301,11 @@ def test_every_rms_norm_uses_squared_lane_sum():
     norms = [n for n in flat if n.startswith("rms_norm_")]
     assert len(norms) >= 3  # conformer [1,25], embedder soft [1,7] and hard [128] (+ noscale post norms)
     for name in norms:
-        d = int(re.search(r"_D(\d+)_", name).group(1))
+        d = RmsNorm.from_symbol(name).d
         lane = [c for c in calls(flat[name]) if c.startswith("lane_xor_sum_")]
         assert len(lane) == 1, name
-        _rows, width, reads, square = _lane_params(lane[0])
-        assert (width, reads, square) == (d, 8, True), name
+        sumsq = LaneXorSum.from_symbol(lane[0])
+        assert (sumsq.width, sumsq.reads, sumsq.square) == (d, 8, True), name
         assert not has_reduce(flat[name]), name
     # and every RMS norm call site in the graph goes through one of them
     callers = [n for n, body in flat.items() for c in calls(body) if c.startswith("rms_norm_")]
@@ -322,8 +319,8 @@ def test_softmax_sum_is_lane_sum():
     context = TINY.context_size
     lane = [c for c in calls(flat[attn[0]]) if c.startswith("lane_xor_sum_")]
     assert len(lane) == 1
-    _rows, width, reads, square = _lane_params(lane[0])
-    assert (width, reads, square) == (context, 1, False)
+    softmax_sum = LaneXorSum.from_symbol(lane[0])
+    assert (softmax_sum.width, softmax_sum.reads, softmax_sum.square) == (context, 1, False)
     # the only reduce in attention is the (exact) row max
     reduces = [l for l in flat[attn[0]].splitlines() if re.search(r"stablehlo\.reduce\b(?!_)", l)]
     assert len(reduces) == 1 and "applies stablehlo.maximum" in reduces[0]
@@ -347,10 +344,10 @@ def test_inlined_module_keeps_every_lane_sum_butterfly():
     as the un-inlined call graph says it should: no pinned sum was lost or folded."""
     emitted = tiny_module(MLX_CUDA_V1.name)
     flat = functions(emitted.flat)
-    entry = entry_name(100, 1)
+    entry = EncodeEntry(100, 1).symbol
     reach = _reach(flat, entry)
-    want = sum(n * _stages(_lane_params(f)[1], _lane_params(f)[2]) for f, n in reach.items()
-               if f.startswith("lane_xor_sum_"))
+    lanes = {f: LaneXorSum.from_symbol(f) for f in reach if f.startswith("lane_xor_sum_")}
+    want = sum(n * _stages(lanes[f].width, lanes[f].reads) for f, n in reach.items() if f in lanes)
     inlined = functions(emitted.text)
     assert set(inlined) == {entry}
     assert warp_stages(inlined[entry]) == want
@@ -360,7 +357,7 @@ def test_inlined_module_keeps_every_lane_sum_butterfly():
 # ---------------------------------------------------------------------------------------------- mel boundary
 def test_mel_boundary_rounds_before_padding_and_convolution():
     text = tiny_module(MLX_CUDA_V1.name).text
-    body = functions(text)[entry_name(100, 1)]
+    body = functions(text)[EncodeEntry(100, 1).symbol]
     lines = body.splitlines()
     first = lambda pat: next(i for i, l in enumerate(lines) if re.search(pat, l))  # noqa: E731
     mel_round = first(r"stablehlo\.reduce_precision .*format = e8m7 : tensor<1x100x128xf32>")
@@ -421,7 +418,7 @@ def test_entries_per_bucket_and_clips_share_globals():
     emitted = tiny_module(MLX_CUDA_V1.name, buckets, clips)
     text = emitted.text
     funcs = functions(text)
-    want = {entry_name(f, c) for f in buckets for c in clips}
+    want = {EncodeEntry(f, c).symbol for f in buckets for c in clips}
     assert set(funcs) == want
     assert want == {"encode_f100_c1", "encode_f100_c2", "encode_f200_c1", "encode_f200_c2"}
     for f in buckets:

@@ -3,11 +3,13 @@
 Each `OpEmitter` method is rendered for a small specialisation (the tiny configuration: D=64, 2 heads,
 chunk 12, max past 12, SSCP channels 8/4) under mlx-cuda-v1, and the fragment text exactly as the
 template produced it (`ModuleBuilder.fragments[symbol].text`) is compared with
-`tests/golden/<symbol>.mlir`.  A difference fails with a unified diff.  To accept a deliberate
-template change, rewrite the snapshots and review the diff in git:
+`tests/golden/<symbol>.mlir`; with the Hopper kernels linked (the `*.kernel.mlir.j2` variants), with
+`tests/golden/sm90/<symbol>.mlir` (PTX paths written `<ptx>/<file>`, as they depend on where the package
+is installed).  A difference fails with a unified diff.  To accept a deliberate template change,
+rewrite the snapshots and review the diff in git:
 
-    /work/venv/bin/python -m pytest tests/test_templates_golden.py --update-golden
-    (or GEMMA3N_UPDATE_GOLDEN=1 /work/venv/bin/python -m pytest tests/test_templates_golden.py)
+    python -m pytest tests/test_templates_golden.py --update-golden
+    (or GEMMA3N_UPDATE_GOLDEN=1 python -m pytest tests/test_templates_golden.py)
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import pytest
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import BF16_MIN
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.kernels import IREE_CODEGEN, LinkedKernels, select_kernels
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import (
+    TEMPLATE_DIR,
     FragmentParseError,
     Func,
     ModuleBuilder,
@@ -37,6 +42,7 @@ from gemma3n_iree.emitters.render import (
     render,
 )
 from gemma3n_iree.emitters.weights import HF_LAYOUT
+from gemma3n_iree.kernels.spec import PTX_DIR
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 TINY = builtin_config("tiny")
@@ -64,6 +70,7 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("linear", "linear", lambda o: o.linear([B, T], D, 4 * D)),
     ("rms_norm_scaled", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, scaled=True)),
     ("rms_norm_noscale", "rms_norm", lambda o: o.rms_norm([B, 7], 48, EPS, scaled=False)),
+    ("residual_rms_norm", "residual_rms_norm", lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5)),
     ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
@@ -78,23 +85,65 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
 ]
 
 
-def rendered(build: Callable[[OpEmitter], Func]) -> tuple[Func, ModuleBuilder]:
+#: The same with the Hopper kernels linked: every `*.kernel.mlir.j2` template, and the op families
+#: whose parts they are.
+KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
+    ("lane_xor_sum", "lane_xor_sum", lambda o: o.lane_xor_sum(4, 128, 4)),
+    ("linear", "linear", lambda o: o.linear([B, T], D, 4 * D)),
+    ("linear_bf16_result", "linear", lambda o: o.linear([B, T], D, 4 * D, kernel_bf16=True)),
+    ("rms_norm", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, clip=CLIP)),
+    ("rms_norm_feeding_a_matmul", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, clip=CLIP, feeds_matmul=True)),
+    ("rms_norm_silu", "rms_norm_silu", lambda o: o.rms_norm_silu([B, T], D, EPS, CLIP)),
+    ("residual_rms_norm", "residual_rms_norm", lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5)),
+    ("residual_rms_norm_bf16_x", "residual_rms_norm",
+     lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5, x_dtype="bf16")),
+    ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
+    ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
+    ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
+]
+SM90_KERNELS = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
+ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES] + \
+    [(GOLDEN_DIR / "sm90", SM90_KERNELS, *case) for case in KERNEL_CASES]
+CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
+
+
+def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_CODEGEN) -> tuple[Func, ModuleBuilder]:
     builder = ModuleBuilder("golden")
-    return build(OpEmitter(builder, MLX_CUDA_V1)), builder
+    return build(OpEmitter(builder, MLX_CUDA_V1, kernels)), builder
 
 
 def test_every_op_family_has_a_golden_case():
     methods = {name for name, _ in inspect.getmembers(OpEmitter, inspect.isfunction) if not name.startswith("_")}
-    assert methods == {method for _, method, _ in CASES}
+    assert methods == {method for _, method, _ in CASES + KERNEL_CASES}
 
 
-@pytest.mark.parametrize("case,method,build", CASES, ids=[c[0] for c in CASES])
-def test_template_golden(case, method, build, update_golden):
-    func, builder = rendered(build)
-    text = builder.fragments[func.symbol].text
-    path = GOLDEN_DIR / f"{func.symbol}.mlir"
+def test_every_template_is_rendered_by_a_golden_case():
+    """Each template file (a whole op's, or a variant of a part of one) is used by some golden case."""
+    used: set[str] = set()
+    original = ModuleBuilder.add
+
+    def add(self: ModuleBuilder, template: str, func: Func, calls=(), **params) -> Func:
+        used.add(template)
+        used.update(v for v in params.values() if isinstance(v, str) and v.endswith(".mlir.j2"))
+        return original(self, template, func, calls, **params)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ModuleBuilder, "add", add)
+        for _, kernels, _, _, build in ALL_CASES:
+            rendered(build, kernels)
+    templates = {p.name for p in TEMPLATE_DIR.glob("*.mlir.j2")}
+    entries = {"audio_encoder.mlir.j2", "prefill_entry.mlir.j2", "probe_entry.mlir.j2"}  # module fragments
+    partials = {"_macros.mlir.j2", "rms_norm.normalize.mlir.j2"}  # imported or included by every variant
+    assert templates - entries - partials == used
+
+
+@pytest.mark.parametrize("folder,kernels,case,method,build", ALL_CASES, ids=CASE_IDS)
+def test_template_golden(folder, kernels, case, method, build, update_golden):
+    func, builder = rendered(build, kernels)
+    text = builder.fragments[func.symbol].text.replace(str(PTX_DIR), "<ptx>")
+    path = folder / f"{func.symbol}.mlir"
     if update_golden:
-        GOLDEN_DIR.mkdir(exist_ok=True)
+        folder.mkdir(exist_ok=True)
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
         return
@@ -109,18 +158,18 @@ def test_template_golden(case, method, build, update_golden):
                     f"(--update-golden accepts it):\n{diff}", pytrace=False)
 
 
-@pytest.mark.parametrize("case,method,build", CASES, ids=[c[0] for c in CASES])
-def test_golden_case_verifies(case, method, build):
+@pytest.mark.parametrize("folder,kernels,case,method,build", ALL_CASES, ids=CASE_IDS)
+def test_golden_case_verifies(folder, kernels, case, method, build):
     """The snapshotted fragments (and what they call) parse and verify as one module."""
-    _func, builder = rendered(build)
+    _func, builder = rendered(build, kernels)
     text = builder.build(inline=False)
     assert "func.func private @" in text
 
 
 def test_golden_directory_has_no_stale_snapshots():
-    symbols = {rendered(build)[0].symbol for _, _, build in CASES}
-    on_disk = {p.stem for p in GOLDEN_DIR.glob("*.mlir")}
-    assert on_disk == symbols, f"stale: {sorted(on_disk - symbols)}, missing: {sorted(symbols - on_disk)}"
+    want = {folder / f"{rendered(build, kernels)[0].symbol}.mlir" for folder, kernels, _, _, build in ALL_CASES}
+    on_disk = set(GOLDEN_DIR.glob("*.mlir")) | set((GOLDEN_DIR / "sm90").glob("*.mlir"))
+    assert on_disk == want, f"stale: {sorted(on_disk - want)}, missing: {sorted(want - on_disk)}"
 
 
 # ---------------------------------------------------------------------------------------------- render errors

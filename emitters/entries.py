@@ -1,0 +1,62 @@
+"""The public entry points of the emitted modules: their names and what their reflection records.
+
+Each entry's function carries, in its `iree.reflection` metadata, its stage and shape
+(`gemma3n.stage = "encode"`, `gemma3n.frames = "2997"`, `gemma3n.clips = "8"`), so a loaded artifact
+finds its entries by reading the reflection (`from_reflection`), never by parsing function names;
+the name itself is written here only (`.symbol`: `encode_f2997_c8`, `prefill_c512_a2`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar, Mapping, TypeVar
+
+from .symbols import Int, Specialisation, token
+
+E = TypeVar("E", bound="EntryPoint")
+STAGE_KEY = "gemma3n.stage"
+_PREFIX = "gemma3n."
+
+
+class EntryReflectionError(ValueError):
+    """An entry's reflection names its stage but not a valid shape."""
+
+
+@dataclass(frozen=True)
+class EntryPoint(Specialisation):
+    """An entry point: its stage is its family; every field is recorded as `gemma3n.<field>`."""
+
+    @property
+    def reflection(self) -> dict[str, str]:
+        return {STAGE_KEY: self.family,
+                **{_PREFIX + f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self)}}
+
+    @classmethod
+    def from_reflection(cls: type[E], reflection: Mapping[str, str]) -> E | None:
+        """The entry a function's reflection describes, or None for a function of another stage."""
+        if reflection.get(STAGE_KEY) != cls.family:
+            return None
+        try:
+            return cls(**{f.name: int(reflection[_PREFIX + f.name]) for f in dataclasses.fields(cls)})
+        except (KeyError, ValueError) as exc:
+            raise EntryReflectionError(f"a {cls.family} entry's reflection {dict(reflection)} lacks a valid "
+                                       f"{exc}") from None
+
+
+@dataclass(frozen=True)
+class EncodeEntry(EntryPoint):
+    """The audio stage for `clips` clips of `frames` mel frames."""
+
+    family: ClassVar[str] = "encode"
+    frames: int = token(Int("f"))
+    clips: int = token(Int("c"))
+
+
+@dataclass(frozen=True)
+class PrefillEntry(EntryPoint):
+    """The prefill merge for a context of `capacity` rows holding `clips` audio clips."""
+
+    family: ClassVar[str] = "prefill"
+    capacity: int = token(Int("c"))
+    clips: int = token(Int("a"))

@@ -1,0 +1,116 @@
+"""The contract's row reductions as kernels (`reductions_triton.py`): the pinned 32-lane XOR row sum,
+and the scaled RMS norm around it in its variants.
+
+One file per schedule block size (32 .. 1024 threads: the contract's `lane_threads`, which the caller
+passes); each workgroup runs the schedules of several rows (`ROWS_PER_BLOCK`). File names carry the
+schedule's thread count (`t256`), not the launch's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
+
+SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
+_ROWS = ("THREADS", "ROWS_PER_BLOCK")
+
+LANE_SUM = KernelSignature(
+    source="reductions_triton", entry="lane_xor_sum", inputs=(Pointer("x", "f32"),), output=Pointer("s", "f32"),
+    constants=(PushConstant("rows"), PushConstant("width"), PushConstant("reads"), PushConstant("square")),
+    constexprs=_ROWS)
+
+
+def _norm(x: str, y: str, residual: bool) -> KernelSignature:
+    """An RMS norm of clamp(X) (8-read sum of squares, then the normalization); eps, the clamp limit and the
+    residual weight travel as F32 bits, then whether the contract rounds."""
+    scalars = (PushConstant("eps_bits", f32=True), PushConstant("clip_bits", f32=True))
+    if residual:
+        return KernelSignature("reductions_triton", "rms_norm_residual",
+                               inputs=(Pointer("x", x), Pointer("w", "bf16"), Pointer("res", "f32")),
+                               output=Pointer("y", y),
+                               constants=(PushConstant("rows"), PushConstant("width"), *scalars,
+                                          PushConstant("weight_bits", f32=True), PushConstant("round_bf16")),
+                               constexprs=_ROWS)
+    return KernelSignature("reductions_triton", "rms_norm", inputs=(Pointer("x", x), Pointer("w", "bf16")),
+                           output=Pointer("y", y),
+                           constants=(PushConstant("rows"), PushConstant("width"), *scalars,
+                                      PushConstant("round_bf16")),
+                           constexprs=_ROWS + ("SILU",))
+
+
+#: The RMS norm's variants, by output: "f32" carrier, "bf16" for a matmul operand, "silu_bf16" the BF16
+#: matmul operand round(silu(norm)) (the light convolution's activation after its norm), "residual" =
+#: round(RES + norm * weight) (a conformer module's tail), "residual_bf16" the same reading X as BF16 (a
+#: GEMM kernel's result, handed over without an F32 pass): (file stem, signature, SiLU after the norm).
+#: The SiLU variant rounds to BF16 at the template's points whatever the contract says, so it serves
+#: only contracts that do.
+RMS_NORM_OUTPUTS: dict[str, tuple[str, KernelSignature, bool]] = {
+    "f32": ("rms_norm", _norm("f32", "f32", residual=False), False),
+    "bf16": ("rms_norm_bf16", _norm("f32", "bf16", residual=False), False),
+    "residual": ("rms_norm_residual", _norm("f32", "f32", residual=True), False),
+    "residual_bf16": ("rms_norm_residual_xbf16", _norm("bf16", "f32", residual=True), False),
+    "silu_bf16": ("rms_norm_silu_bf16", _norm("f32", "bf16", residual=False), True),
+}
+
+
+@dataclass(frozen=True)
+class RowKernel:
+    """A kernel over rows whose reduction follows the contract's schedule of `block_threads` threads,
+    `rows_per_workgroup` rows per workgroup."""
+
+    file: KernelFile
+
+    @property
+    def block_threads(self) -> int:
+        return int(self.file.constexpr("THREADS"))
+
+    @property
+    def rows_per_workgroup(self) -> int:
+        return int(self.file.constexpr("ROWS_PER_BLOCK"))
+
+    def workgroups(self, rows: int) -> int:
+        return -(-rows // self.rows_per_workgroup)
+
+
+def _row_kernel(stem: str, signature: KernelSignature, threads: int, warps: int, row_budget: int,
+                silu: bool | None = None) -> RowKernel:
+    """Each workgroup takes `row_budget` schedule threads' worth of rows; `silu`: the norm's SiLU
+    constexpr (None for a kernel without it)."""
+    rows = max(1, row_budget // threads)
+    constexprs = (("THREADS", threads), ("ROWS_PER_BLOCK", rows)) + ((("SILU", silu),) if silu is not None else ())
+    return RowKernel(KernelFile(f"{stem}_t{threads}_sm90", signature, warps, constexprs, bf16_rounding_only=bool(silu)))
+
+
+#: 4 warps, 2048 schedule threads' worth of rows per workgroup.
+LANE_SUMS_SM90 = {t: _row_kernel("lane_xor_sum", LANE_SUM, t, warps=4, row_budget=2048) for t in SCHEDULE_THREADS}
+
+#: 8 warps, since a workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
+RMS_NORMS_SM90 = {(output, t): _row_kernel(stem, signature, t, warps=8, row_budget=1024,
+                                           silu=silu if "SILU" in signature.constexprs else None)
+                  for output, (stem, signature, silu) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
+
+
+def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
+    """S = the 32-lane XOR sum of each row of [rows, width] in the schedule of `threads` threads with `reads`
+    reads each (of squares)."""
+    kernel = LANE_SUMS_SM90[threads]
+    return kernel.file.call(kernel.workgroups(rows), rows=rows, width=width, reads=reads, square=int(square))
+
+
+def rms_norm_call(output: str, threads: int, rows: int, width: int, w_dtype: str, eps: float, clip: float | None,
+                  rounds: bool, residual_weight: float | None = None) -> KernelCall | None:
+    """The scaled RMS norm variant `output` of [rows, width], its sum of squares in the schedule of `threads`
+    threads with 8 reads each, or None where it does not apply (weights in another dtype than the kernel
+    reads)."""
+    kernel = RMS_NORMS_SM90[output, threads]
+    signature = kernel.file.signature
+    if w_dtype != signature.input("w").dtype:
+        return None
+    constants = {"rows": rows, "width": width, "eps_bits": eps, "clip_bits": float("inf") if clip is None else clip,
+                 "round_bf16": int(rounds)}
+    if any(c.name == "weight_bits" for c in signature.constants):
+        if residual_weight is None:
+            raise ValueError(f"the RMS-norm variant {output!r} needs the residual weight")
+        constants["weight_bits"] = residual_weight
+    return kernel.file.call(kernel.workgroups(rows), **constants)
