@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
+from ..contracts.mel import HOST_MEL, MelFrontEnd
 from ..contracts.policy import NumericContract
 from .entries import EncodeEntry
 from .kernels import IREE_CODEGEN, LinkedKernels
+from .mel import MelEmitter, mel_tables
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
@@ -37,6 +39,9 @@ class AudioModuleSpec:
     quantized: frozenset[str] = frozenset()
     #: the committed Hopper kernels the module links (emitters/kernels.py select_kernels; none: IREE's own)
     kernels: LinkedKernels = IREE_CODEGEN
+    #: where the log-mel is computed: on the host (entries take features) or as the module's first stage
+    #: (entries take 16 kHz samples; contracts/mel.py)
+    mel: MelFrontEnd = HOST_MEL
 
     def __post_init__(self) -> None:
         if not self.frame_buckets:
@@ -65,7 +70,7 @@ class AudioModuleSpec:
             "buckets=" + ",".join(map(str, sorted(set(self.frame_buckets)))),
             "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
             f"quantization={self.quantization}", "quantized=" + ",".join(sorted(self.quantized)),
-            "kernels=" + self.kernels.identity,
+            "kernels=" + self.kernels.identity, "mel=" + self.mel.name,
         ])
 
     def digest(self) -> str:
@@ -78,6 +83,7 @@ class _Entry:
     b: int
     t: int
     valid: list[Func] = field(default_factory=list)
+    mel_front: Func | None = None
     mask_mel: Func | None = None
     mel_boundary: Func | None = None
     sscp: list[Func] = field(default_factory=list)
@@ -100,11 +106,14 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     ops = OpEmitter(module, contract, spec.kernels)
     weights = audio_weight_specs(cfg, spec.layout)
     stored, dequantized = _stored_weights(ops, spec, weights)
-    entries = [_build_entry(ops, cfg, spec.layout, frames, clips) for frames, clips in spec.entries]
+    entries = [_build_entry(ops, cfg, spec.layout, frames, clips, spec.mel) for frames, clips in spec.entries]
     block_weights = [[f"%{_symbol(f'conformer.{layer}.{name}')}" for name in BLOCK_WEIGHTS]
                      for layer in range(cfg.conf_num_hidden_layers)]
     calls = [f for e in entries for f in _entry_funcs(e)] + [d.func for d in dequantized]
-    module.add_raw("entry", "audio_encoder.mlir.j2", calls=calls, c=contract, weights=stored,
+    tables = mel_tables(spec.mel) if spec.mel.on_device else []
+    template = "audio_encoder_device_mel.mlir.j2" if spec.mel.on_device else "audio_encoder.mlir.j2"
+    module.add_raw("entry", template, calls=calls, c=contract, weights=stored, mel_tables=tables,
+                   mel_front_end=spec.mel.name,
                    dequantized=dequantized,
                    scope=PARAMETER_SCOPE, entries=entries, stages=spec.stages, mel=cfg.input_feat_size,
                    rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
@@ -153,13 +162,16 @@ def _symbol(logical: str) -> str:
 
 
 def _entry_funcs(e: _Entry) -> Sequence[Func]:
-    singles = [e.mask_mel, e.mel_boundary, e.input_proj, e.block, e.reduction, e.embed_soft, e.embed_hard, e.output]
+    singles = [e.mel_front, e.mask_mel, e.mel_boundary, e.input_proj, e.block, e.reduction, e.embed_soft, e.embed_hard, e.output]
     return [*e.valid, *e.sscp, *(f for f in singles if f is not None)]
 
 
-def _build_entry(ops: OpEmitter, cfg: AudioConfig, layout: WeightLayout, frames: int, clips: int) -> _Entry:
+def _build_entry(ops: OpEmitter, cfg: AudioConfig, layout: WeightLayout, frames: int, clips: int,
+                 mel: MelFrontEnd = HOST_MEL) -> _Entry:
     b, t = clips, frames
     e = _Entry(EncodeEntry(frames, clips), b, t)
+    if mel.on_device:
+        e.mel_front = MelEmitter(ops).front(b, t, mel)
     t0, t1 = cfg.sscp_frames(t, 0), cfg.sscp_frames(t, 1)
     s0 = cfg.sscp_conv_stride_size[0][0]
     e.valid = [ops.valid_mask(b, t, 1), ops.valid_mask(b, t0, s0), ops.valid_mask(b, t1, cfg.time_stride)]
