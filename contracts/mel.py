@@ -64,6 +64,13 @@ DEFAULT_MEL: dict[str, str] = {"llvm-cpu": "host", "cuda": "host"}
 DEFAULT_DFT: dict[str, str] = {"llvm-cpu": "matmul", "cuda": "matmul"}
 
 
+MEL_HELP = ("Where the log-mel features are computed: host (NumPy, bit-identical to transformers' feature "
+            "extractor; the artifact takes features) or device (the artifact's first stage, from 16 kHz samples; "
+            "device-matmul / device-rfft pick its DFT, device the target's: "
+            + ", ".join(f"{target} {method}" for target, method in DEFAULT_DFT.items()) + "). Default: "
+            + ", ".join(f"{target} {choice}" for target, choice in DEFAULT_MEL.items()) + ".")
+
+
 class MelChoiceError(ValueError):
     """An unknown `--mel` choice or target."""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
+from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
@@ -59,6 +60,7 @@ def write_atomically(path: Path, data: bytes) -> None:
               help="Numeric contract: where values are rounded and what contractions see.")
 @click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
               help=KERNELS_HELP)
+@click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help="--stage audio: " + MEL_HELP)
 @click.option("--cuda-arch", default=None,
               help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
                    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).")
@@ -71,12 +73,15 @@ def write_atomically(path: Path, data: bytes) -> None:
               help="Also write the StableHLO module that was compiled.")
 def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
          frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str, kernels: str,
-         cuda_arch: str | None, layout: str, stages: bool, output: Path, emit_mlir: Path | None) -> None:
+         mel: str | None, cuda_arch: str | None, layout: str, stages: bool, output: Path,
+         emit_mlir: Path | None) -> None:
     """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
 
     The module has one entry point `encode_f<frames>_c<clips>` per bucket, all sharing one set of
     weights that are IREE parameters named by checkpoint tensor (scope "model"): load it with the
-    checkpoint's safetensors files as parameters, e.g. `gemma3n-iree encode` does.
+    checkpoint's safetensors files as parameters, e.g. `gemma3n-iree encode` does. With `--mel device`
+    the entries take 16 kHz samples [clips, samples] and the real-sample count of each clip instead of
+    log-mel features and frame counts.
     """
     try:
         cfg = resolve_config(checkpoint, config_file, builtin)
@@ -89,16 +94,19 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
             emit, names, linked = emit_prefill_module, [e.symbol for e in spec.entry_points], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
                 raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
+            if mel is not None:
+                raise ValueError("--mel applies to --stage audio; prefill reads the encoder's embeddings")
         else:
             policy = get_contract(contract)
             linked = select_kernels(kernels, target, policy)
             spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
-                                   LAYOUTS[layout], stages, kernels=linked)
+                                   LAYOUTS[layout], stages, kernels=linked, mel=resolve_mel(mel, target.kind))
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()
         click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name}, kernels: "
-                   f"{linked.identity if linked.files else 'IREE code generation'} ...", err=True)
+                   f"{linked.identity if linked.files else 'IREE code generation'}"
+                   + (f", log-mel: {spec.mel.name}" if stage == "audio" else "") + " ...", err=True)
         mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
+from ..contracts.mel import MEL_CHOICES, MEL_HELP
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 
@@ -27,6 +28,7 @@ def _encoder_options(func):
         click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT,
                      show_default=True, help="Numeric contract the artifact is compiled under."),
         click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200)."),
+        click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help=MEL_HELP),
         click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
                      help=f"Frame buckets to compile (repeatable; default {' '.join(map(str, DEFAULT_FRAME_BUCKETS))})."),
         click.option("--clips-per-call", type=click.IntRange(1, 256), multiple=True,
@@ -59,8 +61,9 @@ def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) 
 
 
 def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, target: str, contract: str,
-                      cuda_arch: str | None, frame_buckets: tuple[int, ...], clips_per_call: tuple[int, ...],
-                      max_seconds: float | None, cache_dir: Path | None, artifact: Path | None) -> None:
+                      cuda_arch: str | None, mel: str | None, frame_buckets: tuple[int, ...],
+                      clips_per_call: tuple[int, ...], max_seconds: float | None, cache_dir: Path | None,
+                      artifact: Path | None) -> None:
     from .artifacts import ArtifactCache
     from .encode import AudioEncoder
 
@@ -68,9 +71,9 @@ def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, t
     encoder = AudioEncoder(checkpoint, target=target, contract=contract,
                            frame_buckets=frame_buckets or DEFAULT_FRAME_BUCKETS,
                            clips_per_call=clips_per_call or (1,), cuda_arch=cuda_arch,
-                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
+                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact, mel=mel)
     ready = time.perf_counter()
-    _say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s")
+    _say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
     clips = encoder.clips_from_files(audio, max_seconds)
     _say(f"{len(audio)} input(s) -> {len(clips)} clip(s) of at most 30 s")
     with click.progressbar(length=len(clips), label="encoding", file=sys.stderr) as bar:
@@ -198,6 +201,8 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200).")
 @click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
               help=KERNELS_HELP)
+@click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help=MEL_HELP + " With device, the timed "
+              "calls take 16 kHz samples and include the log-mel.")
 @click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
               help="Frame buckets (default 2997 = 30 s).")
 @click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True,
@@ -211,7 +216,7 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
 def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None, kernels: str,
-          frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
+          mel: str | None, frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
           artifact: Path | None, cache_dir: Path | None) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
     from .artifacts import ArtifactCache
@@ -226,7 +231,7 @@ def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cu
             write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
     encoder = AudioEncoder(checkpoint, target=target, contract=contract, frame_buckets=frame_buckets or (2997,),
                            clips_per_call=batches or (1, 8, 32), cuda_arch=cuda_arch, kernels=kernels,
-                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
+                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact, mel=mel)
     print_records(bench_entries(encoder.session, warmup=warmup, repeats=repeats))
 
 
@@ -283,7 +288,7 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
                               cache=cache, progress=_say, artifact=prefill_artifact,
                               encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
                                                "clips_per_call": options.get("clips_per_call") or (1,),
-                                               "artifact": options.get("artifact")})
+                                               "artifact": options.get("artifact"), "mel": options.get("mel")})
         if input_ids is None:
             result = runner.prefill(prompt or "", audio, chat=not no_chat_template, max_seconds=max_seconds)
         else:
@@ -368,12 +373,14 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
                                     cuda_arch=options["cuda_arch"], frame_buckets=options["frame_buckets"] or None,
                                     clips_per_call=widths, artifact=options["artifact"],
                                     cache_dir=options["cache_dir"], prefill=prefill, capacities=capacities or None,
-                                    prefill_artifact=prefill_artifact, limits=limits, progress=_say)
+                                    prefill_artifact=prefill_artifact, limits=limits, progress=_say,
+                                    mel=options["mel"])
     except (ValueError, SessionError) as exc:
         raise click.ClickException(str(exc)) from None
     except CompileError as exc:
         raise click.ClickException(f"compilation failed\n{exc}") from None
     info = server_info(scheduler, options["target"])
-    _say(f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)}; calls up to {scheduler.max_width} "
+    _say(f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "
+         f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
          f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}")
     run_server(scheduler, host=host, port=port, info=info, print_fn=_say)

@@ -1,9 +1,10 @@
 """Audio files in, the language model's audio embeddings out (the Python API behind `encode`).
 
 Each input is decoded, resampled to 16 kHz and cut into consecutive 30 s clips (never truncated);
-each clip's log-mel features are computed on their own, padded with zero frames into the smallest
-frame bucket that holds them, and run through the compiled artifact several clips per call.  A
-clip's rows therefore never depend on its neighbours or on the bucket it landed in.
+each clip's log-mel features are computed on their own (or, for an artifact that computes them
+itself, its samples are kept), padded with zeros into the smallest frame bucket that holds them, and
+run through the compiled artifact several clips per call.  A clip's rows therefore never depend on
+its neighbours or on the bucket it landed in.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
+from ..contracts.mel import resolve_mel
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
@@ -31,12 +33,21 @@ class EncodeError(ValueError):
 
 @dataclass(frozen=True)
 class Clip:
-    """One clip of at most 30 s: its log-mel frames and where it came from."""
+    """One clip of at most 30 s: what its call reads and where it came from."""
 
     source: int
     start_s: float
-    features: np.ndarray  # [frames, 128] float32
-    frames: int
+    features: np.ndarray | None  # [frames, 128] float32 log-mel; None where the artifact computes it
+    frames: int  # valid mel frames: the smallest bucket that holds them runs the clip
+    samples: np.ndarray | None = None  # [n] float32 16 kHz samples, for an artifact that computes the mel
+
+    def call_input(self) -> tuple[np.ndarray, int]:
+        """What the clip puts in its call slot: its samples and their number (device mel), or its
+        valid log-mel frames and their number."""
+        if self.samples is not None:
+            return self.samples, int(self.samples.shape[0])
+        assert self.features is not None, "a clip carries features or samples"
+        return self.features[:self.frames], self.frames
 
 
 @dataclass
@@ -82,12 +93,14 @@ class AudioEncoder:
     def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
                  frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS, clips_per_call: Sequence[int] = (1,),
                  cuda_arch: str | None = None, cache: ArtifactCache | None = None,
-                 progress: Progress | None = None, artifact: str | Path | None = None, kernels: str = "auto") -> None:
+                 progress: Progress | None = None, artifact: str | Path | None = None, kernels: str = "auto",
+                 mel: str | None = None) -> None:
         """Compile (or reuse from the cache) the artifact for `checkpoint` and load it.
 
         `kernels` picks the committed GPU kernels (emitters/kernels.py): "auto" links the Hopper
         kernels (GEMM, lane sums, RMS norms, attention, light convolution, SiLU) on sm_90, "iree"
-        keeps IREE's own code generation.
+        keeps IREE's own code generation. `mel` says where the log-mel is computed
+        (contracts/mel.py MEL_CHOICES; None: the target's default, DEFAULT_MEL).
 
         With `artifact`, a `.vmfb` compiled elsewhere (e.g. by `emit-gemma3n` on a build machine) is
         loaded instead and no compiler is needed; its entry points define the buckets.
@@ -99,23 +112,28 @@ class AudioEncoder:
         self.checkpoint.check_finite()  # NaN/Inf weights (or overflowing quantization scales) are refused
         self.config = self.checkpoint.config
         device = DEVICE_FOR_TARGET[target]
+        front_end = resolve_mel(mel, target)
         if artifact is None:
             compile_target, policy = parse_target(target, cuda_arch), get_contract(contract)
             spec = AudioModuleSpec(self.config, policy, tuple(frame_buckets), tuple(clips_per_call),
                                    self.checkpoint.layout, quantization=self.checkpoint.quantization,
                                    quantized=frozenset(self.checkpoint.quantized_names()),
-                                   kernels=select_kernels(kernels, compile_target, policy))
+                                   kernels=select_kernels(kernels, compile_target, policy), mel=front_end)
             built = (cache or ArtifactCache()).get_or_build(spec, compile_target,
                                                             self.checkpoint.schema_digest(), self.progress)
             artifact = built.path
         self.artifact = Path(artifact)
         self.session = AudioSession(self.artifact, self.checkpoint.files, device=device)
+        if mel is not None and self.session.mel != front_end:
+            raise EncodeError(f"{self.artifact}: the artifact computes its log-mel on the "
+                              f"{'device' if self.session.mel.on_device else 'host'} ({self.session.mel.name}), "
+                              f"not {front_end.name} as asked")
         self.frame_buckets = tuple(sorted({f for f, _ in self.session.buckets}))
         self.clips_per_call = tuple(sorted({c for _, c in self.session.buckets}))
 
     # ------------------------------------------------------------------ inputs
     def clips_from_files(self, paths: Iterable[str | Path], max_seconds: float | None = None) -> list[Clip]:
-        from .frontend import clip_features, load_audio
+        from .frontend import load_audio
 
         clips: list[Clip] = []
         for source, path in enumerate(paths):
@@ -123,9 +141,19 @@ class AudioEncoder:
             seconds = len(samples) / 16000.0
             if max_seconds is not None and seconds > max_seconds:
                 raise EncodeError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
-            for clip in clip_features(samples):
-                clips.append(Clip(source, float(clip.start_s), clip.features, int(clip.valid_frames)))
+            clips += self.clips_from_samples(samples, source)
         return clips
+
+    def clips_from_samples(self, samples: np.ndarray, source: int = 0) -> list[Clip]:
+        """16 kHz mono samples -> consecutive <= 30 s clips with what the artifact reads: each clip's
+        log-mel features (host mel) or its samples (device mel)."""
+        from .frontend import clip_features, num_frames, split_clips
+
+        if self.session.mel.on_device:
+            return [Clip(source, float(clip.start_s), None, num_frames(len(clip.samples))[1], clip.samples)
+                    for clip in split_clips(samples)]
+        return [Clip(source, float(clip.start_s), clip.features, int(clip.valid_frames))
+                for clip in clip_features(samples)]
 
     # ------------------------------------------------------------------ encoding
     def encode_clips(self, clips: Sequence[Clip], on_clip: Callable[[int], None] | None = None) -> EncodeResult:
@@ -137,13 +165,12 @@ class AudioEncoder:
         valid = np.zeros(n, np.int32)
         calls = plan_calls(clips, self.frame_buckets, self.clips_per_call)
         for bucket, width, members in calls:
-            mel = np.zeros((width, bucket, self.config.input_feat_size), np.float32)
-            frames = np.zeros(width, np.int32)
+            inputs = np.zeros((width, *self.session.input_shape(bucket)), np.float32)
+            counts = np.zeros(width, np.int32)
             for slot, index in enumerate(members):
-                clip = clips[index]
-                mel[slot, :clip.frames] = clip.features[:clip.frames]
-                frames[slot] = clip.frames
-            out = self.session.run(mel, frames)
+                rows, counts[slot] = clips[index].call_input()
+                inputs[slot, :len(rows)] = rows
+            out = self.session.run(inputs, counts)
             for slot, index in enumerate(members):
                 features[index] = out["audio_features"][slot]
                 hidden[index] = out["encoder_hidden"][slot]

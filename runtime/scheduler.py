@@ -21,10 +21,11 @@ Pipeline of one request (a :class:`Job`)::
   which replaces the slot's reservation.  Nothing is queued when it is refused.
 * **Front end** (a thread pool, never the device thread): decode the bytes with `decode.decode_audio`
   exactly as the CLI decodes the same bytes from a file, cut 30 s clips and compute each clip's
-  log-mel on its own (`frontend.clip_features`, what `AudioEncoder.clips_from_files` does), and for
-  prefill expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it
-  needs if it is not built yet (so a first-time entry never stalls the device thread).  Each clip then
-  waits in the queue of its frame bucket.
+  log-mel on its own, or keep its samples for an artifact that computes the mel
+  (`AudioEncoder.clips_from_samples`, what `AudioEncoder.clips_from_files` does), and for prefill
+  expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it needs if it
+  is not built yet (so a first-time entry never stalls the device thread).  Each clip then waits in
+  the queue of its frame bucket.
 * **Device** (one thread owns the `AudioSession`, whose IREE calls are synchronous): as soon as work is
   ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket may run once it fills
   a call of the widest allowed width, once its oldest clip has waited `max_wait_s`, or at once when no
@@ -73,9 +74,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from .encode import EncodeError, choose_bucket
 from .decode import AudioError, AudioInfo, decode_audio, probe_audio
-from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE, clip_features
+from .encode import Clip, EncodeError, choose_bucket
+from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -215,7 +216,7 @@ class Job:
 class _ClipWork:
     job: Job
     index: int
-    features: np.ndarray
+    clip: Clip | None  # its features or samples (encode.Clip); None once copied into a call
     frames: int
     ready: float
 
@@ -323,7 +324,7 @@ class Scheduler:
             self.widths[bucket] = tuple(allowed)
         self.max_width = max(w[0] for w in self.widths.values())
         cfg = encoder.config
-        self._mel_bins = cfg.input_feat_size
+        self._mel_bins = cfg.input_feat_size  # the memory bound's features (the samples are counted anyway)
         self._row_bytes = AUDIO_SOFT_TOKENS_PER_CLIP * (cfg.text_hidden_size + cfg.hidden_size) * 4 + 16
         if prefill is not None:
             self._prefill_token_bytes = (prefill.text.hidden_size + prefill.text.ple_width) * 4 + 8
@@ -717,7 +718,7 @@ class Scheduler:
             job.audio_seconds = samples / SAMPLE_RATE
             job.ids = ids
             job.starts = [float(np.float32(c.start_s)) for c in clips]
-            job.frames = [int(c.valid_frames) for c in clips]
+            job.frames = [c.frames for c in clips]
             job.buckets = [choose_bucket(f, self.frame_buckets) for f in job.frames]
             cfg = self.encoder.config
             n = len(clips)
@@ -730,7 +731,7 @@ class Scheduler:
             now = time.monotonic()
             job.times["queued_clips"] = now
             for i, clip in enumerate(clips):
-                self._ready[job.buckets[i]].append(_ClipWork(job, i, clip.features, job.frames[i], now))
+                self._ready[job.buckets[i]].append(_ClipWork(job, i, clip, job.frames[i], now))
             self._cond.notify_all()
 
     def _features(self, job: Job, data: bytes | bytearray):
@@ -739,9 +740,9 @@ class Scheduler:
         if seconds > self.limits.max_seconds:
             raise BadInput(f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
                            f"{self.limits.max_seconds:g} s", code="too_long", status=413)
-        clips = clip_features(samples)
+        clips = self.encoder.clips_from_samples(samples)
         for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
-            choose_bucket(int(clip.valid_frames), self.frame_buckets)
+            choose_bucket(clip.frames, self.frame_buckets)
         return clips, samples.shape[0]
 
     def _expand(self, job: Job, clips: int) -> np.ndarray:
@@ -822,21 +823,22 @@ class Scheduler:
 
     def _run_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> None:
         started = time.monotonic()
-        mel = np.zeros((width, bucket, self._mel_bins), np.float32)
-        frames = np.zeros(width, np.int32)
+        inputs = np.zeros((width, *self.session.input_shape(bucket)), np.float32)
+        counts = np.zeros(width, np.int32)
         with self._lock:
             for item in items:
                 if "device" not in item.job.times:
                     item.job.times["device"] = started
                     self._to_device.append(started - item.job.submitted)
         for slot, item in enumerate(items):
-            mel[slot, :item.frames] = item.features[:item.frames]
-            frames[slot] = item.frames
-            item.features = None  # the call holds its own copy
+            assert item.clip is not None
+            rows, counts[slot] = item.clip.call_input()
+            inputs[slot, :len(rows)] = rows
+            item.clip = None  # the call holds its own copy
         for item in items:
             self._hook("device", item.job)
         try:
-            out = self.session.run(mel, frames)
+            out = self.session.run(inputs, counts)
         except Exception as exc:
             log.exception("encoder call %dx%d failed", bucket, width)
             error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")

@@ -482,7 +482,8 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
                     clips_per_call: Sequence[int] | None = None, artifact: str | Path | None = None,
                     cache_dir: str | Path | None = None, prefill: bool = True,
                     capacities: Sequence[int] | None = None, prefill_artifact: str | Path | None = None,
-                    limits: Limits | None = None, progress: Callable[[str], None] | None = None) -> Scheduler:
+                    limits: Limits | None = None, progress: Callable[[str], None] | None = None,
+                    mel: str | None = None) -> Scheduler:
     """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
     prefill stage; returns a scheduler that is not started yet."""
     from ..config import DEFAULT_FRAME_BUCKETS
@@ -496,7 +497,7 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
     encoder = AudioEncoder(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
                            frame_buckets=tuple(frame_buckets or DEFAULT_FRAME_BUCKETS),
                            clips_per_call=tuple(clips_per_call or (1,)), cuda_arch=cuda_arch, cache=cache,
-                           progress=say, artifact=artifact)
+                           progress=say, artifact=artifact, mel=mel)
     runner, why = None, None
     if not prefill:
         why = "disabled (--no-prefill)"
@@ -523,7 +524,7 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
 def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, Any]:
     encoder = scheduler.encoder
     return {"target": target, "artifact": str(encoder.artifact),
-            "entries": [list(e) for e in scheduler.session.buckets],
+            "entries": [list(e) for e in scheduler.session.buckets], "mel": scheduler.session.mel.name,
             "frame_buckets": list(scheduler.frame_buckets), "max_batch_clips": scheduler.max_width,
             "max_queue": scheduler.limits.max_queue, "max_upload_bytes": scheduler.limits.max_upload_bytes,
             "max_concurrent_uploads": scheduler.limits.max_concurrent_uploads,
