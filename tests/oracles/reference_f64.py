@@ -172,6 +172,41 @@ def embed(x: Array, w: dict[str, Array], norm: str, eps: float) -> tuple[Array, 
     return n, lin, rms_norm(lin, None, eps)
 
 
+def mel_filterbank_f64(sample_rate: int = 16000, fft_length: int = 1024, mels: int = 128, f_min: float = 125.0,
+                       f_max: float = 7600.0) -> Array:
+    """HTK mel filterbank [fft_length // 2 + 1, mels], triangles with no norm (spec section 2.2)."""
+    bins = np.arange(fft_length // 2 + 1) * (sample_rate / fft_length)
+    hz = 700.0 * (10.0 ** (np.linspace(2595.0 * np.log10(1.0 + f_min / 700.0),
+                                       2595.0 * np.log10(1.0 + f_max / 700.0), mels + 2) / 2595.0) - 1.0)
+    lower, centre, upper = hz[:-2], hz[1:-1], hz[2:]
+    rising = (bins[:, None] - lower) / (centre - lower)
+    falling = (upper - bins[:, None]) / (upper - centre)
+    return np.maximum(0.0, np.minimum(rising, falling))
+
+
+def log_mel_f64(samples: Array, window_size: int = 513, hop: int = 160, frame: int = 512, fft_length: int = 1024,
+                pad_multiple: int = 128, preemphasis: float = 0.97, floor: float = 1e-5) -> tuple[Array, int]:
+    """The feature extractor in float64 for one clip (spec section 2.4): ([T, 128] log-mel, valid frames).
+
+    The clip is zero-padded to a multiple of 128 samples (at least one 513-sample window, as the
+    project's front end does for very short clips), framed without centering, HTK pre-emphasised on
+    the first 512 samples of each window, times the periodic Hann window, |rfft(n=1024)|, mel, then
+    log(max(mel, 1e-5)). Valid frames: ceil(N / hop), at most T.
+    """
+    x = np.asarray(samples, np.float64)
+    n = x.shape[0]
+    padded = max(-(-n // pad_multiple) * pad_multiple, -(-window_size // pad_multiple) * pad_multiple)
+    x = np.concatenate([x, np.zeros(padded - n)])
+    frames = (padded - window_size) // hop + 1
+    windows = x[np.arange(frames)[:, None] * hop + np.arange(window_size)[None, :]]
+    emphasised = np.concatenate([windows[:, :1] * (1.0 - preemphasis),
+                                 windows[:, 1:frame] - preemphasis * windows[:, :frame - 1]], axis=1)
+    hann = 0.5 * (1.0 - np.cos(2.0 * np.pi * np.arange(frame) / frame))
+    spectrum = np.abs(np.fft.rfft(emphasised * hann, n=fft_length, axis=-1))
+    log_mel = np.log(np.maximum(spectrum @ mel_filterbank_f64(fft_length=fft_length), floor))
+    return log_mel, min(-(-n // hop), frames)
+
+
 def forward_f64(weights: dict[str, Array], mel: Array, cfg: dict[str, Any]) -> dict[str, Array]:
     """Run SSCP, the conformer stack, the time reduction and embed_audio (soft and hard paths).
 
