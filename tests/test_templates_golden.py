@@ -26,9 +26,11 @@ import pytest
 
 from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import BF16_MIN
+from gemma3n_iree.contracts.mel import MelFrontEnd
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import IREE_CODEGEN, LinkedKernels, select_kernels
+from gemma3n_iree.emitters.mel import MelEmitter
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import (
@@ -82,6 +84,14 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("mlx_rms_norm", "mlx_rms_norm", lambda o: o.mlx_rms_norm(6, 256, EPS)),
     ("token_merge", "token_merge", lambda o: o.token_merge(8, 48, 128, 262272, 188)),
     ("dense_ple", "dense_ple", lambda o: o.dense_ple(8, 48, 2, 256, EPS)),
+    # the device log-mel front end (emitters/mel.py): 2 clips of a 4-frame bucket (1152 samples)
+    ("mel_frame_counts", "MelEmitter.frame_counts", lambda o: MelEmitter(o).frame_counts(2)),
+    ("mel_framing", "MelEmitter.framing", lambda o: MelEmitter(o).framing(2, 4)),
+    ("mel_dft_matmul", "MelEmitter.dft", lambda o: MelEmitter(o).dft(2, 4, "matmul")),
+    ("mel_dft_rfft", "MelEmitter.dft", lambda o: MelEmitter(o).dft(2, 4, "rfft")),
+    ("mel_magnitude", "MelEmitter.magnitude", lambda o: MelEmitter(o).magnitude(2, 4)),
+    ("mel_log", "MelEmitter.log_mel", lambda o: MelEmitter(o).log_mel(2, 4)),
+    ("mel_front", "MelEmitter.front", lambda o: MelEmitter(o).front(2, 4, MelFrontEnd("matmul"))),
 ]
 
 
@@ -113,7 +123,8 @@ def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_C
 
 
 def test_every_op_family_has_a_golden_case():
-    methods = {name for name, _ in inspect.getmembers(OpEmitter, inspect.isfunction) if not name.startswith("_")}
+    methods = {prefix + name for cls, prefix in ((OpEmitter, ""), (MelEmitter, "MelEmitter."))
+               for name, _ in inspect.getmembers(cls, inspect.isfunction) if not name.startswith("_")}
     assert methods == {method for _, method, _ in CASES + KERNEL_CASES}
 
 
@@ -132,7 +143,8 @@ def test_every_template_is_rendered_by_a_golden_case():
         for _, kernels, _, _, build in ALL_CASES:
             rendered(build, kernels)
     templates = {p.name for p in TEMPLATE_DIR.glob("*.mlir.j2")}
-    entries = {"audio_encoder.mlir.j2", "prefill_entry.mlir.j2", "probe_entry.mlir.j2"}  # module fragments
+    entries = {"audio_encoder.mlir.j2", "audio_encoder_device_mel.mlir.j2", "prefill_entry.mlir.j2",
+               "probe_entry.mlir.j2"}  # module fragments
     partials = {"_macros.mlir.j2", "rms_norm.normalize.mlir.j2"}  # imported or included by every variant
     assert templates - entries - partials == used
 
