@@ -277,3 +277,51 @@ def device_log_mel(samples: np.ndarray, counts: np.ndarray, frames: int, dft: st
     mel = log_floor(mel_power(magnitude(*DFTS[dft](y, arithmetic)), arithmetic))
     assert mel.shape[-1] == N_MELS
     return mel, frame_counts(counts)
+
+
+# ---------------------------------------------------------------------------------------------- error bound
+_U = 2.0 ** -24  # F32 unit roundoff
+
+
+def _gamma(n: int) -> float:
+    return n * _U / (1 - n * _U)
+
+
+def float64_log_mel(y: np.ndarray) -> np.ndarray:
+    """Steps 5-8 in float64 on windowed F32 frames [..., 512]: the value the device approximates."""
+    power = np.abs(np.fft.rfft(np.asarray(y, np.float64), n=FFT_LENGTH, axis=-1)) @ mel_filterbank()
+    return np.log(np.maximum(power, MEL_FLOOR))
+
+
+def error_bound(y: np.ndarray, dft: str) -> np.ndarray:
+    """Per log-mel value, the largest distance from `float64_log_mel(y)` that the front end's F32
+    operations allow in any accumulation order (steps 1-4 are exact, so the frames are common):
+
+    * DFT, per frame and bin: ``matmul``, re and im are each a 512-term F32 dot product with table
+      entries within u of cos/sin, so |dX| <= sqrt(2) (gamma_512 + 2u) sum|y|; ``rfft``, radix-2 with
+      twiddles within sqrt(2) u: ||dX||_2 <= log2(N) eta / (1 - log2(N) eta) sqrt(N) ||y||_2 with
+      eta = sqrt(2) u + gamma_4 (sqrt(2) + sqrt(2) u) (Higham, Accuracy and Stability of Numerical
+      Algorithms, 2nd ed., thm 24.2);
+    * magnitude: that, plus u |X| for the F32 rounding (the F64 arithmetic adds below 2^-50);
+    * mel: sum_k fb |d mag_k| + (gamma_513 + 2u) sum_k fb (|X_k| + d mag_k) (F32 sum, F32 filterbank);
+    * log: both values lie in [log max(m - b, floor), log max(m + b, floor)], plus u |log| for the F32
+      rounding.
+    """
+    y64 = np.asarray(y, np.float64)
+    if dft == "matmul":
+        dft_error = math.sqrt(2) * (_gamma(FRAME_LENGTH) + 2 * _U) * np.abs(y64).sum(-1, keepdims=True)
+    elif dft == "rfft":
+        stages = math.log2(FFT_LENGTH)
+        eta = math.sqrt(2) * _U + _gamma(4) * (math.sqrt(2) + math.sqrt(2) * _U)
+        dft_error = (stages * eta / (1 - stages * eta) * math.sqrt(FFT_LENGTH)
+                     * np.linalg.norm(y64, axis=-1, keepdims=True))
+    else:
+        raise MelChoiceError(f"unknown DFT method {dft!r}; choose one of {', '.join(DFT_METHODS)}")
+    magnitude = np.abs(np.fft.rfft(y64, n=FFT_LENGTH, axis=-1))
+    d_mag = dft_error + _U * (magnitude + dft_error)
+    fb = mel_filterbank()
+    power = magnitude @ fb
+    bound = d_mag @ fb + (_gamma(BINS) + 2 * _U) * ((magnitude + d_mag) @ fb)
+    upper = np.log(np.maximum(power + bound, MEL_FLOOR))
+    lower = np.log(np.maximum(power - bound, MEL_FLOOR))
+    return (upper - lower) + _U * np.abs(upper) + 1e-12

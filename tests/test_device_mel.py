@@ -7,13 +7,12 @@
   adds, fused butterflies) bit for bit, for both DFTs, on tiny cases and on real speech; a clip's rows
   depend neither on its slot, its call's other clips, nor its bucket.
 * Against the float64 evaluation of the same frames, every device log-mel value is within the rigorous
-  error bound of its F32 operations (`rigorous_bound` derives it), and against the host (bit-identical
-  to transformers) the measured distances are asserted: `HOST_BOUNDS`.
+  error bound of its F32 operations (`contracts.mel.error_bound` derives it), and against the host
+  (bit-identical to transformers) the measured distances are asserted: `HOST_BOUNDS`.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -32,11 +31,10 @@ from oracles.reference_f64 import mel_filterbank_f64  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SPEECH = {"speech_16k": DATA / "speech_16k.wav", "sample_speech": fe.SAMPLE_SPEECH}
-U = 2.0 ** -24
 
 
-def gamma(n: int) -> float:
-    return n * U / (1 - n * U)
+def test_the_filterbank_is_the_spec_filterbank():
+    np.testing.assert_array_equal(fe.mel_filterbank(), mel_filterbank_f64())
 
 
 # ---------------------------------------------------------------------------------------------- counts and widths
@@ -166,44 +164,8 @@ def test_a_clips_rows_depend_on_neither_its_call_nor_its_bucket():
 
 
 # ---------------------------------------------------------------------------------------------- bounds
-def float64_log_mel(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Steps 5-8 in float64 on the F32 frames: (log-mel, mel power)."""
-    power = np.abs(np.fft.rfft(np.asarray(y, np.float64), n=fe.FFT_LENGTH, axis=-1)) @ mel_filterbank_f64()
-    return np.log(np.maximum(power, fe.MEL_FLOOR)), power
-
-
-def rigorous_bound(y: np.ndarray, dft: str) -> np.ndarray:
-    """Per log-mel value, the largest distance from the float64 evaluation of the same frames that the
-    front end's F32 operations allow, in any accumulation order:
-
-    * DFT (per frame, every bin): ``matmul``, each of re and im is a 512-term F32 dot product of
-      table entries within u of cos/sin, so |dX| <= sqrt(2) (gamma_512 + 2u) sum|y|; ``rfft``, radix-2
-      with twiddles within sqrt(2) u: ||dX||_2 <= log2(N) eta / (1 - log2(N) eta) sqrt(N) ||y||_2,
-      eta = sqrt(2) u + gamma_4 (sqrt(2) + sqrt(2) u) (Higham, Accuracy and Stability, thm 24.2);
-    * magnitude: the DFT error, plus u |X| for the F32 rounding (F64 arithmetic: below 2^-50);
-    * mel: sum_k fb |d mag_k| + (gamma_513 + 2u) sum_k fb (|X_k| + d mag_k) (F32 sum, F32 filterbank);
-    * log: both values lie in [max(m - b, floor), max(m + b, floor)], then u |log| for the F32 rounding.
-    """
-    y64 = np.asarray(y, np.float64)
-    if dft == "matmul":
-        dft_error = math.sqrt(2) * (gamma(512) + 2 * U) * np.abs(y64).sum(-1, keepdims=True)
-    else:
-        stages = math.log2(fe.FFT_LENGTH)
-        eta = math.sqrt(2) * U + gamma(4) * (math.sqrt(2) + math.sqrt(2) * U)
-        dft_error = (stages * eta / (1 - stages * eta) * math.sqrt(fe.FFT_LENGTH)
-                     * np.linalg.norm(y64, axis=-1, keepdims=True))
-    magnitude = np.abs(np.fft.rfft(y64, n=fe.FFT_LENGTH, axis=-1))
-    d_mag = dft_error + U * (magnitude + dft_error)
-    fb = mel_filterbank_f64()
-    power = magnitude @ fb
-    bound = d_mag @ fb + (gamma(513) + 2 * U) * ((magnitude + d_mag) @ fb)
-    upper = np.log(np.maximum(power + bound, fe.MEL_FLOOR))
-    lower = np.log(np.maximum(power - bound, fe.MEL_FLOOR))
-    return (upper - lower) + U * np.abs(upper) + 1e-12
-
-
 #: Measured device-vs-host distances over the valid frames, asserted with ~1.5x headroom (the rigorous
-#: bound above is what every value must meet; these guard against regressions): (max |diff| of log-mel,
+#: bound is what every value must meet; these guard against regressions): (max |diff| of log-mel,
 #: i.e. the largest relative error of a mel power; max F32 ULP distance; BF16-rounded values that differ;
 #: values compared). Why they are this size: the device DFT errs by about u * sum|y| in every bin whatever
 #: the bin's own energy, so its relative error grows in bins far below a frame's loudest (the tiny cases'
@@ -235,8 +197,8 @@ def test_device_mel_within_its_bound_and_close_to_the_host(dft, which):
     batch, counts = padded_batch(clips, frames)
     got, valid = compiled_front(dft, len(clips), frames)(batch, counts)
     y = M.windowed_frames(batch, counts, frames)
-    exact, _ = float64_log_mel(y)
-    bound = rigorous_bound(y, dft)
+    exact = M.float64_log_mel(y)
+    bound = M.error_bound(y, dft)
     device, host = [], []
     for i, clip in enumerate(clips):
         rows = slice(0, int(valid[i]))
