@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -27,10 +26,8 @@ from gemma3n_iree.runtime import frontend as fe
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import probe  # noqa: E402
+from oracles.mel_cases import TINY_FRAMES, case, distances, padded_batch, speech, tiny_clips  # noqa: E402
 from oracles.reference_f64 import mel_filterbank_f64  # noqa: E402
-
-DATA = Path(__file__).parent / "data"
-SPEECH = {"speech_16k": DATA / "speech_16k.wav", "sample_speech": fe.SAMPLE_SPEECH}
 
 
 def test_the_filterbank_is_the_spec_filterbank():
@@ -57,35 +54,6 @@ def test_a_buckets_sample_width_is_the_longest_clip_it_takes():
 
 
 # ---------------------------------------------------------------------------------------------- inputs
-def padded_batch(clips: list[np.ndarray], frames: int, garbage_seed: int | None = 5) -> tuple[np.ndarray, np.ndarray]:
-    """[len(clips), S] samples (random garbage past each clip: the front end must ignore it) and counts."""
-    width = M.samples_for_frames(frames)
-    rng = np.random.default_rng(garbage_seed)
-    batch = (rng.normal(0, 1, (len(clips), width)) if garbage_seed is not None
-             else np.zeros((len(clips), width))).astype(np.float32)
-    for i, clip in enumerate(clips):
-        batch[i, :len(clip)] = clip
-    return batch, np.array([len(c) for c in clips], np.int32)
-
-
-def tiny_clips(frames: int) -> list[np.ndarray]:
-    """Noise over the whole bucket, a chirp, silence, one sample, a 513-sample window, an empty slot."""
-    rng = np.random.default_rng(0)
-    n = M.samples_for_frames(frames)
-    t = np.arange(n) / fe.SAMPLE_RATE
-    return [rng.normal(0, 0.3, n).astype(np.float32),
-            (0.5 * np.sin(2 * np.pi * (200 + 3000 * t) * t)).astype(np.float32)[:n - 300],
-            np.zeros(700, np.float32), np.array([0.25], np.float32), rng.uniform(-1, 1, 513).astype(np.float32),
-            np.zeros(0, np.float32)]
-
-
-TINY_FRAMES = 9
-
-
-def speech(name: str) -> np.ndarray:
-    return fe.load_audio(SPEECH[name])[0]
-
-
 def host_frames(samples: np.ndarray) -> np.ndarray:
     """transformers' steps up to the window, written out as the extractor does them (spec section 2.4)."""
     n = len(samples)
@@ -101,8 +69,7 @@ def host_frames(samples: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("which", ["tiny", "speech_16k"])
 def test_emulated_frames_are_the_host_frames_bit_for_bit(which):
-    clips = tiny_clips(TINY_FRAMES)[:-1] if which == "tiny" else [speech(which)]
-    for clip in clips:
+    for clip in [c for c in case(which)[0] if len(c)]:
         frames = fe.num_frames(len(clip))[0]
         batch, counts = padded_batch([clip], frames)
         np.testing.assert_array_equal(M.windowed_frames(batch, counts, frames)[0].view(np.uint32),
@@ -144,8 +111,7 @@ def test_front_pieces_equal_the_emulation_bit_for_bit(dft):
 @pytest.mark.parametrize("dft", M.DFT_METHODS)
 @pytest.mark.parametrize("which", ["tiny", "speech_16k", "sample_speech"])
 def test_front_equals_the_emulation_bit_for_bit(dft, which):
-    clips = tiny_clips(TINY_FRAMES) if which == "tiny" else [speech(which)]
-    frames = TINY_FRAMES if which == "tiny" else fe.num_frames(len(clips[0]))[0]
+    clips, frames = case(which)
     batch, counts = padded_batch(clips, frames)
     got, got_frames = compiled_front(dft, len(clips), frames)(batch, counts)
     want, want_frames = M.device_log_mel(batch, counts, frames, dft, M.TARGET_ARITHMETIC["llvm-cpu"])
@@ -183,17 +149,11 @@ HOST_BOUNDS = {
 }
 
 
-def distances(got: np.ndarray, want: np.ndarray) -> tuple[float, int, int]:
-    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
-    differ = int((got.astype(ml_dtypes.bfloat16) != want.astype(ml_dtypes.bfloat16)).sum())
-    return float(np.abs(got - want).max()), int(ulps.max()), differ
-
-
 @pytest.mark.parametrize("dft", M.DFT_METHODS)
 @pytest.mark.parametrize("which", ["tiny", "speech_16k", "sample_speech"])
 def test_device_mel_within_its_bound_and_close_to_the_host(dft, which):
-    clips = tiny_clips(TINY_FRAMES)[:-1] if which == "tiny" else [speech(which)]
-    frames = TINY_FRAMES if which == "tiny" else fe.num_frames(len(clips[0]))[0]
+    clips, frames = case(which)
+    clips = [c for c in clips if len(c)]  # the empty slot has no host features
     batch, counts = padded_batch(clips, frames)
     got, valid = compiled_front(dft, len(clips), frames)(batch, counts)
     y = M.windowed_frames(batch, counts, frames)
@@ -207,7 +167,8 @@ def test_device_mel_within_its_bound_and_close_to_the_host(dft, which):
         device.append(got[i, rows])
         host.append(fe.log_mel(clip)[0][rows])
     device_all, host_all = np.concatenate(device), np.concatenate(host)
-    max_abs, max_ulp, differ = distances(device_all, host_all)
+    measured = distances(device_all, host_all)
+    max_abs, max_ulp, differ = measured["max_abs"], measured["max_ulp"], measured["bf16_differ"]
     limit_abs, limit_ulp, limit_differ, size = HOST_BOUNDS[(dft, which)]
     print(f"\n{dft} {which}: device vs host max abs {max_abs:.3g}, max ulp {max_ulp}, "
           f"BF16 differing {differ} of {device_all.size}")

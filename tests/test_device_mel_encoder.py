@@ -31,18 +31,13 @@ from audio_artifacts import load_session  # noqa: E402
 from oracles.configs import TINY  # noqa: E402
 from oracles.hf_oracle import make_hf_modules, run_hf, state_dict_hf_names  # noqa: E402
 from oracles.reference_f64 import forward_f64, log_mel_f64  # noqa: E402
-from test_device_mel import SPEECH  # noqa: E402
+from oracles.mel_cases import chirp, speech  # noqa: E402
 
 CFG = AudioConfig.from_mapping(TINY, source="tests/oracles/configs.py TINY")
 DEVICE = M.MelFrontEnd("matmul")
 
 
-def chirp(seconds: float = 3.0) -> np.ndarray:
-    t = np.arange(int(seconds * fe.SAMPLE_RATE)) / fe.SAMPLE_RATE
-    return (0.5 * np.sin(2 * np.pi * (200 + 3000 * t) * t)).astype(np.float32)
-
-
-CLIPS = {"speech": fe.load_audio(SPEECH["speech_16k"])[0], "chirp": chirp()}
+CLIPS = {"speech": speech("speech_16k"), "chirp": chirp()}
 BUCKET = max(fe.num_frames(len(c))[0] for c in CLIPS.values())  # one bucket for every case
 
 
