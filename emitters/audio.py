@@ -162,7 +162,8 @@ def _symbol(logical: str) -> str:
 
 
 def _entry_funcs(e: _Entry) -> Sequence[Func]:
-    singles = [e.mel_front, e.mask_mel, e.mel_boundary, e.input_proj, e.block, e.reduction, e.embed_soft, e.embed_hard, e.output]
+    singles = [e.mel_front, e.mask_mel, e.mel_boundary, e.input_proj, e.block, e.reduction, e.embed_soft,
+               e.embed_hard, e.output]
     return [*e.valid, *e.sscp, *(f for f in singles if f is not None)]
 
 

@@ -24,7 +24,7 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
-from ..contracts.mel import HOST_MEL, MelChoiceError, MelFrontEnd, mel_from_reflection, samples_for_frames
+from ..contracts.mel import MelChoiceError, MelFrontEnd, mel_from_reflection, samples_for_frames
 from ..emitters.entries import EncodeEntry, EntryPoint, EntryReflectionError
 
 T = TypeVar("T")
@@ -114,9 +114,9 @@ class EntryInfo:
     clips: int
     outputs: tuple[str, ...]
     contract: str
-    #: where the entry's log-mel is computed: its first input is then [clips, *input_shape] (AudioSession)
-    mel: MelFrontEnd = HOST_MEL
-    input_shape: tuple[int, ...] = ()
+    #: where the entry's log-mel is computed, and one clip's first input: (frames, mel bins) or (samples,)
+    mel: MelFrontEnd
+    input_shape: tuple[int, ...]
 
 
 class LoadedProgram:

@@ -1,8 +1,8 @@
 """`--mel device` through the command lines, the Python API and the server (tiny configuration, llvm-cpu).
 
 One tiny device-mel artifact (64-frame bucket, 1 or 2 clips per call) is compiled by `emit-gemma3n --mel
-device`; `encode`, `bench`, the Python API and a scheduler load it. `encode` writes what the API returns,
-bit for bit; a request through the scheduler equals the same file encoded alone; asking for the other
+device`; `bench`, the Python API and a scheduler load it, and `encode --mel device` compiles its own
+through the artifact cache (the README's form). `encode` writes what the API returns, bit for bit; a request through the scheduler equals the same file encoded alone; asking for the other
 front end than the artifact's is one clear error. Also `emit-gemma3n --stage prefill`, which the README
 shows.
 """
@@ -78,13 +78,13 @@ def test_emit_device_mel_module(emitted, checkpoint):
         session.run(np.zeros((1, samples_for_frames(64)), np.float32), np.array([10753], np.int32))
 
 
-def test_encode_with_the_device_mel_equals_the_api(workdir, checkpoint, clips, emitted):
-    _, vmfb, _ = emitted
-    output = workdir / "device.npz"
-    result = invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--mel", "device",
-                                "-o", output, *clips])
+def test_encode_with_the_device_mel_equals_the_api(workdir, checkpoint, clips):
+    output, cache = workdir / "device.npz", workdir / "cache"
+    result = invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--mel", "device", "--frames", 64,
+                                "--clips-per-call", 2, "--cache-dir", cache, "-o", output, *clips])
     assert result.exit_code == 0, result.output
     assert "(log-mel: device-matmul)" in result.output
+    (vmfb,) = cache.glob("*.vmfb")
     want = AudioEncoder(checkpoint, artifact=vmfb).encode_files(clips)
     with np.load(output) as data:
         assert sorted(data.files) == sorted(OUTPUTS)
