@@ -246,11 +246,10 @@ def part_tiny_parity(job: dict) -> dict:
     return record
 
 
-def part_e4b_time(job: dict, out_dir: Path) -> dict:
+def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
     from gemma3n_iree.runtime.frontend import clip_features
     from gemma3n_iree.runtime.session import AudioSession
 
-    checkpoint = Path("/tmp/ckpt")
     if not (checkpoint / "model.safetensors").is_file():
         from gemma3n_iree.config import builtin_config
         from gemma3n_iree.runtime.synthetic import write_random_checkpoint
@@ -287,7 +286,7 @@ def part_e4b_time(job: dict, out_dir: Path) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- run
-def run(target: str, out_dir: Path, timeout: int) -> None:
+def run(target: str, out_dir: Path, timeout: int, checkpoint: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     listed = json.loads((artifacts(target) / "jobs.json").read_text())
     records = []
@@ -295,8 +294,8 @@ def run(target: str, out_dir: Path, timeout: int) -> None:
         for job in listed:
             started = time.perf_counter()
             try:
-                proc = subprocess.run([sys.executable, __file__, "part", json.dumps(job), "--out", str(out_dir)],
-                                      capture_output=True, text=True, timeout=timeout)
+                proc = subprocess.run([sys.executable, __file__, "part", json.dumps(job), "--out", str(out_dir),
+                                       "--checkpoint", str(checkpoint)], capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
                 proc = subprocess.CompletedProcess([], 124, "", f"timed out after {timeout} s")
             lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -362,15 +361,18 @@ def main() -> None:
     p = sub.add_parser("part", help="one measurement (what `run` starts per artifact)")
     p.add_argument("job")
     p.add_argument("--out", type=Path, default=Path("/tmp/out"))
+    for command in (r, p):
+        command.add_argument("--checkpoint", type=Path, default=Path("/tmp/ckpt"),
+                             help="the random E4B checkpoint (written there, seed 0, when missing)")
     args = parser.parse_args()
     if args.command == "build":
         build(args.target, args.arch, tuple(args.batches), args.repeats)
     elif args.command == "run":
-        run(args.target, args.out, args.timeout)
+        run(args.target, args.out, args.timeout, args.checkpoint)
     else:
         job = json.loads(args.job)
         parts = {"front": part_front, "front-time": part_front_time, "tiny-parity": part_tiny_parity,
-                 "e4b-time": lambda j: part_e4b_time(j, args.out)}
+                 "e4b-time": lambda j: part_e4b_time(j, args.out, args.checkpoint)}
         print(json.dumps({**job, **parts[job["part"]](job)}), flush=True)
 
 
