@@ -9,7 +9,8 @@ entries, in each entry's reflection (`gemma3n.mel`):
   real samples per clip; the module's first stage computes the features (templates `mel_*.mlir.j2`,
   composed by `OpEmitter.mel_front`) in this order:
 
-  1. samples at or past the clip's count are zeroed, so a clip's rows never depend on its slot;
+  1. samples at or past the clip's count are zeroed, so a clip's rows never depend on its slot (this is
+     also the host's zero padding to a multiple of 128: the frames the encoder keeps read nothing else);
   2. the valid frame count, ``min(ceil(n / 160), (max(ceil128(n), 640) - 513) // 160 + 1)``, as the
      host counts them (0 for an empty slot);
   3. HTK pre-emphasis in F32 with the host's two roundings (``0.97 * s[i-1]``, then the difference;
