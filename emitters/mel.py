@@ -9,14 +9,66 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from ..contracts.mel import (BINS, MelFrontEnd, dft_table, filterbank_f32, hann_window, samples_for_frames)
+from ..contracts.mel import (BINS, DFT_METHODS, MelFrontEnd, dft_table, filterbank_f32, hann_window,
+                             samples_for_frames)
 from ..runtime.frontend import (FFT_LENGTH, FRAME_LENGTH, HOP_LENGTH, MEL_FLOOR, MIN_SAMPLES, N_MELS, PAD_MULTIPLE,
                                 PREEMPHASIS, WINDOW_SIZE)
 from .ops import OpEmitter, f32, hex_blob
 from .render import Func, tensor_type as tensor
+from .symbols import Choice, Int, Specialisation, token
+
+
+# ---------------------------------------------------------------------------------------------- specialisations
+@dataclass(frozen=True)
+class MelFrameCounts(Specialisation):
+    family: ClassVar[str] = "mel_frame_counts"
+    clips: int = token(Int("B"))
+
+
+@dataclass(frozen=True)
+class MelFraming(Specialisation):
+    family: ClassVar[str] = "mel_framing"
+    clips: int = token(Int("B"))
+    frames: int = token(Int("T"))
+    samples: int = token(Int("S"))
+
+
+@dataclass(frozen=True)
+class MelDft(Specialisation):
+    family: ClassVar[str] = "mel_dft"
+    method: str = token(Choice("", DFT_METHODS))
+    clips: int = token(Int("B"))
+    frames: int = token(Int("T"))
+
+
+@dataclass(frozen=True)
+class MelMagnitude(Specialisation):
+    family: ClassVar[str] = "mel_magnitude"
+    clips: int = token(Int("B"))
+    frames: int = token(Int("T"))
+
+
+@dataclass(frozen=True)
+class MelLog(Specialisation):
+    family: ClassVar[str] = "mel_log"
+    clips: int = token(Int("B"))
+    frames: int = token(Int("T"))
+    mel: int = token(Int("M"))
+
+
+@dataclass(frozen=True)
+class MelFront(Specialisation):
+    family: ClassVar[str] = "mel_front"
+    clips: int = token(Int("B"))
+    frames: int = token(Int("T"))
+    dft: str = token(Choice("", DFT_METHODS))
+
+
+# ---------------------------------------------------------------------------------------------- tables
 
 
 @dataclass(frozen=True)
@@ -66,13 +118,13 @@ class MelEmitter:
 
     def frame_counts(self, clips: int) -> Func:
         n = tensor([clips], "i32")
-        return self._add("mel_frame_counts.mlir.j2", Func(f"mel_frame_counts_B{clips}", (n,), (n,)), b=clips,
+        return self._add("mel_frame_counts.mlir.j2", Func(MelFrameCounts(clips).symbol, (n,), (n,)), b=clips,
                          hop=HOP_LENGTH, pad=PAD_MULTIPLE, shortest=MIN_SAMPLES, window=WINDOW_SIZE)
 
     def framing(self, clips: int, frames: int) -> Func:
         samples = samples_for_frames(frames)
         full = FRAME_LENGTH // HOP_LENGTH
-        func = Func(f"mel_framing_B{clips}_T{frames}_S{samples}",
+        func = Func(MelFraming(clips, frames, samples).symbol,
                     (f32([clips, samples]), tensor([clips], "i32"), f32([FRAME_LENGTH])),
                     (f32([clips, frames, FRAME_LENGTH]),))
         return self._add("mel_framing.mlir.j2", func, b=clips, t=frames, s=samples, hop=HOP_LENGTH,
@@ -82,18 +134,18 @@ class MelEmitter:
     def dft(self, clips: int, frames: int, method: str) -> Func:
         spectrum = f32([clips, frames, BINS])
         tables = tuple(table.type for table in dft_tables(method))
-        func = Func(f"mel_dft_{method}_B{clips}_T{frames}", (f32([clips, frames, FRAME_LENGTH]), *tables),
+        func = Func(MelDft(method, clips, frames).symbol, (f32([clips, frames, FRAME_LENGTH]), *tables),
                     (spectrum, spectrum))
         return self._add(f"mel_dft_{method}.mlir.j2", func, b=clips, t=frames, length=FRAME_LENGTH, bins=BINS,
                          fft=FFT_LENGTH)
 
     def magnitude(self, clips: int, frames: int) -> Func:
         spectrum = f32([clips, frames, BINS])
-        return self._add("mel_magnitude.mlir.j2", Func(f"mel_magnitude_B{clips}_T{frames}", (spectrum, spectrum),
-                                                       (spectrum,)), b=clips, t=frames, bins=BINS)
+        func = Func(MelMagnitude(clips, frames).symbol, (spectrum, spectrum), (spectrum,))
+        return self._add("mel_magnitude.mlir.j2", func, b=clips, t=frames, bins=BINS)
 
     def log_mel(self, clips: int, frames: int) -> Func:
-        func = Func(f"mel_log_B{clips}_T{frames}_M{N_MELS}", (f32([clips, frames, BINS]), f32([BINS, N_MELS])),
+        func = Func(MelLog(clips, frames, N_MELS).symbol, (f32([clips, frames, BINS]), f32([BINS, N_MELS])),
                     (f32([clips, frames, N_MELS]),))
         return self._add("mel_log.mlir.j2", func, b=clips, t=frames, bins=BINS, mel=N_MELS,
                          floor=_f64_hex(MEL_FLOOR), floor_text=f"{MEL_FLOOR:g}")
@@ -105,7 +157,7 @@ class MelEmitter:
         parts = dict(counts=self.frame_counts(clips), framing=self.framing(clips, frames),
                      dft=self.dft(clips, frames, front.dft), magnitude=self.magnitude(clips, frames),
                      log=self.log_mel(clips, frames))
-        func = Func(f"mel_front_B{clips}_T{frames}_{front.dft}",
+        func = Func(MelFront(clips, frames, front.dft).symbol,
                     (f32([clips, samples_for_frames(frames)]), tensor([clips], "i32"), *(t.type for t in tables)),
                     (f32([clips, frames, N_MELS]), tensor([clips], "i32")))
         return self._add("mel_front.mlir.j2", func, tuple(parts.values()), b=clips, t=frames,

@@ -22,6 +22,9 @@ from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts import mel as M
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec
+from gemma3n_iree.emitters.entries import EncodeEntry
+from gemma3n_iree.emitters.mel import MelDft, MelFrameCounts, MelFraming, MelFront, MelLog, MelMagnitude
+from gemma3n_iree.emitters.symbols import parse_symbol
 
 from test_structure import calls, emit_captured, functions, ops
 
@@ -43,7 +46,7 @@ def test_entries_take_samples_and_record_the_front_end(dft):
     text = module(dft).text
     samples = M.samples_for_frames(FRAMES[0])
     for clips in CLIPS:
-        header = entry_header(text, f"encode_f{FRAMES[0]}_c{clips}")
+        header = entry_header(text, EncodeEntry(FRAMES[0], clips).symbol)
         assert re.match(rf"%\w+: tensor<{clips}x{samples}xf32>, %\w+: tensor<{clips}xi32>\)", header), header
         assert f'gemma3n.mel = "device-{dft}"' in header
         assert f'gemma3n.contract = "{MLX_CUDA_V1.identity()}"' in header
@@ -68,9 +71,9 @@ def test_front_end_functions(dft):
     flat = functions(module(dft).flat)
     for clips in CLIPS:
         b, t = clips, FRAMES[0]
-        front = flat[f"mel_front_B{b}_T{t}_{dft}"]
-        assert calls(front) == [f"mel_frame_counts_B{b}", f"mel_framing_B{b}_T{t}_S{M.samples_for_frames(t)}",
-                                f"mel_dft_{dft}_B{b}_T{t}", f"mel_magnitude_B{b}_T{t}", f"mel_log_B{b}_T{t}_M128"]
+        front = flat[MelFront(b, t, dft).symbol]
+        assert calls(front) == [MelFrameCounts(b).symbol, MelFraming(b, t, M.samples_for_frames(t)).symbol,
+                                MelDft(dft, b, t).symbol, MelMagnitude(b, t).symbol, MelLog(b, t, 128).symbol]
         framing, spectrum = flat[calls(front)[1]], flat[calls(front)[2]]
         magnitude, log = flat[calls(front)[3]], flat[calls(front)[4]]
         assert len(ops(framing, "stablehlo.optimization_barrier")) == 1
@@ -95,9 +98,9 @@ def test_front_end_functions(dft):
 
 @pytest.mark.parametrize("clips", CLIPS)
 def test_entry_runs_the_host_path_on_the_front_ends_mel(clips):
-    entry = functions(module("matmul").flat)[f"encode_f{FRAMES[0]}_c{clips}"]
+    entry = functions(module("matmul").flat)[EncodeEntry(FRAMES[0], clips).symbol]
     called = calls(entry)
-    front = called.index(f"mel_front_B{clips}_T{FRAMES[0]}_matmul")
+    front = called.index(MelFront(clips, FRAMES[0], "matmul").symbol)
     mask = called.index(f"mask_frames_{clips}x{FRAMES[0]}x128")
     boundary = called.index(f"mel_boundary_B{clips}_T{FRAMES[0]}_M128")
     sscp = next(i for i, name in enumerate(called) if name.startswith("sscp_block_"))
@@ -105,6 +108,14 @@ def test_entry_runs_the_host_path_on_the_front_ends_mel(clips):
     result = re.search(r"(%\w+):2 = (?:func\.)?call @mel_front_", entry).group(1)
     masks = re.findall(r"call @valid_mask_\w+\((%[\w#]+)\)", entry)
     assert len(masks) == 3 and set(masks) == {f"{result}#1"}, masks  # the front end's frame counts
+
+
+@pytest.mark.parametrize("dft", M.DFT_METHODS)
+def test_every_function_is_named_by_a_specialisation(dft):
+    symbols = [name for name in functions(module(dft).flat) if not name.startswith("encode_")]
+    assert any(name.startswith("mel_front_") for name in symbols)
+    for symbol in symbols:
+        assert parse_symbol(symbol).symbol == symbol
 
 
 def test_host_module_has_no_front_end():
