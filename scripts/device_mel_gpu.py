@@ -371,6 +371,7 @@ def main() -> None:
         run(args.target, args.out, args.timeout, args.checkpoint)
     else:
         job = json.loads(args.job)
+        args.out.mkdir(parents=True, exist_ok=True)
         parts = {"front": part_front, "front-time": part_front_time, "tiny-parity": part_tiny_parity,
                  "e4b-time": lambda j: part_e4b_time(j, args.out, args.checkpoint)}
         print(json.dumps({**job, **parts[job["part"]](job)}), flush=True)
