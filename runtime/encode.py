@@ -5,13 +5,18 @@ each clip's log-mel features are computed on their own (or, for an artifact that
 itself, its samples are kept), padded with zeros into the smallest frame bucket that holds them, and
 run through the compiled artifact several clips per call.  A clip's rows therefore never depend on
 its neighbours or on the bucket it landed in.
+
+`AudioEncoder.encode_files` runs the inputs through the parallel host pipeline (`runtime/pipeline.py`:
+decoding and log-mel on a pool of worker threads, overlapped with the device calls); `encode_clips`
+is the serial reference path (prefill and tests use it).  An input that cannot be used fails alone:
+the others are still encoded, and :class:`EncodeFailed` names every failure and carries their result.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -21,7 +26,10 @@ from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
+from . import frontend
 from .artifacts import ArtifactCache
+from .batching import call_width
+from .npz_stream import npz_pieces
 from .session import DEVICE_FOR_TARGET, AudioSession
 
 Progress = Callable[[str], None]
@@ -50,6 +58,15 @@ class Clip:
         return self.features[:self.frames], self.frames
 
 
+@dataclass(frozen=True)
+class InputFailure:
+    """An input that could not be encoded: its index in the given list, its path and why."""
+
+    source: int
+    path: str
+    message: str  # names the input (the decoder's messages start with it)
+
+
 @dataclass
 class EncodeResult:
     audio_features: np.ndarray  # [N, 188, text_hidden] float32: what the language model receives
@@ -57,10 +74,44 @@ class EncodeResult:
     valid_tokens: np.ndarray  # [N] int32
     clip_source: np.ndarray  # [N] int32: index of the input each clip came from
     clip_start_s: np.ndarray  # [N] float32: start of the clip within its input
+    failures: tuple[InputFailure, ...] = ()  # inputs that have no clips here (see EncodeFailed)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What `save` writes: the five clip arrays, and `failed_source` int32 [F] / `failed_error`
+        str [F], the index in the given list and the message of each input that failed (empty when
+        none did)."""
+        return {"audio_features": self.audio_features, "encoder_hidden": self.encoder_hidden,
+                "valid_tokens": self.valid_tokens, "clip_source": self.clip_source, "clip_start_s": self.clip_start_s,
+                "failed_source": np.array([f.source for f in self.failures], np.int32),
+                "failed_error": np.array([f.message for f in self.failures], dtype=np.str_)}
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, audio_features=self.audio_features, encoder_hidden=self.encoder_hidden,
-                 valid_tokens=self.valid_tokens, clip_source=self.clip_source, clip_start_s=self.clip_start_s)
+        """Write `arrays()` as an uncompressed .npz, atomically (a temporary sibling renamed into
+        place: an interrupted write never leaves a partial file under `path`)."""
+        import os
+        import tempfile
+
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for piece in npz_pieces(self.arrays()).chunks(8 << 20):
+                    handle.write(piece)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+class EncodeFailed(EncodeError):
+    """Some inputs could not be encoded.  Each failed alone: `result` holds every other input's clips
+    (`clip_source` indexes the given list; None when no input succeeded) and `failures` says which
+    failed and why."""
+
+    def __init__(self, failures: Sequence[InputFailure], total: int, result: EncodeResult | None) -> None:
+        self.failures, self.total, self.result = tuple(failures), total, result
+        lines = "\n".join(f"  {f.message}" for f in self.failures)
+        super().__init__(f"{len(self.failures)} of {total} input(s) could not be encoded:\n{lines}")
 
 
 def choose_bucket(frames: int, buckets: Sequence[int]) -> int:
@@ -77,11 +128,10 @@ def plan_calls(clips: Sequence[Clip], buckets: Sequence[int],
     by_bucket: dict[int, list[int]] = {}
     for i, clip in enumerate(clips):
         by_bucket.setdefault(choose_bucket(clip.frames, buckets), []).append(i)
-    widths = sorted(set(clips_per_call), reverse=True)
     calls = []
     for bucket, members in sorted(by_bucket.items()):
         while members:
-            width = next((w for w in widths if w <= len(members)), min(widths))
+            width = call_width(len(members), clips_per_call)
             calls.append((bucket, width, members[:width]))
             members = members[width:]
     return calls
@@ -132,32 +182,40 @@ class AudioEncoder:
         self.clips_per_call = tuple(sorted({c for _, c in self.session.buckets}))
 
     # ------------------------------------------------------------------ inputs
-    def clips_from_files(self, paths: Iterable[str | Path], max_seconds: float | None = None) -> list[Clip]:
-        from .frontend import load_audio
+    def decode_file(self, path: str | Path, max_seconds: float | None = None) -> np.ndarray:
+        """One input as 16 kHz mono float32 samples (`decode.decode_audio`), within `max_seconds`."""
+        samples, _rate = frontend.load_audio(path)
+        seconds = len(samples) / frontend.SAMPLE_RATE
+        if max_seconds is not None and seconds > max_seconds:
+            raise EncodeError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
+        return samples
 
+    def clips_from_files(self, paths: Iterable[str | Path], max_seconds: float | None = None) -> list[Clip]:
+        """Every input's clips, one input after the other (the serial path; the first unusable input raises)."""
         clips: list[Clip] = []
         for source, path in enumerate(paths):
-            samples, _rate = load_audio(path)
-            seconds = len(samples) / 16000.0
-            if max_seconds is not None and seconds > max_seconds:
-                raise EncodeError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
-            clips += self.clips_from_samples(samples, source)
+            clips += self.clips_from_samples(self.decode_file(path, max_seconds), source)
         return clips
 
     def clips_from_samples(self, samples: np.ndarray, source: int = 0) -> list[Clip]:
         """16 kHz mono samples -> consecutive <= 30 s clips with what the artifact reads: each clip's
         log-mel features (host mel) or its samples (device mel)."""
-        from .frontend import clip_features, num_frames, split_clips
+        if not self.session.mel.on_device:
+            samples = frontend.check_samples(samples, "clip_features")
+        return [self.make_clip(piece, source) for piece in frontend.split_clips(samples)]
 
+    def make_clip(self, piece: frontend.Clip, source: int) -> Clip:
+        """What one piece of an input puts in its call: its log-mel (host mel: `frontend.log_mel`, the
+        feature extractor's computation) or its samples (device mel)."""
         if self.session.mel.on_device:
-            return [Clip(source, float(clip.start_s), None, num_frames(len(clip.samples))[1], clip.samples)
-                    for clip in split_clips(samples)]
-        return [Clip(source, float(clip.start_s), clip.features, int(clip.valid_frames))
-                for clip in clip_features(samples)]
+            return Clip(source, float(piece.start_s), None, frontend.num_frames(len(piece.samples))[1], piece.samples)
+        features, valid = frontend.log_mel(piece.samples)
+        return Clip(source, float(piece.start_s), features, int(valid))
 
     # ------------------------------------------------------------------ encoding
     def encode_clips(self, clips: Sequence[Clip], on_clip: Callable[[int], None] | None = None) -> EncodeResult:
-        """Encode clips in bucketed calls; `on_clip(n)` is told after every call how many finished."""
+        """Encode clips in bucketed calls, one call after the other (the serial path); `on_clip(n)` is
+        told after every call how many finished."""
         n = len(clips)
         rows = AUDIO_SOFT_TOKENS_PER_CLIP
         features = np.zeros((n, rows, self.config.text_hidden_size), np.float32)
@@ -165,12 +223,7 @@ class AudioEncoder:
         valid = np.zeros(n, np.int32)
         calls = plan_calls(clips, self.frame_buckets, self.clips_per_call)
         for bucket, width, members in calls:
-            inputs = np.zeros((width, *self.session.input_shape(bucket)), np.float32)
-            counts = np.zeros(width, np.int32)
-            for slot, index in enumerate(members):
-                rows, counts[slot] = clips[index].call_input()
-                inputs[slot, :len(rows)] = rows
-            out = self.session.run(inputs, counts)
+            out = self.session.run(*self.call_inputs(bucket, width, [clips[i] for i in members]))
             for slot, index in enumerate(members):
                 features[index] = out["audio_features"][slot]
                 hidden[index] = out["encoder_hidden"][slot]
@@ -180,5 +233,31 @@ class AudioEncoder:
         return EncodeResult(features, hidden, valid, np.array([c.source for c in clips], np.int32),
                             np.array([c.start_s for c in clips], np.float32))
 
-    def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None) -> EncodeResult:
-        return self.encode_clips(self.clips_from_files(paths, max_seconds))
+    def call_inputs(self, bucket: int, width: int, clips: Sequence[Clip]) -> tuple[np.ndarray, np.ndarray]:
+        """One call's inputs: each clip's rows (features or samples) in its slot, zeros past them and in
+        the padding slots, and the count of real rows per slot (0 for padding)."""
+        inputs = np.zeros((width, *self.session.input_shape(bucket)), np.float32)
+        counts = np.zeros(width, np.int32)
+        for slot, clip in enumerate(clips):
+            rows, counts[slot] = clip.call_input()
+            inputs[slot, :len(rows)] = rows
+        return inputs, counts
+
+    def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None, *,
+                     workers: int | None = None,
+                     on_progress: Callable[["PipelineProgress"], None] | None = None) -> EncodeResult:
+        """Encode audio files through the parallel host pipeline (`runtime/pipeline.py`): decoding,
+        resampling and the host log-mel on `workers` threads (default: this process's cores),
+        overlapped with the device calls.  The result is bit for bit what the serial path
+        (`encode_clips(clips_from_files(paths))`) gives, clips in input order.
+
+        An input that cannot be decoded, exceeds `max_seconds` or fits no frame bucket fails alone:
+        the others are encoded, then :class:`EncodeFailed` is raised naming every failure, with the
+        others' result as `.result`.  `on_progress` is called from this thread after each call."""
+        from .pipeline import encode_files
+
+        return encode_files(self, paths, max_seconds=max_seconds, workers=workers, on_progress=on_progress)
+
+
+if TYPE_CHECKING:
+    from .pipeline import PipelineProgress

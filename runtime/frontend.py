@@ -60,6 +60,7 @@ __all__ = [
     "log_mel",
     "split_clips",
     "clip_features",
+    "check_samples",
 ]
 
 # ---------------------------------------------------------------------------------------------- constants
@@ -123,7 +124,7 @@ def num_frames(n_samples: int) -> tuple[int, int]:
     return frames, min(-(-n_samples // HOP_LENGTH), frames)
 
 
-def _check_samples(samples: np.ndarray, what: str) -> np.ndarray:
+def check_samples(samples: np.ndarray, what: str) -> np.ndarray:
     x = np.asarray(samples)
     if x.ndim != 1:
         raise AudioError(f"{what}: expected a 1-D mono sample array, got shape {x.shape}")
@@ -148,7 +149,7 @@ def log_mel(samples: np.ndarray) -> tuple[np.ndarray, int]:
     Frames past ``valid_frames`` (at most 3 of them, covering only the zero padding) are still
     computed; the encoder masks them.
     """
-    x = _check_samples(samples, "log_mel")
+    x = check_samples(samples, "log_mel")
     n = x.shape[0]
     frames, valid = num_frames(n)
     waveform = np.zeros((1, _padded_length(n)), dtype=np.float32)
@@ -229,7 +230,7 @@ def clip_features(samples: np.ndarray, max_samples: int = MAX_CLIP_SAMPLES) -> l
     Each clip is treated exactly as if it were its own file, so its features depend only on its own
     samples. With the default ``max_samples`` every clip has at most 2997 frames.
     """
-    x = _check_samples(samples, "clip_features")
+    x = check_samples(samples, "clip_features")
     out = []
     for clip in split_clips(x, max_samples):
         features, valid = log_mel(clip.samples)

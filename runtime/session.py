@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -190,7 +190,13 @@ class LoadedProgram:
         return tuple(self.reflection(name).get("gemma3n.outputs", "").split(","))
 
     def invoke(self, name: str, outputs: Sequence[str], *args: np.ndarray) -> dict[str, np.ndarray]:
-        return self._on_thread(self._invoke, name, outputs, args)
+        return self.invoke_async(name, outputs, *args).result()
+
+    def invoke_async(self, name: str, outputs: Sequence[str], *args: np.ndarray) -> Future[dict[str, np.ndarray]]:
+        """Queue a call on the program's thread and return at once: the caller prepares the next call
+        while this one runs.  Calls run one at a time in the order queued; `args` are copied into the
+        staging buffers when the call starts, so they must not change until its future is done."""
+        return self._thread.submit(self._invoke, name, outputs, args)
 
     def _invoker(self, name: str) -> object:
         invoker = self._invokers.get(name)
@@ -266,6 +272,10 @@ class AudioSession(LoadedProgram):
         """Run the entry whose input is `inputs`' shape: host mel, features [clips, frames, mel bins] and the
         valid frames per clip; device mel, 16 kHz samples [clips, samples] (zero past each clip) and the
         number of real samples per clip."""
+        return self.run_async(inputs, counts).result()
+
+    def run_async(self, inputs: np.ndarray, counts: np.ndarray) -> Future[dict[str, np.ndarray]]:
+        """`run`, queued on the program's thread (see `invoke_async`); the inputs are checked now."""
         inputs = np.ascontiguousarray(inputs, dtype=np.float32)
         counts = np.ascontiguousarray(counts, dtype=np.int32)
         what = ("samples must be [clips, samples]" if self.mel.on_device
@@ -282,7 +292,7 @@ class AudioSession(LoadedProgram):
             raise SessionError(f"counts must have one value per clip ({clips}), got shape {counts.shape}")
         if self.mel.on_device and (counts.min() < 0 or counts.max() > inputs.shape[1]):
             raise SessionError(f"sample counts must be within 0..{inputs.shape[1]}, got {counts.tolist()}")
-        return self.invoke(info.name, info.outputs, inputs, counts)
+        return self.invoke_async(info.name, info.outputs, inputs, counts)
 
 
 def _input_shape(name: str, reflection: dict[str, str], frames: int, clips: int, mel: MelFrontEnd) -> tuple[int, ...]:
