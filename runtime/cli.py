@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+
+if TYPE_CHECKING:
+    from .pipeline import PipelineProgress
 
 TARGETS = click.Choice(["llvm-cpu", "cuda"])
 
@@ -46,6 +50,54 @@ def _encoder_options(func):
     return func
 
 
+def _pipeline_options(func):
+    """Options of the commands that encode files through the parallel pipeline (encode, demo)."""
+    from .pipeline import default_workers
+
+    options = [
+        click.option("--workers", type=click.IntRange(1), default=None,
+                     help=f"Threads decoding, resampling and computing the host log-mel, overlapped with the "
+                          f"device calls (default: this machine's cores, {default_workers()} here)."),
+        click.option("--quiet", "-q", is_flag=True,
+                     help="Print errors only: no progress line, no status messages."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def progress_line(p: "PipelineProgress") -> str:
+    """One line of `encode`'s terminal progress."""
+    failed = f", {p.failed} failed" if p.failed else ""
+    return (f"encoding: {p.files_done}/{p.files} files{failed}, {p.clips_done} clips, "
+            f"{p.audio_seconds_done:,.1f} audio-s, {p.audio_s_per_s:,.0f} audio-s/s")
+
+
+class _ProgressLine:
+    """`progress_line` redrawn in place on a terminal (at most 10 times a second); nothing elsewhere."""
+
+    def __init__(self, stream, enabled: bool) -> None:
+        self.stream, self.enabled = stream, enabled
+        self._last, self._width, self._shown = 0.0, 0, False
+        self.last: PipelineProgress | None = None  # the latest state, drawn or not
+
+    def __call__(self, p: "PipelineProgress") -> None:
+        self.last = p
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and p.files_done < p.files):
+            return
+        self._last = now
+        line = progress_line(p)
+        self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
+        self.stream.flush()
+        self._width, self._shown = len(line), True
+
+    def close(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) -> None:
     """Run `_encode_unchecked`; a bad input (configuration, checkpoint, audio, bucket, artifact, compile)
     becomes one error message and exit status 1 instead of a traceback."""
@@ -63,26 +115,44 @@ def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) 
 def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, target: str, contract: str,
                       cuda_arch: str | None, mel: str | None, frame_buckets: tuple[int, ...],
                       clips_per_call: tuple[int, ...], max_seconds: float | None, cache_dir: Path | None,
-                      artifact: Path | None) -> None:
+                      artifact: Path | None, workers: int | None, quiet: bool) -> None:
+    """Encode through the pipeline; an input that fails fails alone: the others are written (`clip_source`
+    indexes AUDIO, `failed_source` / `failed_error` list the failures), then exit status 1."""
     from .artifacts import ArtifactCache
-    from .encode import AudioEncoder
+    from .encode import AudioEncoder, EncodeFailed
 
+    say = (lambda _message: None) if quiet else _say
     started = time.perf_counter()
     encoder = AudioEncoder(checkpoint, target=target, contract=contract,
                            frame_buckets=frame_buckets or DEFAULT_FRAME_BUCKETS,
                            clips_per_call=clips_per_call or (1,), cuda_arch=cuda_arch,
-                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact, mel=mel)
+                           cache=ArtifactCache(cache_dir), progress=say, artifact=artifact, mel=mel)
     ready = time.perf_counter()
-    _say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
-    clips = encoder.clips_from_files(audio, max_seconds)
-    _say(f"{len(audio)} input(s) -> {len(clips)} clip(s) of at most 30 s")
-    with click.progressbar(length=len(clips), label="encoding", file=sys.stderr) as bar:
-        result = encoder.encode_clips(clips, on_clip=bar.update)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    result.save(output)
-    done = time.perf_counter()
-    _say(f"wrote {output}: audio_features {tuple(result.audio_features.shape)}, valid tokens "
-         f"{result.valid_tokens.tolist()} ({done - ready:.1f} s to encode)")
+    say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
+    progress = _ProgressLine(sys.stderr, enabled=not quiet and sys.stderr.isatty())
+    failed: EncodeFailed | None = None
+    try:
+        result = encoder.encode_files(audio, max_seconds, workers=workers, on_progress=progress)
+    except EncodeFailed as exc:
+        failed, result = exc, exc.result
+    finally:
+        progress.close()
+    encoded = time.perf_counter()
+    if result is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        result.save(output)
+        done = time.perf_counter()
+        seconds = progress.last.audio_seconds_done if progress.last is not None else 0.0
+        say(f"{len(audio) - (len(failed.failures) if failed else 0)} input(s) -> {len(result.clip_source)} clip(s) "
+            f"of at most 30 s, {seconds:,.1f} audio-s in {encoded - ready:.3f} s ({seconds / (encoded - ready):,.0f} "
+            f"audio-s/s); written in {done - encoded:.3f} s")
+        say(f"wrote {output}: audio_features {tuple(result.audio_features.shape)}, valid tokens "
+            f"{result.valid_tokens.tolist()}")
+    if failed is not None:
+        if result is None:
+            raise click.ClickException(f"{failed}\nnothing was written")
+        raise click.ClickException(f"{failed}\nthe other {len(audio) - len(failed.failures)} input(s) were written to "
+                                   f"{output} (its failed_source and failed_error list the failures)")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,8 +168,10 @@ def main() -> None:
 @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
               help="A Gemma 3n checkpoint directory (transformers or mlx-vlm layout).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s.")
+              help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
+                   "failed_source, failed_error.")
 @_encoder_options
+@_pipeline_options
 @click.argument("audio", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -> None:
     """Encode AUDIO files (WAV, FLAC, OGG, MP3...) into the language model's audio embeddings.
@@ -107,6 +179,12 @@ def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -
     Every input becomes one or more 30 s clips (in input order); each clip gives 188 rows:
     soft embeddings for its valid tokens, then the hard embedding of audio row 127 (what the
     language model receives as padding).
+
+    Files are decoded (and their log-mel computed, for a host-mel artifact) by --workers threads
+    while the device runs the previous call; on a terminal a progress line shows files, clips and
+    audio-seconds per second. An input that cannot be used fails alone: the others are written,
+    each failure is reported, and the exit status is 1 (the .npz's failed_source and failed_error
+    name them; clip_source indexes AUDIO as given).
     """
     _encode(checkpoint, audio, output, **options)
 
@@ -118,6 +196,7 @@ def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -
 @click.option("--builtin", type=click.Choice(["e4b", "e2b", "tiny"]), default="e4b", show_default=True,
               help="Configuration of the random checkpoint (real E4B shapes by default).")
 @_encoder_options
+@_pipeline_options
 def demo(workdir: Path, builtin: str, **options) -> None:
     """Encode the bundled speech sample with a deterministic random checkpoint of the real shapes.
 
