@@ -13,6 +13,7 @@ from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from .batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
 
 if TYPE_CHECKING:
     from .pipeline import PipelineProgress
@@ -396,8 +397,10 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--max-queue", type=click.IntRange(1), default=256, show_default=True,
               help="Unfinished requests admitted at once; beyond it submissions get 429 + Retry-After.")
-@click.option("--max-batch-clips", type=click.IntRange(1, 256), default=4, show_default=True,
-              help="Widest encoder call used; without --clips-per-call, widths 1, 2, 4 ... up to it are compiled.")
+@click.option("--max-batch-clips", type=click.IntRange(1, 256), default=None,
+              help="Widest encoder call used; without --clips-per-call, widths 1, 2, 4 ... up to it are compiled "
+                   "(default: " + ", ".join(f"{t} {n}" for t, n in DEFAULT_MAX_BATCH_CLIPS.items())
+                   + ": a GPU is filled only by wide calls).")
 @click.option("--max-memory-mb", type=click.IntRange(1), default=4096, show_default=True,
               help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.")
 @click.option("--max-upload-mb", type=click.IntRange(1), default=100, show_default=True,
@@ -415,7 +418,8 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
 @click.option("--result-ttl", type=click.FloatRange(0.1), default=600.0, show_default=True,
               help="Seconds a finished result (or error) is kept when nobody fetches it.")
 @click.option("--frontend-workers", type=click.IntRange(1), default=None,
-              help="Threads decoding audio and computing log-mel features (default: half the cores, at most 4).")
+              help="Threads decoding audio and computing log-mel features, BLAS pinned to one thread each "
+                   "(default: this machine's cores).")
 @click.option("--prefill/--no-prefill", default=True, show_default=True,
               help="Offer /v1/prefill (needs the checkpoint's text tensors and tokenizer.json; else 501).")
 @click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
@@ -423,7 +427,7 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
 @click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
 @_encoder_options
-def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int, max_memory_mb: int,
+def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int | None, max_memory_mb: int,
           max_upload_mb: int, max_concurrent_uploads: int, upload_timeout: float, max_client_held_mb: int | None,
           max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
           capacities: tuple[int, ...], prefill_artifact: Path | None, **options) -> None:
@@ -435,18 +439,20 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     """
     from ..emitters.compile import CompileError
     from .scheduler import MIB, Limits
-    from .server import build_scheduler, default_frontend_workers, run_server, server_info
+    from .pipeline import default_workers
+    from .server import build_scheduler, run_server, server_info
     from .session import SessionError
 
-    widths = options["clips_per_call"] or tuple(sorted({min(2 ** i, max_batch_clips)
-                                                         for i in range(max_batch_clips.bit_length() + 1)}))
+    if max_batch_clips is None:
+        max_batch_clips = max(options["clips_per_call"] or (DEFAULT_MAX_BATCH_CLIPS[options["target"]],))
+    widths = options["clips_per_call"] or power_of_two_widths(max_batch_clips)
     limits = Limits(max_queue=max_queue, max_memory_bytes=max_memory_mb * MIB, max_upload_bytes=max_upload_mb * MIB,
                     max_concurrent_uploads=max_concurrent_uploads, upload_idle_s=upload_timeout,
                     upload_total_s=10 * upload_timeout,
                     max_client_held_bytes=max_client_held_mb * MIB if max_client_held_mb else None,
                     max_seconds=options["max_seconds"] or 600.0, max_batch_clips=max_batch_clips,
                     max_wait_s=max_wait_ms / 1000.0, result_ttl_s=result_ttl,
-                    frontend_workers=frontend_workers or default_frontend_workers())
+                    frontend_workers=frontend_workers or default_workers())
     try:
         scheduler = build_scheduler(checkpoint, target=options["target"], contract=options["contract"],
                                     cuda_arch=options["cuda_arch"], frame_buckets=options["frame_buckets"] or None,

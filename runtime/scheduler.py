@@ -66,7 +66,6 @@ import logging
 import secrets
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Sequence
@@ -74,9 +73,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
+from .batching import call_width, may_run
 from .decode import AudioError, AudioInfo, decode_audio, probe_audio
 from .encode import Clip, EncodeError, choose_bucket
 from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
+from .pipeline import FrontEndPool, default_workers
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -234,7 +235,7 @@ class Limits:
     max_batch_clips: int | None = None    # widest call used (default: the artifact's widest entry)
     max_wait_s: float = 0.005             # how long a partial call may wait for more clips
     result_ttl_s: float = 600.0           # results and errors not fetched are freed after this
-    frontend_workers: int = 2
+    frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/pipeline.py)
     retry_after_s: float = 1.0
     max_prompt_chars: int = 100_000
 
@@ -348,7 +349,7 @@ class Scheduler:
         self._device_busy = False
         self._device_thread: threading.Thread | None = None
         self._reaper_thread: threading.Thread | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: FrontEndPool | None = None
         self.device_error: str | None = None
         self._started = time.monotonic()
         # metrics
@@ -369,8 +370,7 @@ class Scheduler:
             if self._device_thread is not None:
                 return self
             self._stopping = False
-            self._pool = ThreadPoolExecutor(max_workers=max(1, self.limits.frontend_workers),
-                                            thread_name_prefix="gemma3n-frontend")
+            self._pool = FrontEndPool(self.limits.frontend_workers)
             self._device_thread = threading.Thread(target=self._device_loop, name="gemma3n-device", daemon=True)
             self._reaper_thread = threading.Thread(target=self._reaper_loop, name="gemma3n-reaper", daemon=True)
         self._device_thread.start()
@@ -386,7 +386,7 @@ class Scheduler:
             if thread is not None:
                 thread.join(timeout=60)
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(cancel_futures=True)
         with self._lock:
             for job in list(self._jobs.values()):
                 self._drop(job)
@@ -781,16 +781,17 @@ class Scheduler:
         if not heads:
             return None, None
         # a bucket may run when it fills its widest call, when its oldest clip has waited max_wait_s, or
-        # when no front-end work could add clips; among those, the oldest head goes first (no starvation)
+        # when no front-end work could add clips (runtime/batching.py); among those, the oldest head
+        # goes first (no starvation)
         settled = self._pending_frontend == 0
         eligible = [(h, b) for h, b in heads
-                    if settled or len(self._ready[b]) >= self.widths[b][0] or now >= h + self.limits.max_wait_s]
+                    if may_run(len(self._ready[b]), self.widths[b][0], settled=settled, waited_s=now - h,
+                               max_wait_s=self.limits.max_wait_s)]
         if not eligible:
             return None, min(heads)[0] + self.limits.max_wait_s - now
         bucket = min(eligible)[1]
         queue = self._ready[bucket]
-        widths = self.widths[bucket]
-        width = next((w for w in widths if w <= len(queue)), widths[-1])
+        width = call_width(len(queue), self.widths[bucket])
         items = [queue.popleft() for _ in range(min(width, len(queue)))]
         return ("encode", bucket, width, items), None
 

@@ -50,7 +50,6 @@ import asyncio
 import json
 import logging
 import math
-import os
 import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -606,10 +605,6 @@ class BackgroundServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def default_frontend_workers() -> int:
-    return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
 __all__ = ["BackgroundServer", "build_scheduler", "create_app", "run_server", "server_info", "Limits", "Scheduler",

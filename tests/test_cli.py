@@ -31,6 +31,7 @@ from test_checkpoint import write_dir
 CFG = builtin_config("tiny")
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
 OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
+FAILURE_OUTPUTS = ("failed_source", "failed_error")  # empty when every input was encoded
 
 
 def invoke(command: click.Command, args: list[str]):
@@ -108,7 +109,8 @@ def test_encode_writes_the_five_arrays_in_input_order(workdir, checkpoint, clips
     assert "3 input(s) -> 3 clip(s)" in result.output and f"wrote {output}" in result.output
     assert len(list(cache.glob("*.vmfb"))) == 1
     with np.load(output) as data:
-        assert sorted(data.files) == sorted(OUTPUTS)
+        assert sorted(data.files) == sorted(OUTPUTS + FAILURE_OUTPUTS)
+        assert data["failed_source"].shape == data["failed_error"].shape == (0,)
         arrays = {name: data[name] for name in OUTPUTS}
     frames = [num_frames(n)[1] for n in (8000, 160, 4800)]
     assert frames == [48, 1, 28]
@@ -141,7 +143,7 @@ def test_encode_with_an_emitted_artifact(workdir, checkpoint, clips, emitted):
     result = invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "-o", output, *clips])
     assert result.exit_code == 0, result.output
     with np.load(output) as data:
-        assert sorted(data.files) == sorted(OUTPUTS)
+        assert sorted(data.files) == sorted(OUTPUTS + FAILURE_OUTPUTS)
         np.testing.assert_array_equal(data["clip_source"], [0, 1, 2])
         want = AudioEncoder(checkpoint, artifact=vmfb).encode_files(clips)
         assert_bits_equal(data["audio_features"], want.audio_features, "audio_features")
@@ -246,12 +248,79 @@ def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
     schema = write_dir(workdir / "schema-error", weights)
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", schema, *out, clips[0]]), 1,
                      "model.embed_audio.embedding.weight", "missing")
+    # every input failing: each named, nothing written
     not_audio = workdir / "notes.wav"
     not_audio.write_text("not audio\n" * 50)
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
-                                        clips[0], not_audio]), 1, str(not_audio), "not a readable audio file")
+                                        not_audio]), 1, str(not_audio), "not a readable audio file",
+                     "nothing was written")
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--max-seconds",
                                         0.4, *out, clips[0]]), 1, str(clips[0]), "0.5 s", "--max-seconds 0.4")
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, SPEECH]), 1,
-                     "318 mel frames fits no frame bucket (64)")
+                     str(SPEECH), "318 mel frames fits no frame bucket (64)")
+    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--workers", 0,
+                                        *out, clips[0]]), 2, "'--workers'")
     assert not (workdir / "never.npz").exists()
+
+
+def test_a_failed_input_fails_alone(workdir, checkpoint, clips, emitted):
+    """A corrupt, an over-long and a too-long-for-the-bucket input among good ones: each is named, the good
+    ones are written (clip_source indexes the arguments as given), and the exit status is 1."""
+    _, vmfb, _ = emitted
+    corrupt = workdir / "corrupt.wav"
+    corrupt.write_bytes(clips[0].read_bytes()[:60])  # a WAV header that declares more than is present
+    inputs = [clips[0], corrupt, clips[1], SPEECH, clips[2]]
+    output = workdir / "partial.npz"
+    message = assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb,
+                                                  "-o", output, *inputs]), 1,
+                               "2 of 5 input(s) could not be encoded", f"{corrupt}: truncated RIFF/WAVE file",
+                               f"{SPEECH}: a clip of 318 mel frames fits no frame bucket (64)",
+                               f"the other 3 input(s) were written to {output}")
+    assert str(clips[0]) + ":" not in message  # only the failures are named
+    want = AudioEncoder(checkpoint, artifact=vmfb).encode_files([clips[0], clips[1], clips[2]])
+    with np.load(output) as data:
+        np.testing.assert_array_equal(data["clip_source"], [0, 2, 4])
+        np.testing.assert_array_equal(data["failed_source"], [1, 3])
+        errors = data["failed_error"].tolist()
+        assert errors[0].startswith(f"{corrupt}: truncated RIFF/WAVE file") and "318 mel frames" in errors[1]
+        for name in ("audio_features", "encoder_hidden", "valid_tokens", "clip_start_s"):
+            assert_bits_equal(data[name], getattr(want, name), name)
+
+
+def _encode_on_a_terminal(args: list, quiet: bool) -> str:
+    """Run `gemma3n-iree encode` in a subprocess whose stderr is a pseudo-terminal; returns what it showed."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    command = [sys.executable, "-m", "gemma3n_iree", "encode", *map(str, args)] + (["--quiet"] if quiet else [])
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=terminal, timeout=300)
+    finally:
+        os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 1 << 16)
+        except OSError:  # the terminal's other end is closed: everything was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert done.returncode == 0, shown.decode()
+    return shown.decode()
+
+
+def test_progress_on_a_terminal_only(workdir, checkpoint, clips, emitted):
+    _, vmfb, _ = emitted
+    args = ["--checkpoint", checkpoint, "--artifact", vmfb, "-o", workdir / "tty.npz", *clips]
+    shown = _encode_on_a_terminal(args, quiet=False)
+    assert "\rencoding: 3/3 files, 3 clips, 0.8 audio-s, " in shown, shown
+    assert "audio-s/s" in shown and "3 input(s) -> 3 clip(s)" in shown
+    assert _encode_on_a_terminal(args, quiet=True) == ""  # --quiet: errors only
+    plain = invoke(iree_main, ["encode", *args])  # not a terminal: the status lines, no progress line
+    assert plain.exit_code == 0, plain.output
+    assert "encoding:" not in plain.output and "3 input(s) -> 3 clip(s)" in plain.output

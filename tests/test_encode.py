@@ -41,7 +41,7 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError
-from gemma3n_iree.runtime.encode import AudioEncoder, EncodeError, plan_calls
+from gemma3n_iree.runtime.encode import AudioEncoder, EncodeError, EncodeFailed, plan_calls
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, resample
 from gemma3n_iree.runtime.session import AudioSession
 from gemma3n_iree.runtime.synthetic import random_weights, write_random_checkpoint
@@ -364,9 +364,54 @@ def test_very_short_audio_gives_one_frame(encoder, audio):
     ("missing", "not found"),
 ])
 def test_unusable_audio_is_refused_naming_the_file(encoder, audio, name, words):
-    with pytest.raises(AudioError) as info:
+    """The file fails alone: it is named, and the good one is still encoded (the error carries it)."""
+    with pytest.raises(EncodeFailed) as info:
         encoder.encode_files([audio["speech"], audio[name]])
     assert str(audio[name]) in str(info.value) and words in str(info.value)
+    (failure,) = info.value.failures
+    assert failure.source == 1 and failure.path == str(audio[name]) and words in failure.message
+    assert_result_equal(info.value.result, encoder.encode_files([audio["speech"]]), "the good file")
+    with pytest.raises(AudioError, match=words):  # the serial path stops at the first unusable input
+        encoder.clips_from_files([audio["speech"], audio[name]])
+
+
+def test_the_pipeline_writes_the_serial_npz_bit_for_bit(encoder, audio, workdir):
+    """decode + host mel on 1 or 3 workers, calls overlapped: the same .npz bytes as the serial path,
+    clips in input order (long audio, a one-frame clip, 44.1 kHz, stereo, several buckets and widths)."""
+    paths = [audio["long45"], audio["speech"], audio["rate44k"], audio["short"], audio["stereo"], audio["sample"],
+             audio["tail15"]]
+    serial = encoder.encode_clips(encoder.clips_from_files(paths))
+    serial.save(workdir / "serial.npz")
+    np.testing.assert_array_equal(serial.clip_source, [0, 0, 1, 2, 3, 4, 5, 6])
+    for workers in (1, 3):
+        seen = []
+        got = encoder.encode_files(paths, workers=workers, on_progress=seen.append)
+        got.save(workdir / f"parallel{workers}.npz")
+        assert (workdir / f"parallel{workers}.npz").read_bytes() == (workdir / "serial.npz").read_bytes()
+        assert [p.clips_done for p in seen] == sorted(p.clips_done for p in seen)
+        last = seen[-1]
+        assert (last.files, last.files_done, last.failed, last.clips_done) == (7, 7, 0, 8)
+        assert last.audio_seconds_done == pytest.approx(sum(len(encoder.decode_file(p)) for p in paths) / RATE)
+
+
+def test_inputs_that_fail_fail_alone_in_the_pipeline(encoder, audio):
+    """Unreadable, missing, over max_seconds: each named once; the others encoded as if alone."""
+    paths = [audio["not_audio"], audio["speech"], audio["missing"], audio["long45"], audio["short"]]
+    with pytest.raises(EncodeFailed) as info:
+        encoder.encode_files(paths, max_seconds=40, workers=2)
+    failed = info.value
+    assert [f.source for f in failed.failures] == [0, 2, 3] and failed.total == 5
+    assert str(failed).startswith("3 of 5 input(s) could not be encoded:")
+    for failure, words in zip(failed.failures, ("not a readable audio file", "not found", "45.0 s")):
+        assert failure.message.startswith(str(paths[failure.source])) and words in failure.message
+    want = encoder.encode_files([audio["speech"], audio["short"]])
+    np.testing.assert_array_equal(failed.result.clip_source, [1, 4])
+    for name in ("audio_features", "encoder_hidden", "valid_tokens", "clip_start_s"):
+        assert_bits_equal(getattr(failed.result, name), getattr(want, name), name)
+    assert failed.result.failures == failed.failures
+    with pytest.raises(EncodeFailed) as none:
+        encoder.encode_files([audio["missing"], audio["zero_bytes"]])
+    assert none.value.result is None and len(none.value.failures) == 2
 
 
 def test_clip_longer_than_every_bucket(audio, quantized_encoders):
