@@ -19,11 +19,13 @@ the CLI's `encode`; the server's front end uses the same pool, `runtime/schedule
   sets the BLAS pools to one thread while any pool is open and restores them after; the workers
   supply the parallelism.  OpenBLAS splits a GEMM's rows and columns between its threads, never the
   sum, so the features are the same bits either way (tests/test_pipeline.py checks it).
-* **Order and bounded memory.**  Files are decoded at most `lookahead` ahead of the one being
-  admitted, and admitted to the bucket queues strictly in input order, so the clips get their
-  indices in input order and the result is the serial path's, bit for bit (a clip's rows never
-  depend on its call).  A file that fails (decode error, over `max_seconds`, a clip no bucket holds)
-  fails alone, before any of its clips is queued.
+* **Order and bounded memory.**  Files are admitted to the bucket queues strictly in input order, so
+  the clips get their indices in input order and the result is the serial path's, bit for bit (a
+  clip's rows never depend on its call).  Admission waits while the queues hold two widest calls'
+  worth of clips, and files are decoded at most `lookahead` ahead of admission: however many inputs
+  are given, only a window of them is in memory before its rows come back.  A file that fails
+  (decode error, over `max_seconds`, a clip no bucket holds) fails alone, before any of its clips is
+  queued.
 * **Overlap.**  Calls are queued on the session's program thread (`AudioSession.run_async`): while
   one runs, the next one's inputs are built and staged, and the workers keep decoding.  A partial
   call runs only when nothing else can (the policy is `runtime/batching.py`).
@@ -220,6 +222,7 @@ class _Run:
         self.files = [_File(i, str(p)) for i, p in enumerate(paths)]
         widest = max(encoder.clips_per_call)
         self.lookahead = max(2 * pool.workers, 2 * widest)  # decoded files held ahead of admission
+        self.max_queued = 2 * widest  # clips waiting in the queues before more files are admitted
         self.next_decode = 0  # next file to hand to the pool
         self.next_admit = 0  # next file whose clips join the queues (input order)
         self.sources: list[int] = []  # per clip, in result order
@@ -276,8 +279,9 @@ class _Run:
                 f.clips = [self.pool.submit(self.encoder.make_clip, piece, f.source) for piece in pieces]
 
     def _admit(self) -> None:
-        """Queue the clips of the next files in input order, once each file is wholly ready."""
-        while self.next_admit < self.next_decode:
+        """Queue the clips of the next files in input order, once each file is wholly ready and while the
+        queues hold fewer than `max_queued` clips (so decoding cannot run ahead of the device unbounded)."""
+        while self.next_admit < self.next_decode and sum(map(len, self.queues.values())) < self.max_queued:
             f = self.files[self.next_admit]
             if f.failure is None:
                 if f.clips is None or any(isinstance(c, Future) and not c.done() for c in f.clips):
