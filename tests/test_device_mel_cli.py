@@ -20,7 +20,7 @@ from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.mel import samples_for_frames
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.runtime.cli import main as iree_main
-from gemma3n_iree.runtime.encode import AudioEncoder
+from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
 from gemma3n_iree.runtime.scheduler import Limits
 from gemma3n_iree.runtime.server import build_scheduler, server_info
 from gemma3n_iree.runtime.session import AudioSession, SessionError
@@ -141,3 +141,26 @@ def test_emit_prefill_stage(workdir):
                                 "--clips", 2, "-o", vmfb])
     assert result.exit_code == 0, result.output
     assert "prefill_c512_a2" in result.output and vmfb.stat().st_size > 0
+
+
+def test_the_pipeline_writes_the_serial_npz_with_the_device_mel(workdir, checkpoint, clips, emitted):
+    """Samples straight into the calls (no host mel tasks): the serial path's .npz, bit for bit, on 1 and
+    3 workers; the 3.2 s file, which no 64-frame bucket holds, fails alone."""
+    _, vmfb, _ = emitted
+    encoder = AudioEncoder(checkpoint, artifact=vmfb)
+    speech, rate = sf.read(SPEECH, dtype="int16")
+    more = []
+    for i, n in enumerate((10000, 3000, 640, 9999)):
+        path = workdir / f"more{i}.wav"
+        sf.write(path, speech[n:2 * n], rate, subtype="PCM_16")
+        more.append(path)
+    paths = [clips[0], more[0], clips[1], more[1], clips[2], more[2], more[3]]
+    encoder.encode_clips(encoder.clips_from_files(paths)).save(workdir / "serial.npz")
+    for workers in (1, 3):
+        encoder.encode_files(paths, workers=workers).save(workdir / f"pipeline{workers}.npz")
+        assert (workdir / f"pipeline{workers}.npz").read_bytes() == (workdir / "serial.npz").read_bytes()
+    with pytest.raises(EncodeFailed, match="318 mel frames fits no frame bucket") as info:
+        encoder.encode_files([SPEECH, *paths], workers=2)
+    np.testing.assert_array_equal(info.value.result.clip_source, np.arange(1, 8))
+    with np.load(workdir / "serial.npz") as data:
+        assert_bits_equal(info.value.result.audio_features, data["audio_features"], "without the failed input")
