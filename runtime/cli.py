@@ -151,7 +151,7 @@ def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, t
             f"{result.valid_tokens.tolist()}")
     if failed is not None:
         if result is None:
-            raise click.ClickException(f"{failed}\nnothing was written")
+            raise click.ClickException(f"{failed}\nnothing was written" if len(audio) > 1 else str(failed))
         raise click.ClickException(f"{failed}\nthe other {len(audio) - len(failed.failures)} input(s) were written to "
                                    f"{output} (its failed_source and failed_error list the failures)")
 

@@ -110,6 +110,9 @@ class EncodeFailed(EncodeError):
 
     def __init__(self, failures: Sequence[InputFailure], total: int, result: EncodeResult | None) -> None:
         self.failures, self.total, self.result = tuple(failures), total, result
+        if total == 1:  # one input: its own message, as the serial path raises it
+            super().__init__(self.failures[0].message)
+            return
         lines = "\n".join(f"  {f.message}" for f in self.failures)
         super().__init__(f"{len(self.failures)} of {total} input(s) could not be encoded:\n{lines}")
 

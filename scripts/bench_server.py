@@ -15,7 +15,12 @@ Printed as one JSON line per level:
 * ``rejected``: 429/503 answers (retried after Retry-After); ``errors``: anything else;
 * with ``--verify``: ``mismatches`` -- results whose arrays differ (SHA-256 of the npz arrays) from the
   same audio's result at the first level (run it with concurrency 1 first: each request then runs
-  alone), i.e. a check that batching never changes a result on this device.
+  alone), i.e. a check that batching never changes a result on this device;
+* ``device_busy`` (the server's device seconds per wall second), ``time_to_device_p50_ms`` and, with
+  ``--server-pid``, ``server_cores_busy`` (the server process's CPU seconds per wall second).
+
+With ``--processes P`` each level's clients are split over P load-generating processes (spawned), so
+that one Python process parsing responses is never what limits the throughput.
 
 Audio: ``--lengths`` seconds (default a mix of 1-45 s), cut from the bundled speech sample tiled (or
 ``--audio`` files), a pool of ``--distinct`` different clips sent round-robin as PCM16 WAV.
@@ -100,22 +105,20 @@ async def one_request(session, url, kind, data, prompt, counters) -> bytes:
                 raise RuntimeError(f"result: {resp.status} {await resp.text()}")
 
 
-async def level(url: str, concurrency: int, count: int, pool, kind: str, prompt: str,
-                reference: dict[int, str] | None) -> dict:
-    counters = {"rejected": 0, "errors": 0, "mismatches": 0, "verified": 0}
+async def run_clients(url: str, clients: int, indices: list[int], pool, kind: str, prompt: str,
+                      verify: bool) -> dict:
+    """`clients` closed-loop clients sharing the requests `indices` (pool entries round-robin)."""
+    counters = {"rejected": 0, "errors": 0}
     latencies: list[float] = []
     audio_done = 0.0
-    next_index = 0
-    digests: dict[int, str] = {}
+    todo = list(indices)
+    digests: dict[int, list[str]] = {}
     timeout = aiohttp.ClientTimeout(total=None, sock_read=120)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as session:
-        before = await metrics(session, url)
-
         async def client() -> None:
-            nonlocal next_index, audio_done
-            while next_index < count:
-                i = next_index
-                next_index += 1
+            nonlocal audio_done
+            while todo:
+                i = todo.pop(0)
                 data, seconds = pool[i % len(pool)]
                 started = time.perf_counter()
                 try:
@@ -126,26 +129,62 @@ async def level(url: str, concurrency: int, count: int, pool, kind: str, prompt:
                     continue
                 latencies.append(time.perf_counter() - started)
                 audio_done += seconds
-                if reference is not None:
-                    d = digest(npz)
-                    key = i % len(pool)
-                    if key in reference:
-                        counters["verified"] += 1
-                        counters["mismatches"] += int(reference[key] != d)
-                    digests.setdefault(key, d)
+                if verify:
+                    digests.setdefault(i % len(pool), []).append(digest(npz))
 
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(concurrency)))
-        wall = time.perf_counter() - started
-        after = await metrics(session, url)
-    if reference is not None:
-        for key, d in digests.items():
-            reference.setdefault(key, d)
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return {"latencies": latencies, "audio": audio_done, "counters": counters, "digests": digests}
+
+
+def _client_process(args: tuple) -> dict:
+    return asyncio.run(run_clients(*args))
+
+
+def server_cpu_s(pid: int | None) -> float | None:
+    """CPU seconds (all threads) the server process has used so far, from /proc."""
+    if pid is None:
+        return None
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _metrics(url: str) -> dict:
+    async with aiohttp.ClientSession() as session:
+        return await metrics(session, url)
+
+
+def level(url: str, concurrency: int, count: int, pool, kind: str, prompt: str,
+          reference: dict[int, str] | None, processes: int = 1, server_pid: int | None = None) -> dict:
+    """One concurrency level: `concurrency` clients split over `processes` load-generating processes."""
+    processes = max(1, min(processes, concurrency))
+    before = asyncio.run(_metrics(url))
+    cpu0 = server_cpu_s(server_pid)
+    jobs = [(url, concurrency // processes + (k < concurrency % processes), list(range(k, count, processes)), pool,
+             kind, prompt, reference is not None) for k in range(processes)]
+    started = time.perf_counter()
+    if processes == 1:
+        parts = [_client_process(jobs[0])]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as executor:
+            parts = list(executor.map(_client_process, jobs))
+    wall = time.perf_counter() - started
+    cpu1 = server_cpu_s(server_pid)
+    after = asyncio.run(_metrics(url))
+    latencies = [t for part in parts for t in part["latencies"]]
+    audio_done = sum(part["audio"] for part in parts)
+    counters = {k: sum(part["counters"][k] for part in parts) for k in ("rejected", "errors")}
     b0, b1 = before["batches"], after["batches"]
     calls, clips, slots = b1["calls"] - b0["calls"], b1["clips"] - b0["clips"], b1["slots"] - b0["slots"]
+    device_s = after["device_seconds"] - before["device_seconds"]
     lat = np.asarray(latencies) * 1000.0 if latencies else np.zeros(1)
     record = {
-        "concurrency": concurrency, "kind": kind, "requests": len(latencies), "audio_seconds": round(audio_done, 3),
+        "concurrency": concurrency, "processes": processes, "kind": kind, "requests": len(latencies),
+        "audio_seconds": round(audio_done, 3),
         "wall_s": round(wall, 3), "throughput_audio_s_per_s": round(audio_done / wall, 3) if wall else None,
         "requests_per_s": round(len(latencies) / wall, 3) if wall else None,
         "latency_ms": {"p50": round(float(np.percentile(lat, 50)), 2), "p90": round(float(np.percentile(lat, 90)), 2),
@@ -154,11 +193,23 @@ async def level(url: str, concurrency: int, count: int, pool, kind: str, prompt:
         "batches": {"calls": calls, "clips": clips, "occupancy": round(clips / slots, 4) if slots else None,
                     "mean_clips_per_call": round(clips / calls, 3) if calls else None,
                     "max_width": b1["max_width"]},
+        "device_busy": round(device_s / wall, 3) if wall else None,
+        "time_to_device_p50_ms": after["time_to_device"].get("p50_ms"),
         "rejected": counters["rejected"], "errors": counters["errors"],
     }
+    if cpu0 is not None and cpu1 is not None and wall:
+        record["server_cores_busy"] = round((cpu1 - cpu0) / wall, 2)
     if reference is not None:
-        record["verified"] = counters["verified"]
-        record["mismatches"] = counters["mismatches"]
+        verified = mismatches = 0
+        for part in parts:
+            for key, found in part["digests"].items():
+                for d in found:
+                    if key in reference:
+                        verified += 1
+                        mismatches += int(reference[key] != d)
+                reference.setdefault(key, found[0])
+        record["verified"] = verified
+        record["mismatches"] = mismatches
     return record
 
 
@@ -177,15 +228,20 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=4, help="requests sent first, not measured")
     parser.add_argument("--verify", action="store_true",
                         help="compare every result with the same audio's result at the first level")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="load-generating processes per level (the clients are split between them), so that "
+                             "the load generator is never the limit")
+    parser.add_argument("--server-pid", type=int, default=None,
+                        help="the server's process id: report the cores it kept busy per level (/proc)")
     args = parser.parse_args()
 
     pool = make_pool(args.lengths, args.distinct, args.audio)
     reference: dict[int, str] | None = {} if args.verify else None
     if args.warmup:
-        asyncio.run(level(args.url, min(args.warmup, 4), args.warmup, pool, args.kind, args.prompt, None))
+        level(args.url, min(args.warmup, 4), args.warmup, pool, args.kind, args.prompt, None)
     for c in args.concurrency:
         count = args.requests or max(32, 4 * c)
-        record = asyncio.run(level(args.url, c, count, pool, args.kind, args.prompt, reference))
+        record = level(args.url, c, count, pool, args.kind, args.prompt, reference, args.processes, args.server_pid)
         print(json.dumps(record), flush=True)
 
 

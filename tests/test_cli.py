@@ -251,9 +251,13 @@ def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
     # every input failing: each named, nothing written
     not_audio = workdir / "notes.wav"
     not_audio.write_text("not audio\n" * 50)
+    message = assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
+                                                  not_audio]), 1, f"Error: {not_audio}: not a readable audio file")
+    assert "could not be encoded" not in message  # one input: its own message
+    (workdir / "zero.wav").write_bytes(b"")
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
-                                        not_audio]), 1, str(not_audio), "not a readable audio file",
-                     "nothing was written")
+                                        not_audio, workdir / "zero.wav"]), 1, "2 of 2 input(s) could not be encoded",
+                     str(not_audio), "nothing was written")
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--max-seconds",
                                         0.4, *out, clips[0]]), 1, str(clips[0]), "0.5 s", "--max-seconds 0.4")
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, SPEECH]), 1,
