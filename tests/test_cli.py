@@ -328,3 +328,41 @@ def test_progress_on_a_terminal_only(workdir, checkpoint, clips, emitted):
     plain = invoke(iree_main, ["encode", *args])  # not a terminal: the status lines, no progress line
     assert plain.exit_code == 0, plain.output
     assert "encoding:" not in plain.output and "3 input(s) -> 3 clip(s)" in plain.output
+
+
+# ---------------------------------------------------------------------------------------------- benchmark scripts
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def _script(*args) -> list[dict]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_the_pipeline_benchmark_runs(workdir, checkpoint, emitted):
+    """scripts/pipeline_bench.py (inputs, api, cli), as scripts/gpu_pipeline.sh runs it, on the tiny artifact."""
+    _, vmfb, _ = emitted
+    inputs = workdir / "bench-in"
+    _script(SCRIPTS / "pipeline_bench.py", "inputs", "--dir", inputs, "--files", 2, "--seconds", 0.5)
+    common = ["--checkpoint", checkpoint, "--target", "llvm-cpu", "--artifact", vmfb, "--inputs", inputs,
+              "--scratch", workdir]
+    api = _script(SCRIPTS / "pipeline_bench.py", "api", *common, "--counts", 1, 2, "--repeats", 1, "--serial-count", 2)
+    assert {(r["format"], r["files"]) for r in api if "serial" not in r["impl"]} == {
+        (f, n) for f in ("wav", "flac") for n in (1, 2)}
+    assert all(r["audio_s"] == pytest.approx(0.5 * r["files"]) and r["audio_s_per_s"] > 0 for r in api)
+    (cli,) = _script(SCRIPTS / "pipeline_bench.py", "cli", *common, "--counts", 2, "--formats", "wav")
+    assert cli["exit"] == 0 and cli["audio_s"] == 1.0 and cli["encode_s"] > 0 and "stderr" not in cli
+
+
+def test_the_thread_fight_script_runs():
+    records = _script(SCRIPTS / "frontend_threads.py", "--stages", "mel", "--workers", 1, "--items-per-worker", 1,
+                      "--no-processes")
+    assert records[0]["machine"]["cores"] >= 1
+    runs = {r["blas_pool"]: r for r in records[1:-1]}
+    assert runs["pinned"]["blas"][0]["threads"] == 1 and runs["default"]["audio_s_per_s"] > 0
+    assert "mel" in records[-1]["verdict"]
