@@ -26,13 +26,15 @@ Pipeline of one request (a :class:`Job`)::
   expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it needs if it
   is not built yet (so a first-time entry never stalls the device thread).  Each clip then waits in
   the queue of its frame bucket.
-* **Device** (one thread owns the `AudioSession`, whose IREE calls are synchronous): as soon as work is
-  ready it packs clips into the best (bucket, clips) entry -- greedy: a bucket may run once it fills
-  a call of the widest allowed width, once its oldest clip has waited `max_wait_s`, or at once when no
-  front-end work that could add clips is pending; of those, the bucket whose oldest clip has waited
-  longest runs (so none starves), with the widest width its queued clips fill.  Padding slots (only
-  when fewer clips than the narrowest entry are left) get zero frames, as `AudioEncoder.encode_clips`
-  pads.  Each call is
+* **Device** (one thread owns the `AudioSession` and queues its calls on the session's own thread,
+  `AudioSession.run_async`): as soon as work is ready it packs clips into the best (bucket, clips)
+  entry -- greedy (`runtime/batching.py`): a bucket may run once it fills a call of the widest allowed
+  width, once its oldest clip has waited `max_wait_s` on an idle device, or at once when no front-end
+  work that could add clips is pending; of those, the bucket whose oldest clip has waited longest runs
+  (so none starves), with the widest width its queued clips fill.  While a call runs, the next one is
+  packed, built and queued behind it, then the first one's rows are handed out, so the device never
+  waits for the host.  Padding slots (only when fewer clips than the narrowest entry are left) get
+  zero frames (`AudioEncoder.call_inputs`, what the encode path uses).  Each call is
   packed anew from whatever is queued, so a slot freed by a finished request is reused by the next
   call.  Prefill requests whose clips are all encoded run their merge (`AudioPrefill.run`) on the
   same thread; they go before encoder calls since they complete requests and free memory.
@@ -66,6 +68,7 @@ import logging
 import secrets
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Sequence
@@ -223,6 +226,17 @@ class _ClipWork:
 
 
 @dataclass
+class _Call:
+    """An encoder call queued on the session's thread: its clips and the future of its outputs."""
+
+    bucket: int
+    width: int
+    items: list[_ClipWork]
+    future: Future
+    started: float
+
+
+@dataclass
 class Limits:
     max_queue: int = 256                  # unfinished (admitted, not yet done/failed) requests
     max_memory_bytes: int = 4096 * MIB    # upload slots + reservations of unfinished requests + held results
@@ -362,6 +376,7 @@ class Scheduler:
         self._batch_slots = 0
         self._width_hist: collections.Counter = collections.Counter()
         self._device_seconds = 0.0
+        self._last_device_end = 0.0
         self._audio_seconds_done = 0.0
 
     # ------------------------------------------------------------------ lifecycle
@@ -765,9 +780,10 @@ class Scheduler:
         return ids
 
     # ------------------------------------------------------------------ device thread
-    def _pick(self, now: float) -> tuple[Any, float | None]:
+    def _pick(self, now: float, device_idle: bool = True) -> tuple[Any, float | None]:
         """The next device work under the lock: ("prefill", job) or ("encode", bucket, width, items);
-        or (None, seconds to wait) when a partial call should wait for more clips."""
+        or (None, seconds to wait) when a partial call should wait for more clips (while a call runs,
+        partial calls wait for it: `batching.may_run`)."""
         if self._post:
             # AudioPrefill keeps one (capacity, clips) entry loaded at a time: run the jobs of the loaded
             # entry first, unless the oldest job has waited a second (no starvation)
@@ -786,9 +802,9 @@ class Scheduler:
         settled = self._pending_frontend == 0
         eligible = [(h, b) for h, b in heads
                     if may_run(len(self._ready[b]), self.widths[b][0], settled=settled, waited_s=now - h,
-                               max_wait_s=self.limits.max_wait_s)]
+                               max_wait_s=self.limits.max_wait_s, device_idle=device_idle)]
         if not eligible:
-            return None, min(heads)[0] + self.limits.max_wait_s - now
+            return None, max(0.0, min(heads)[0] + self.limits.max_wait_s - now) if device_idle else None
         bucket = min(eligible)[1]
         queue = self._ready[bucket]
         width = call_width(len(queue), self.widths[bucket])
@@ -796,65 +812,90 @@ class Scheduler:
         return ("encode", bucket, width, items), None
 
     def _device_loop(self) -> None:
+        """Pick work and run it.  An encoder call is queued on the session's device thread and, while it
+        runs, the next call is picked and staged behind it, then the first one's rows are handed out:
+        the device never waits for this thread to build inputs or copy results."""
+        running: _Call | None = None
         while True:
             with self._cond:
                 while True:
+                    work, wait = None, None
+                    if not self._paused and not self._stopping:
+                        work, wait = self._pick(time.monotonic(), device_idle=running is None)
+                    if work is not None or running is not None:
+                        break
                     if self._stopping:
                         return
-                    if not self._paused:
-                        work, wait = self._pick(time.monotonic())
-                        if work is not None:
-                            self._device_busy = True
-                            break
-                    else:
-                        wait = None
                     self._cond.wait(timeout=wait)
+                self._device_busy = True
             try:
-                if work[0] == "prefill":
-                    self._run_prefill(work[1])
+                if work is not None and work[0] == "encode":
+                    staged = self._start_encode(*work[1:])
+                    if running is not None:
+                        self._complete_encode(running)
+                    running = staged
                 else:
-                    self._run_encode(*work[1:])
+                    if running is not None:
+                        self._complete_encode(running)
+                        running = None
+                    if work is not None:
+                        self._run_prefill(work[1])
             except Exception as exc:  # pragma: no cover - defensive: keep the device thread alive
                 log.exception("device work failed")
                 self.device_error = f"{type(exc).__name__}: {exc}"
             finally:
                 with self._cond:
-                    self._device_busy = False
+                    self._device_busy = running is not None
                     self._cond.notify_all()
 
-    def _run_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> None:
+    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> "_Call | None":
+        """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
         started = time.monotonic()
-        inputs = np.zeros((width, *self.session.input_shape(bucket)), np.float32)
-        counts = np.zeros(width, np.int32)
         with self._lock:
             for item in items:
                 if "device" not in item.job.times:
                     item.job.times["device"] = started
                     self._to_device.append(started - item.job.submitted)
-        for slot, item in enumerate(items):
+        clips = []
+        for item in items:
             assert item.clip is not None
-            rows, counts[slot] = item.clip.call_input()
-            inputs[slot, :len(rows)] = rows
+            clips.append(item.clip)
             item.clip = None  # the call holds its own copy
         for item in items:
             self._hook("device", item.job)
         try:
-            out = self.session.run(inputs, counts)
+            future = self.session.run_async(*self.encoder.call_inputs(bucket, width, clips))
         except Exception as exc:
-            log.exception("encoder call %dx%d failed", bucket, width)
-            error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
-            with self._cond:
-                for item in items:
-                    self._finish(item.job, error=error)
+            self._fail_call(bucket, width, items, exc)
+            return None
+        return _Call(bucket, width, items, future, started)
+
+    def _fail_call(self, bucket: int, width: int, items: list[_ClipWork], exc: Exception) -> None:
+        log.error("encoder call %dx%d failed: %s: %s", bucket, width, type(exc).__name__, exc)
+        error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
+        with self._cond:
+            for item in items:
+                self._finish(item.job, error=error)
+
+    def _complete_encode(self, call: "_Call | None") -> None:
+        """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
+        if call is None:
             return
-        elapsed = time.monotonic() - started
+        try:
+            out = call.future.result()
+        except Exception as exc:
+            self._fail_call(call.bucket, call.width, call.items, exc)
+            return
+        ended = time.monotonic()
         with self._cond:
             self._batches += 1
-            self._batch_clips += len(items)
-            self._batch_slots += width
-            self._width_hist[f"{bucket}x{width}"] += 1
-            self._device_seconds += elapsed
-            for slot, item in enumerate(items):
+            self._batch_clips += len(call.items)
+            self._batch_slots += call.width
+            self._width_hist[f"{call.bucket}x{call.width}"] += 1
+            # the device's own time: from the call's start or the previous call's end, whichever is later
+            self._device_seconds += ended - max(call.started, self._last_device_end)
+            self._last_device_end = ended
+            for slot, item in enumerate(call.items):
                 job = item.job
                 if job.gone or job.state is not State.ENCODING:
                     continue  # cancelled (or failed) while on the device: its rows are discarded
