@@ -167,7 +167,7 @@ def run_torch(args: argparse.Namespace) -> None:
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
     if args.threads:
         torch.set_num_threads(args.threads)
-    tower, embedder = build_modules(builtin_config("e4b"))
+    tower, embedder = build_modules(builtin_config(args.config))
     tower, embedder = tower.to(device, dtype), embedder.to(device, dtype)
     extractor = Gemma3nAudioFeatureExtractor()
 
@@ -244,6 +244,8 @@ def main() -> None:
             part.add_argument("--compile-counts", type=int, nargs="+", default=[32])
             part.add_argument("--chunk", type=int, default=32)
             part.add_argument("--threads", type=int, default=None)
+            part.add_argument("--config", default="e4b", choices=["e4b", "tiny"],
+                              help="the encoder's configuration (tiny: the tests' smoke run)")
     args = parser.parse_args()
     {"inputs": make_inputs, "api": run_api, "cli": run_cli, "torch": run_torch}[args.part](args)
 

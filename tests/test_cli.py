@@ -357,6 +357,12 @@ def test_the_pipeline_benchmark_runs(workdir, checkpoint, emitted):
     assert all(r["audio_s"] == pytest.approx(0.5 * r["files"]) and r["audio_s_per_s"] > 0 for r in api)
     (cli,) = _script(SCRIPTS / "pipeline_bench.py", "cli", *common, "--counts", 2, "--formats", "wav")
     assert cli["exit"] == 0 and cli["audio_s"] == 1.0 and cli["encode_s"] > 0 and "stderr" not in cli
+    torch = _script(SCRIPTS / "pipeline_bench.py", "torch", "--inputs", inputs, "--device", "cpu", "--dtype", "fp32",
+                    "--modes", "eager", "--config", "tiny", "--counts", 2, "--repeats", 1, "--scratch", workdir)
+    assert [(r["impl"], r["format"], r["files"]) for r in torch] == [("transformers eager", "wav", 2),
+                                                                     ("transformers eager", "flac", 2)]
+    with np.load(workdir / "torch.npz") as data:
+        assert data["audio_features"].shape[::2] == (2, CFG.text_hidden_size)
 
 
 def test_the_thread_fight_script_runs():
