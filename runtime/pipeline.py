@@ -11,13 +11,12 @@ the CLI's `encode`; the server's front end uses the same pool, `runtime/schedule
   a 30 s clip's work (py-spy, BENCHMARKS.md) -- and threads share the decoded samples and features
   with the device calls without a copy.
 * **BLAS pinned to one thread while a pool is open.**  The host log-mel's float64 mel matmul runs on
-  NumPy's OpenBLAS, whose own pool has one busy-waiting thread per core.  Several front-end threads
-  calling it at once multiplied the threads (16 workers x 16 BLAS threads on the 16-core GPU host) and
-  serialised the workers on OpenBLAS's lock while its threads spun: the server's 16 front-end threads
-  used all 16 cores for 47 audio-s per core-second where one thread alone does about 1,000
-  (BENCHMARKS.md, "The front end's thread fight").  `threadpoolctl` -- the library made for this --
-  sets the BLAS pools to one thread while any pool is open and restores them after; the workers
-  supply the parallelism.  OpenBLAS splits a GEMM's rows and columns between its threads, never the
+  NumPy's OpenBLAS, whose own pool has one busy-waiting thread per core: under every front-end thread
+  (16 x 16 threads on the 16-core GPU host) it spends a core's worth of spinning per worker, and
+  concurrent callers contend for the one pool -- the server's 16 front-end threads used all 16 cores
+  for 47 audio-s per core-second where one thread alone does about 1,000 (BENCHMARKS.md, "The front
+  end's thread fight").  `threadpoolctl` -- the library made for this -- sets the BLAS pools to one
+  thread while any pool is open and restores them after; the workers supply the parallelism.  OpenBLAS splits a GEMM's rows and columns between its threads, never the
   sum, so the features are the same bits either way (tests/test_pipeline.py checks it).
 * **Order and bounded memory.**  Files are admitted to the bucket queues strictly in input order, so
   the clips get their indices in input order and the result is the serial path's, bit for bit (a
