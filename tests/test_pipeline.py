@@ -251,3 +251,22 @@ def test_decoding_and_queues_stay_a_window_ahead(tmp_path, monkeypatch):
     # decoded ahead of admission: lookahead = max(2 workers, 2 x widest) = 4; admitted ahead of finished:
     # the queues (2 x widest, plus one file's clips) and the calls in flight (2 x widest)
     assert max(ahead) <= 4 + 2 + 1 + 2
+
+
+def test_a_result_past_plain_zip_is_saved_as_zip64(tmp_path, monkeypatch):
+    """`EncodeResult.save` streams a plain ZIP from the arrays; one that would pass 4 GiB goes to np.savez
+    (ZIP64) instead of failing after the work is done (the limit lowered here to a few bytes)."""
+    from gemma3n_iree.runtime import npz_stream
+    from gemma3n_iree.runtime.encode import EncodeResult, InputFailure
+
+    result = EncodeResult(np.ones((2, 3, 4), np.float32), np.zeros((2, 3, 5), np.float32), np.array([1, 2], np.int32),
+                          np.array([0, 2], np.int32), np.zeros(2, np.float32), (InputFailure(1, "b.wav", "b.wav: bad"),))
+    result.save(tmp_path / "plain.npz")
+    monkeypatch.setattr(npz_stream, "_ZIP_LIMIT", 100)
+    result.save(tmp_path / "zip64.npz")
+    for name in ("plain.npz", "zip64.npz"):
+        with np.load(tmp_path / name) as data:
+            for key, value in result.arrays().items():
+                np.testing.assert_array_equal(data[key], value, err_msg=f"{name}: {key}")
+            assert data["failed_error"].tolist() == ["b.wav: bad"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.npz", "zip64.npz"]  # no temporary left
