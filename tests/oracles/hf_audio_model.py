@@ -25,6 +25,7 @@ decode steps: one id each, the audio inputs dropped).
 from __future__ import annotations
 
 import copy
+import json
 import tempfile
 from pathlib import Path
 from typing import Any, Sequence
@@ -63,7 +64,6 @@ def hf_config(audio: dict[str, Any], cfg: Any) -> Gemma3nConfig:
     config = Gemma3nConfig(text_config=text.to_dict(), vision_config=vcfg.to_dict(), audio_config=acfg.to_dict(),
                            audio_token_id=cfg.audio_token_id, boa_token_id=cfg.boa_token_id,
                            eoa_token_id=cfg.eoa_token_id, eos_token_id=list(cfg.eos_token_ids))
-    config.architectures = ["Gemma3nForConditionalGeneration"]
     config._attn_implementation = "eager"
     config.text_config._attn_implementation = "eager"
     return config
@@ -97,6 +97,9 @@ def write_checkpoint(model: NoVisionGemma3nForConditionalGeneration, directory: 
     finally:
         if bars:
             hf_logging.enable_progress_bar()
+    config = json.loads((directory / "config.json").read_text())  # save_pretrained names the subclass
+    config["architectures"] = ["Gemma3nForConditionalGeneration"]
+    (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     write_test_tokenizer(directory)
     return directory
 
