@@ -70,6 +70,13 @@ def token_logprob(logits: np.ndarray, token: int) -> float:
     return float(x[token] - top - np.log(np.exp(x - top).sum()))
 
 
+def probability_of(logits: np.ndarray, tokens: Sequence[int]) -> float:
+    """softmax(logits) summed over `tokens`, in float64."""
+    x = np.asarray(logits, np.float64)
+    weights = np.exp(x - x.max())
+    return float(weights[list(tokens)].sum() / weights.sum()) if len(tokens) else 0.0
+
+
 def stop_token_ids(checkpoint: str | Path, eos_token_ids: Sequence[int], tokenizer: Any | None = None) -> frozenset[int]:
     """The ids that end a sequence: `config.json`'s `eos_token_id` (`eos_token_ids`, parsed by DecoderConfig),
     `generation_config.json`'s when the checkpoint has one, and the tokenizer's `<end_of_turn>` (the chat format
@@ -100,6 +107,7 @@ class GenerationRequest:
     max_new_tokens: int
     stop_ids: frozenset[int]
     logprobs: bool = False  # also report each token's log probability (a log-softmax over the vocabulary)
+    #                         and the first step's probability of stopping
 
     @property
     def prompt_tokens(self) -> int:
@@ -128,6 +136,8 @@ class Generation:
     finish_reason: str | None  # None while running
     prompt_tokens: int
     logprobs: list[float] | None = None
+    #: with logprobs: the probability that the first token is a stop id (the model ends its turn at once)
+    first_stop_probability: float | None = None
     submitted_at: float = 0.0
     first_token_at: float | None = None
     finished_at: float | None = None
@@ -274,6 +284,8 @@ class GenerationEngine:
         logprob = token_logprob(logits, token) if s.request.logprobs else None
         if result.logprobs is not None:
             result.logprobs.append(logprob)  # type: ignore[arg-type]
+            if len(result.tokens) == 1:
+                result.first_stop_probability = probability_of(logits, sorted(s.request.stop_ids))
         if result.first_token_at is None:
             result.first_token_at = self.clock()
         text = s.stream.push(token)

@@ -41,9 +41,22 @@ from .generate import DecoderBackend, GenerationEngine, GenerationRequest, Token
 Progress = Callable[[str], None]
 SAMPLE_RATE = 16000
 WINDOW_SECONDS = 30.0
-#: The default instruction (Gemma 3n's documented ASR prompt).
-DEFAULT_PROMPT = "Transcribe the following speech segment in English:"
+TRANSCRIBE, TRANSLATE = "transcribe", "translate"
 DEFAULT_MAX_NEW_TOKENS = 256
+
+
+def instruction(task: str, language: str | None = None) -> str:
+    """The model's instruction for a task: Gemma 3n's documented speech prompts ("Transcribe the following
+    speech segment in English:"); without a language none is assumed.  Translation is always into English."""
+    if task == TRANSCRIBE:
+        return f"Transcribe the following speech segment in {language}:" if language else \
+            "Transcribe the following speech segment:"
+    if task == TRANSLATE:
+        return "Translate the following speech segment into English:"
+    raise ValueError(f"unknown task {task!r}: {TRANSCRIBE!r} or {TRANSLATE!r}")
+
+
+DEFAULT_PROMPT = instruction(TRANSCRIBE)
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,7 @@ class WindowTranscript:
     text: str = ""
     finish_reason: str | None = None  # "stop" (a stop id, kept in tokens), "length" (max_new_tokens)
     logprobs: list[float] | None = None
+    first_stop_probability: float | None = None  # with logprobs: P(the first token is a stop id)
     first_token_s: float | None = None  # seconds from the start of decoding to its first token
     decode_s: float | None = None  # seconds from its prefill to its last token
 
@@ -76,8 +90,7 @@ class FileTranscript:
 
     @property
     def text(self) -> str:
-        """The windows' texts in order, each stripped, joined by one space."""
-        return " ".join(w.text.strip() for w in self.windows if w.text.strip())
+        return join_windows([w.text for w in self.windows])
 
     @property
     def tokens(self) -> int:
@@ -88,6 +101,59 @@ class FileTranscript:
 class TranscriptionRun:
     files: list[FileTranscript]
     timings: dict[str, float]  # seconds: load, encode, prefill (the prefill stage's calls), generate, total
+
+
+def join_windows(texts: Sequence[str]) -> str:
+    """A file's text from its windows' texts, in order: each stripped, the non-empty ones joined by one space."""
+    return " ".join(t.strip() for t in texts if t.strip())
+
+
+class WindowJoiner:
+    """A file's text streamed while its windows decode concurrently: window k's pieces come out once windows
+    0..k-1 have finished, so that everything emitted concatenates to `join_windows` of the windows' texts."""
+
+    def __init__(self, windows: int) -> None:
+        self._pieces: list[list[str]] = [[] for _ in range(windows)]
+        self._finished = [False] * windows
+        self._current = 0
+        self._started = False  # the current window has emitted non-space text
+        self._held = ""  # the current window's trailing whitespace (dropped if the window ends)
+        self._any = False  # some window has emitted text (the next one is preceded by a space)
+
+    def add(self, index: int, piece: str) -> str:
+        """A window's next piece of text; returns what can be emitted now."""
+        if self._finished[index]:
+            raise ValueError(f"window {index} has already finished")
+        if index != self._current:
+            self._pieces[index].append(piece)
+            return ""
+        return self._emit(piece)
+
+    def finish(self, index: int) -> str:
+        """The window has ended; returns what can be emitted now (later windows that were waiting on it)."""
+        self._finished[index] = True
+        out = []
+        while self._current < len(self._finished) and self._finished[self._current]:
+            self._current += 1
+            self._started, self._held = False, ""
+            if self._current < len(self._pieces):
+                out += [self._emit(p) for p in self._pieces[self._current]]
+                self._pieces[self._current] = []
+        return "".join(out)
+
+    def _emit(self, piece: str) -> str:
+        prefix = ""
+        if not self._started:
+            piece = piece.lstrip()
+            if not piece:
+                return ""
+            self._started = True
+            prefix = " " if self._any else ""
+            self._any = True
+        text = self._held + piece
+        core = text.rstrip()
+        self._held = text[len(core):]
+        return prefix + core
 
 
 def windows_of(duration_s: float, source: int) -> list[Window]:
@@ -181,7 +247,7 @@ class Transcriber:
                 finished += 1
                 item, result = by_seq[event.seq], engine.result(event.seq)
                 item.tokens, item.text, item.finish_reason = result.tokens, result.text, result.finish_reason
-                item.logprobs = result.logprobs
+                item.logprobs, item.first_stop_probability = result.logprobs, result.first_stop_probability
                 item.first_token_s = (result.first_token_at or 0.0) - result.submitted_at
                 item.decode_s = (result.finished_at or 0.0) - result.submitted_at
                 w = item.window
