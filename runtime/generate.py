@@ -31,8 +31,9 @@ import numpy as np
 from ..serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
 from .detokenize import TextStream
 
-#: Stop reasons: a stop id was emitted / `max_new_tokens` were emitted / the caller cancelled.
-STOP, LENGTH, CANCELLED = "stop", "length", "cancelled"
+#: Why a sequence ended: a stop id was emitted / `max_new_tokens` were emitted / the caller cancelled / the
+#: backend raised during its call (the exception propagates to the caller of `step`).
+STOP, LENGTH, CANCELLED, ERROR = "stop", "length", "cancelled", "error"
 END_OF_TURN = "<end_of_turn>"
 GENERATION_CONFIG = "generation_config.json"
 
@@ -254,7 +255,7 @@ class GenerationEngine:
         try:
             logits = self.backend.prefill(s.slot, s.request.inputs_embeds, s.request.per_layer_inputs)
         except BaseException:
-            self._finish(s, CANCELLED)
+            self._finish(s, ERROR)
             raise
         s.prefilled, s.position, s.last_step = True, s.request.prompt_tokens, self._calls
         return [self._emit(s, np.asarray(logits))]
@@ -265,7 +266,7 @@ class GenerationEngine:
             logits = np.asarray(self.backend.decode(call.slots, call.positions, [s.result.tokens[-1] for s in members]))
         except BaseException:
             for s in members:
-                self._finish(s, CANCELLED)
+                self._finish(s, ERROR)
             raise
         if logits.shape[0] != len(members):
             raise GenerationError(f"the decoder returned logits for {logits.shape[0]} sequence(s), asked for "
@@ -301,7 +302,7 @@ class GenerationEngine:
         return event
 
     def _finish(self, s: _Sequence, reason: str) -> None:
-        if reason == CANCELLED:
+        if reason in (CANCELLED, ERROR):
             s.pieces.append(s.stream.finish())
         s.result.text = "".join(s.pieces)
         s.result.finish_reason = reason

@@ -96,14 +96,14 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
             raise click.ClickException(str(exc)) from None
         except CompileError as exc:
             raise click.ClickException(f"compilation failed\n{exc}") from None
+        doc = run_json(run)
         if as_json:
-            click.echo(json.dumps(run_json(run), indent=1))
+            click.echo(json.dumps(doc, indent=1))
         else:
             for f in run.files:
                 if len(run.files) > 1:
                     click.echo(f"# {f.name}")
                 click.echo(f.text)
-        doc = run_json(run)
         _say(f"{len(files)} file(s), {doc['audio_s']:.1f} s of audio, {sum(f.tokens for f in run.files)} token(s) in "
              f"{run.timings['total']:.1f} s (real-time factor {doc['real_time_factor']:.3g})")
         sys.stderr.flush()

@@ -22,7 +22,7 @@ from gemma3n_iree.contracts import decoder as DEC
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.decoder_config import builtin_decoder_config
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
-from gemma3n_iree.runtime.generate import (CANCELLED, LENGTH, STOP, GenerationEngine, GenerationError,
+from gemma3n_iree.runtime.generate import (CANCELLED, ERROR, LENGTH, STOP, GenerationEngine, GenerationError,
                                            GenerationRequest, generate, greedy_token, stop_token_ids, token_logprob)
 from gemma3n_iree.runtime.synthetic_text import add_random_decoder_tensors, build_test_tokenizer, write_test_tokenizer
 
@@ -106,10 +106,35 @@ def test_cancel_frees_the_slot_for_the_next_sequence():
     assert engine.result(second).finish_reason == LENGTH
 
 
+def test_a_failing_call_ends_its_sequences_and_frees_their_slots():
+    class Failing(ScriptedBackend):
+        fail = True
+
+        def decode(self, slots, positions, token_ids):
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("device lost")
+            return super().decode(slots, positions, token_ids)
+
+    backend = Failing(slots=1, widths=(1,))
+    engine = GenerationEngine(backend, TOKENIZER)
+    first, second = engine.submit(request(new=3)), engine.submit(request(new=2))
+    engine.step()
+    with pytest.raises(RuntimeError, match="device lost"):
+        engine.step()
+    assert engine.result(first).finish_reason == ERROR and len(engine.result(first).tokens) == 1
+    list(engine.run())  # the slot went to the next sequence
+    assert engine.result(second).finish_reason == LENGTH
+
+
 def test_logprobs_are_a_log_softmax():
     events = list(generate(ScriptedBackend(vocab=400), TOKENIZER, request(new=2, logprobs=True)))
     want = 1.0 - np.log(np.e + 399.0)
     assert all(abs(e.logprob - want) < 1e-12 for e in events)
+    engine = GenerationEngine(ScriptedBackend(vocab=400), TOKENIZER)
+    seq = engine.submit(request(new=2, stop={WORDS[5], 0}, logprobs=True))  # the first token is WORDS[5]
+    list(engine.run())
+    assert abs(engine.result(seq).first_stop_probability - (np.e + 1.0) / (np.e + 399.0)) < 1e-12
     assert abs(token_logprob(np.array([0.0, np.log(3.0)]), 1) - np.log(0.75)) < 1e-15
 
 
