@@ -36,7 +36,8 @@ import numpy as np
 
 from ..contracts.policy import DEFAULT_CONTRACT
 from .emulated_decoder import read_decoder_config
-from .generate import DecoderBackend, GenerationEngine, GenerationRequest, TokenEvent, stop_token_ids
+from .generate import (DecoderBackend, GenerationEngine, GenerationError, GenerationRequest, TokenEvent,
+                       stop_token_ids)
 
 Progress = Callable[[str], None]
 SAMPLE_RATE = 16000
@@ -207,6 +208,10 @@ class Transcriber:
         """Transcribe (name, 16 kHz mono float32 samples) items; `on_token(window, event)` streams tokens."""
         started = time.perf_counter()
         ids = self.prefill.expand(prompt, [1])  # every window: the prompt with its one clip
+        if len(ids) + max_new_tokens - 1 > self.decoder.capacity:
+            raise GenerationError(f"a window's prompt of {len(ids)} tokens (188 of them audio) and {max_new_tokens} new "
+                                  f"tokens need {len(ids) + max_new_tokens - 1} positions, more than the decoder's "
+                                  f"context capacity of {self.decoder.capacity}")
         encoder = self.prefill.encoder
         clips, files = [], []
         for source, (name, samples) in enumerate(items):
@@ -245,7 +250,7 @@ class Transcriber:
                 if event.finish_reason is None:
                     continue
                 finished += 1
-                item, result = by_seq[event.seq], engine.result(event.seq)
+                item, result = by_seq[event.seq], engine.release(event.seq)
                 item.tokens, item.text, item.finish_reason = result.tokens, result.text, result.finish_reason
                 item.logprobs, item.first_stop_probability = result.logprobs, result.first_stop_probability
                 item.first_token_s = (result.first_token_at or 0.0) - result.submitted_at

@@ -122,5 +122,7 @@ def test_cli_prints_the_text_and_json(case, tmp_path):
     assert "window 1/1" in run.stderr and "real-time factor" in run.stderr
     plain = CliRunner().invoke(command, args + [str(SPEECH)])
     assert plain.exit_code == 0 and plain.stdout == first["text"] + "\n"
-    bad = CliRunner().invoke(command, args[:2] + ["--prompt", "<audio_soft_token> <audio_soft_token>", str(SPEECH)])
+    bad = CliRunner().invoke(command, args + ["--prompt", "<audio_soft_token> <audio_soft_token>", str(SPEECH)])
     assert bad.exit_code == 1 and "marker" in bad.output
+    long = CliRunner().invoke(command, args + ["--max-new-tokens", "100", str(SPEECH)])
+    assert long.exit_code == 1 and "need 305 positions, more than the decoder's context capacity of 256" in long.output
