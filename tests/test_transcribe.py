@@ -126,3 +126,18 @@ def test_cli_prints_the_text_and_json(case, tmp_path):
     assert bad.exit_code == 1 and "marker" in bad.output
     long = CliRunner().invoke(command, args + ["--max-new-tokens", "100", str(SPEECH)])
     assert long.exit_code == 1 and "need 305 positions, more than the decoder's context capacity of 256" in long.output
+
+
+def test_transcribe_help_explains_every_option():
+    import click
+    from click.testing import CliRunner
+
+    from gemma3n_iree.runtime.transcribe_cli import make_transcribe_command
+
+    command = make_transcribe_command(lambda *args: None)
+    result = CliRunner().invoke(command, ["--help"])
+    assert result.exit_code == 0 and result.output.startswith("Usage:")
+    assert "Transcribe speech FILES" in result.output and "never truncated" in " ".join(result.output.split())
+    for param in command.params:
+        if isinstance(param, click.Option):
+            assert param.opts[-1] in result.output and param.help and param.help.strip(), param.opts
