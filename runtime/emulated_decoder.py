@@ -1,0 +1,87 @@
+"""The decoder interface (`runtime.generate.DecoderBackend`) on the numeric contract's executable emulation.
+
+`EmulatedDecoder` runs `contracts/decoder.py` (prefill and batched decode steps over a KV cache with slots)
+with a checkpoint's language-model weights: the reference a compiled decoder program is judged against, and
+the decoder behind the generation, transcription and serving code until the compiled program exists (they
+only see the interface).  It is numpy on the CPU, float64-exact contractions: meant for tests and the tiny
+configuration (the weights are held as float32, four times their BF16 size).
+
+Decode entries are emulated at the given batch widths (a call wider than the widest is refused, as a compiled
+program would refuse it); the emulation's results do not depend on the width (each row is computed on its
+own), which is the property a compiled program must have too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..config import ConfigError
+from ..contracts import decoder as DEC
+from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
+from ..contracts.kv_cache import KVCache, KVCacheLayout
+from ..contracts.policy import DEFAULT_CONTRACT, get_contract
+from ..decoder_config import DecoderConfig
+from ..decoder_weights import read_decoder_weights
+from ..emitters.prefill import TEXT_PREFIX
+from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from .checkpoint import find_safetensors_files, read_safetensors_header
+
+DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)
+
+
+def read_decoder_config(checkpoint: str | Path) -> DecoderConfig:
+    """The checkpoint's whole language-model configuration (`config.json`, strictly: `DecoderConfig`)."""
+    path = Path(checkpoint) / "config.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{checkpoint}: checkpoint directory has no config.json") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return DecoderConfig.from_config_json(data, source=str(path))
+
+
+def text_layout(checkpoint: str | Path) -> WeightLayout:
+    """Which naming the checkpoint's language-model tensors use (transformers' or mlx-vlm's)."""
+    files, _, _ = find_safetensors_files(Path(checkpoint))
+    names = [n for f in files for n in read_safetensors_header(f)]
+    for layout in (HF_LAYOUT, MLX_LAYOUT):
+        if any(n.startswith(TEXT_PREFIX[layout.name]) for n in names):
+            return layout
+    raise ConfigError(f"{checkpoint}: no language-model tensors (names starting with "
+                      f"{' or '.join(repr(p) for p in TEXT_PREFIX.values())})")
+
+
+class EmulatedDecoder:
+    """A `DecoderBackend` computing with the contract's emulation (module docstring)."""
+
+    def __init__(self, checkpoint: str | Path, contract: str = DEFAULT_CONTRACT, *, slots: int = 4,
+                 capacity: int | None = None, decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
+                 transcendentals: Transcendentals = CORRECTLY_ROUNDED) -> None:
+        self.cfg = read_decoder_config(checkpoint)
+        self.contract = get_contract(contract)
+        weights = read_decoder_weights(checkpoint, self.cfg, text_layout(checkpoint))
+        self.weights = {name: np.asarray(w, np.float32) for name, w in weights.items()}
+        self.slots = int(slots)
+        self.capacity = int(capacity if capacity is not None else self.cfg.max_position_embeddings)
+        self.decode_widths = tuple(sorted(set(int(w) for w in decode_widths)))
+        self.fn = transcendentals
+        self.cache = KVCache(KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity))
+
+    def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
+        return DEC.prefill(self.contract, self.cfg, self.weights, self.cache, int(slot), inputs_embeds,
+                           per_layer_inputs, fn=self.fn)
+
+    def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray:
+        if len(slots) > self.decode_widths[-1]:
+            raise ValueError(f"a decode call of {len(slots)} sequences is wider than the widest decode entry "
+                             f"({self.decode_widths[-1]})")
+        text, ple = DEC.token_rows(self.cfg, self.weights, token_ids)
+        return DEC.decode_step(self.contract, self.cfg, self.weights, self.cache, slots, positions, text, ple,
+                               fn=self.fn)

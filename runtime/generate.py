@@ -1,0 +1,320 @@
+"""Greedy generation over a decoder program: prompt rows in, tokens and text out, many sequences at once.
+
+The decoder is anything with the `DecoderBackend` interface: the compiled decoder program's session, or
+`runtime.emulated_decoder.EmulatedDecoder` (the numeric contract's emulation).  A backend owns a KV cache of
+`slots` sequences of `capacity` positions and decode entries of batch widths `decode_widths`:
+
+* `prefill(slot, inputs_embeds [S, D], per_layer_inputs [S, L, P]) -> logits [V]` runs a prompt (the prefill
+  stage's outputs, positions 0..S-1) into a slot and returns its last position's logits;
+* `decode(slots, positions, token_ids) -> logits [B, V]` feeds one token to each of B sequences, sequence b at
+  `positions[b]` of `slots[b]` (the host gathers the tokens' table rows).
+
+`GenerationEngine` runs greedy sequences over one backend with continuous batching (`serve/batching.py`):
+sequences are submitted at any time, take a free slot, are prefilled, then advance one token per decode call
+together with whatever else is running, and free their slot when they end.  A token is the first index of
+the largest logit (transformers' greedy); a sequence ends after emitting a stop id (the token is kept, as
+`generate` keeps it) or `max_new_tokens` tokens.  Each token's newly final text comes with it
+(`runtime.detokenize.TextStream`), so callers stream text as it is generated.  `generate` is the one-sequence
+form.  Nothing here depends on how the backend computes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+import numpy as np
+
+from ..serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
+from .detokenize import TextStream
+
+#: Why a sequence ended: a stop id was emitted / `max_new_tokens` were emitted / the caller cancelled / the
+#: backend raised during its call (the exception propagates to the caller of `step`).
+STOP, LENGTH, CANCELLED, ERROR = "stop", "length", "cancelled", "error"
+END_OF_TURN = "<end_of_turn>"
+GENERATION_CONFIG = "generation_config.json"
+
+
+class DecoderBackend(Protocol):
+    """A decoder program with a resident KV cache (module docstring)."""
+
+    slots: int
+    capacity: int
+    decode_widths: tuple[int, ...]
+
+    def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray: ...
+
+    def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray: ...
+
+
+class GenerationError(ValueError):
+    """A request the decoder cannot serve as given, or logits it cannot pick a token from."""
+
+
+# ---------------------------------------------------------------------------------------------- pure pieces
+def greedy_token(logits: np.ndarray) -> int:
+    """The first index of the largest logit; non-finite logits are an error, not a token."""
+    logits = np.asarray(logits)
+    if not np.isfinite(logits).all():
+        bad = np.flatnonzero(~np.isfinite(logits))
+        raise GenerationError(f"the decoder returned {bad.size} non-finite logit(s) (first at token {int(bad[0])})")
+    return int(np.argmax(logits))
+
+
+def token_logprob(logits: np.ndarray, token: int) -> float:
+    """log softmax(logits)[token], in float64."""
+    x = np.asarray(logits, np.float64)
+    top = x.max()
+    return float(x[token] - top - np.log(np.exp(x - top).sum()))
+
+
+def probability_of(logits: np.ndarray, tokens: Sequence[int]) -> float:
+    """softmax(logits) summed over `tokens`, in float64."""
+    x = np.asarray(logits, np.float64)
+    weights = np.exp(x - x.max())
+    return float(weights[list(tokens)].sum() / weights.sum()) if len(tokens) else 0.0
+
+
+def stop_token_ids(checkpoint: str | Path, eos_token_ids: Sequence[int], tokenizer: Any | None = None) -> frozenset[int]:
+    """The ids that end a sequence: `config.json`'s `eos_token_id` (`eos_token_ids`, parsed by DecoderConfig),
+    `generation_config.json`'s when the checkpoint has one, and the tokenizer's `<end_of_turn>` (the chat format
+    ends the model's turn with it; the instruction-tuned checkpoints list it, 106, among their eos ids)."""
+    ids = {int(i) for i in eos_token_ids}
+    path = Path(checkpoint) / GENERATION_CONFIG
+    if path.is_file():
+        try:
+            value = json.loads(path.read_text()).get("eos_token_id")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise GenerationError(f"{path}: cannot read: {exc}") from None
+        values = value if isinstance(value, list) else [] if value is None else [value]
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            raise GenerationError(f"{path}: eos_token_id must be an integer or a list of integers, got {value!r}")
+        ids.update(values)
+    if tokenizer is not None and tokenizer.token_to_id(END_OF_TURN) is not None:
+        ids.add(int(tokenizer.token_to_id(END_OF_TURN)))
+    return frozenset(ids)
+
+
+# ---------------------------------------------------------------------------------------------- requests, events
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to continue greedily: the prefill stage's two outputs for it, and when to stop."""
+
+    inputs_embeds: np.ndarray  # float32 [S, hidden]
+    per_layer_inputs: np.ndarray  # float32 [S, layers, hidden_per_layer]
+    max_new_tokens: int
+    stop_ids: frozenset[int]
+    logprobs: bool = False  # also report each token's log probability (a log-softmax over the vocabulary)
+    #                         and the first step's probability of stopping
+
+    @property
+    def prompt_tokens(self) -> int:
+        return len(self.inputs_embeds)
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """One generated token of sequence `seq` (the `index`-th), the text it made final, and why the sequence
+    ended when this is its last token."""
+
+    seq: int
+    index: int
+    token: int
+    text: str
+    logprob: float | None = None
+    finish_reason: str | None = None
+
+
+@dataclass
+class Generation:
+    """What a sequence produced.  Times are seconds on the engine's clock."""
+
+    tokens: list[int]
+    text: str
+    finish_reason: str | None  # None while running
+    prompt_tokens: int
+    logprobs: list[float] | None = None
+    #: with logprobs: the probability that the first token is a stop id (the model ends its turn at once)
+    first_stop_probability: float | None = None
+    submitted_at: float = 0.0
+    first_token_at: float | None = None
+    finished_at: float | None = None
+
+
+@dataclass
+class _Sequence:
+    seq: int
+    request: GenerationRequest
+    stream: TextStream
+    arrival: int
+    on_event: Callable[[TokenEvent], None] | None
+    result: Generation
+    slot: int | None = None
+    position: int = 0
+    last_step: int = 0
+    prefilled: bool = False
+    pieces: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------- the engine
+class GenerationEngine:
+    """Greedy sequences over one decoder backend, continuously batched (module docstring).  Not thread-safe: one
+    thread submits, steps and cancels (a server's device thread)."""
+
+    def __init__(self, backend: DecoderBackend, tokenizer: Any, *, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.backend, self.tokenizer, self.clock = backend, tokenizer, clock
+        self._sequences: dict[int, _Sequence] = {}
+        self._waiting: list[int] = []
+        self._next_seq = 0
+        self._calls = 0
+        self._last_was_prefill = False
+        self._free = set(range(backend.slots))
+
+    # ------------------------------------------------------------------ requests
+    def submit(self, request: GenerationRequest, on_event: Callable[[TokenEvent], None] | None = None) -> int:
+        """Queue a prompt; returns its sequence id.  Requests that cannot fit the decoder are refused here."""
+        embeds, pli = np.asarray(request.inputs_embeds), np.asarray(request.per_layer_inputs)
+        length = len(embeds)
+        if embeds.ndim != 2 or pli.ndim != 3 or len(pli) != length:
+            raise GenerationError(f"inputs_embeds [S, hidden] and per_layer_inputs [S, layers, width] must describe the "
+                                  f"same prompt, got shapes {embeds.shape} and {pli.shape}")
+        if length < 1:
+            raise GenerationError("the prompt has no tokens")
+        if request.max_new_tokens < 1:
+            raise GenerationError(f"max_new_tokens must be at least 1, got {request.max_new_tokens}")
+        needed = length + request.max_new_tokens - 1
+        if needed > self.backend.capacity:
+            raise GenerationError(f"a prompt of {length} tokens and {request.max_new_tokens} new tokens needs {needed} "
+                                  f"positions, more than the decoder's context capacity of {self.backend.capacity}")
+        seq = self._next_seq
+        self._next_seq += 1
+        result = Generation([], "", None, length, [] if request.logprobs else None, submitted_at=self.clock())
+        self._sequences[seq] = _Sequence(seq, request, TextStream(self.tokenizer), seq, on_event, result)
+        self._waiting.append(seq)
+        return seq
+
+    def cancel(self, seq: int) -> None:
+        """Stop a sequence now (a client went away): its slot is free for the next call.  Unknown or finished
+        sequences are ignored."""
+        s = self._sequences.get(seq)
+        if s is None or s.result.finish_reason is not None:
+            return
+        self._finish(s, CANCELLED)
+
+    def result(self, seq: int) -> Generation:
+        return self._sequences[seq].result
+
+    def release(self, seq: int) -> Generation:
+        """The finished sequence's result, forgotten by the engine."""
+        s = self._sequences[seq]
+        if s.result.finish_reason is None:
+            raise GenerationError(f"sequence {seq} is still running")
+        del self._sequences[seq]
+        return s.result
+
+    @property
+    def idle(self) -> bool:
+        return not any(s.result.finish_reason is None for s in self._sequences.values())
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> Iterator[TokenEvent]:
+        """Step until every submitted sequence has ended, yielding each token's event as it comes."""
+        while not self.idle:
+            yield from self.step()
+
+    def step(self) -> list[TokenEvent]:
+        """One device call (a prefill or a decode call, as the batching policy says); its tokens' events."""
+        self._admit()
+        live = [s for s in self._sequences.values() if s.slot is not None and s.result.finish_reason is None]
+        admitted = [Admitted(s.seq, s.slot, s.arrival) for s in live if not s.prefilled]
+        running = [Running(s.seq, s.slot, s.position, s.arrival, s.last_step) for s in live if s.prefilled]
+        call = next_call(admitted, running, self.backend.decode_widths, self._last_was_prefill)
+        if call is None:
+            return []
+        self._calls += 1
+        if isinstance(call, DecodeCall):
+            self._last_was_prefill = False
+            return self._decode(call)
+        self._last_was_prefill = True
+        return self._prefill(self._sequences[call.seq])
+
+    def _admit(self) -> None:
+        waiting = [Waiting(seq, self._sequences[seq].arrival) for seq in self._waiting
+                   if self._sequences[seq].result.finish_reason is None]
+        self._waiting = [w.seq for w in waiting]
+        for w, slot in assign_slots(waiting, self._free):
+            self._sequences[w.seq].slot = slot
+            self._free.discard(slot)
+            self._waiting.remove(w.seq)
+
+    def _prefill(self, s: _Sequence) -> list[TokenEvent]:
+        assert s.slot is not None
+        try:
+            logits = self.backend.prefill(s.slot, s.request.inputs_embeds, s.request.per_layer_inputs)
+        except BaseException:
+            self._finish(s, ERROR)
+            raise
+        s.prefilled, s.position, s.last_step = True, s.request.prompt_tokens, self._calls
+        return [self._emit(s, np.asarray(logits))]
+
+    def _decode(self, call: DecodeCall) -> list[TokenEvent]:
+        members = [self._sequences[m.seq] for m in call.members]
+        try:
+            logits = np.asarray(self.backend.decode(call.slots, call.positions, [s.result.tokens[-1] for s in members]))
+        except BaseException:
+            for s in members:
+                self._finish(s, ERROR)
+            raise
+        if logits.shape[0] != len(members):
+            raise GenerationError(f"the decoder returned logits for {logits.shape[0]} sequence(s), asked for "
+                                  f"{len(members)}")
+        events = []
+        for s, row in zip(members, logits):
+            s.position += 1
+            s.last_step = self._calls
+            events.append(self._emit(s, row))
+        return events
+
+    def _emit(self, s: _Sequence, logits: np.ndarray) -> TokenEvent:
+        token = greedy_token(logits)
+        result = s.result
+        result.tokens.append(token)
+        logprob = token_logprob(logits, token) if s.request.logprobs else None
+        if result.logprobs is not None:
+            result.logprobs.append(logprob)  # type: ignore[arg-type]
+            if len(result.tokens) == 1:
+                result.first_stop_probability = probability_of(logits, sorted(s.request.stop_ids))
+        if result.first_token_at is None:
+            result.first_token_at = self.clock()
+        text = s.stream.push(token)
+        reason = STOP if token in s.request.stop_ids else LENGTH if len(result.tokens) == s.request.max_new_tokens else None
+        if reason is not None:
+            text += s.stream.finish()
+        s.pieces.append(text)
+        event = TokenEvent(s.seq, len(result.tokens) - 1, token, text, logprob, reason)
+        if reason is not None:
+            self._finish(s, reason)
+        if s.on_event is not None:
+            s.on_event(event)
+        return event
+
+    def _finish(self, s: _Sequence, reason: str) -> None:
+        if reason in (CANCELLED, ERROR):
+            s.pieces.append(s.stream.finish())
+        s.result.text = "".join(s.pieces)
+        s.result.finish_reason = reason
+        s.result.finished_at = self.clock()
+        if s.slot is not None:
+            self._free.add(s.slot)
+        if s.seq in self._waiting:
+            self._waiting.remove(s.seq)
+
+
+def generate(backend: DecoderBackend, tokenizer: Any, request: GenerationRequest) -> Iterator[TokenEvent]:
+    """Greedy tokens of one prompt, each with its newly final text, as they are generated."""
+    engine = GenerationEngine(backend, tokenizer)
+    engine.submit(request)
+    yield from engine.run()

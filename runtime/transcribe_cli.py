@@ -1,0 +1,111 @@
+"""`gemma3n-iree transcribe`: speech files in, their text out.
+
+The command is built around a decoder factory (`make_transcribe_command(factory)`), so the CLI registers it
+with the compiled decoder program's session once that exists (`main.add_command(make_transcribe_command(...))`
+in runtime/cli.py); until then the tests build it with the contract's emulation
+(`runtime.emulated_decoder.EmulatedDecoder`).  There is deliberately no user-facing switch to the emulation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from ..config import DEFAULT_FRAME_BUCKETS
+from .cli import _encoder_options, _say
+from .generate import DecoderBackend
+from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun
+
+#: (checkpoint, target, contract, slots) -> the decoder the transcriber runs.
+DecoderFactory = Callable[[Path, str, str, int], DecoderBackend]
+
+
+def run_json(run: TranscriptionRun) -> dict:
+    """The `--json` document: per file its text, windows (boundaries, tokens, stop reason), and timings."""
+    audio_s = sum(f.duration_s for f in run.files)
+    tokens = sum(f.tokens for f in run.files)
+    total = run.timings["total"]
+    return {
+        "files": [{"file": f.name, "duration_s": f.duration_s, "text": f.text, "tokens": f.tokens,
+                   "windows": [{"start_s": w.window.start_s, "end_s": w.window.end_s, "text": w.text,
+                                "tokens": w.tokens, "finish_reason": w.finish_reason,
+                                "prompt_tokens": w.prompt_tokens, "first_token_s": w.first_token_s,
+                                "decode_s": w.decode_s} for w in f.windows]} for f in run.files],
+        "timings_s": run.timings,
+        "audio_s": audio_s,
+        "real_time_factor": total / audio_s if audio_s else None,
+        "tokens_per_s": tokens / run.timings["generate"] if run.timings["generate"] > 0 else None,
+    }
+
+
+def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
+    """The `transcribe` command running its decoder from `decoder_factory`."""
+
+    @click.command("transcribe")
+    @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+                  help="Checkpoint directory (config.json, safetensors, tokenizer.json).")
+    @click.option("--prompt", default=DEFAULT_PROMPT, show_default=True,
+                  help="The instruction given with each 30 s window of audio (Gemma 3n's chat format; a "
+                       "<audio_soft_token> marker places the audio, otherwise it comes first).")
+    @click.option("--max-new-tokens", type=click.IntRange(1), default=DEFAULT_MAX_NEW_TOKENS, show_default=True,
+                  help="Most tokens generated per 30 s window (generation also stops at <end_of_turn> or <eos>).")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print one JSON document: per file its text, each window's start and end, token ids, text "
+                       "and stop reason, and the timings.")
+    @click.option("--slots", type=click.IntRange(1, 256), default=8, show_default=True,
+                  help="Windows decoded at once (the decoder's KV-cache slots).")
+    @click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
+                  help="Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
+    @click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                  help="Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling.")
+    @_encoder_options
+    @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    def transcribe(checkpoint: Path, prompt: str, max_new_tokens: int, as_json: bool, slots: int,
+                   capacities: tuple[int, ...], prefill_artifact: Path | None, files: tuple[Path, ...],
+                   **options) -> None:
+        """Transcribe speech FILES: print each file's text (greedy decoding).
+
+        Audio longer than 30 s is never truncated: each 30 s window is transcribed on its own with the
+        prompt and the windows' texts are joined in order (--json reports each window's boundaries and
+        tokens).  Progress goes to stderr.
+        """
+        from ..emitters.compile import CompileError
+        from ..emitters.prefill import DEFAULT_CAPACITIES
+        from .artifacts import ArtifactCache
+        from .session import SessionError
+        from .transcribe import Transcriber
+
+        started = time.perf_counter()
+        try:
+            decoder = decoder_factory(checkpoint, options["target"], options["contract"], slots)
+            transcriber = Transcriber(
+                checkpoint, decoder, target=options["target"], contract=options["contract"], progress=_say,
+                capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"),
+                cache=ArtifactCache(options.get("cache_dir")), artifact=prefill_artifact,
+                encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
+                                 "clips_per_call": options.get("clips_per_call") or (1,),
+                                 "artifact": options.get("artifact"), "mel": options.get("mel")})
+            _say(f"stages ready in {time.perf_counter() - started:.1f} s")
+            run = transcriber.transcribe_files(files, prompt, max_new_tokens, max_seconds=options.get("max_seconds"))
+        except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, AudioError, PromptError, ...
+            raise click.ClickException(str(exc)) from None
+        except CompileError as exc:
+            raise click.ClickException(f"compilation failed\n{exc}") from None
+        doc = run_json(run)
+        if as_json:
+            click.echo(json.dumps(doc, indent=1))
+        else:
+            for f in run.files:
+                if len(run.files) > 1:
+                    click.echo(f"# {f.name}")
+                click.echo(f.text)
+        _say(f"{len(files)} file(s), {doc['audio_s']:.1f} s of audio, {sum(f.tokens for f in run.files)} token(s) in "
+             f"{run.timings['total']:.1f} s (real-time factor {doc['real_time_factor']:.3g})")
+        sys.stderr.flush()
+
+    return transcribe
