@@ -19,6 +19,7 @@ sees from positions alone (kv_cache.py), so rows a previous sequence left in a r
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -32,7 +33,10 @@ from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
 from ..decoder_config import DecoderConfig
 from ..decoder_weights import read_decoder_weights
+from ..emitters.compile import Target
+from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .session import LoadedProgram, SessionError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -166,6 +170,25 @@ class DecoderSession(LoadedProgram):
         head_dim], kv_cache.py's layout)."""
         self._check_slot(slot)
         return self.invoke(self._cache_entry, self.output_names(self._cache_entry), np.array(slot, np.int32))
+
+
+def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
+    """The checkpoint tensors a program binds (names, shapes, BF16): part of its artifact identity."""
+    from ..decoder_weights import decoder_weight_specs
+
+    specs = decoder_weight_specs(spec.cfg, spec.layout).values()
+    return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()
+
+
+def build_decoder_artifact(cache: ArtifactCache, spec: DecoderModuleSpec, target: Target,
+                           progress: Callable[[str], None] | None = None) -> BuiltArtifact:
+    """Compile (or reuse, verified) the decoder program of `spec` in the artifact cache's directory."""
+    mlir = emit_decoder_module(spec)
+    identity = program_identity(mlir, target, spec.contract.identity(), spec.identity(), decoder_weight_schema(spec),
+                                config=spec.cfg.identity())
+    what = (f"decoder program: {len(spec.prefill_entries)} prefill and {len(spec.decode_entries)} decode entries, "
+            f"{spec.slots} slots x {spec.capacity} positions")
+    return cache.build("decoder", mlir, identity, target, what, progress)
 
 
 def greedy(session: DecoderSession, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray,
