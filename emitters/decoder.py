@@ -196,7 +196,11 @@ class _ProgramEmitter:
 
     # ------------------------------------------------------------------ one layer
     def layer(self, phase: str, tokens: int, layer: int, columns: int) -> Func:
+        """Layer `layer`'s function for `tokens` rows: prefill reads a prompt of `columns` = `tokens` positions
+        (a KV-shared layer runs on its last row), decode reads `columns` cache rows of full layers."""
         cfg, ops = self.cfg, self.ops
+        if phase == "prefill" and columns != tokens:
+            raise ValueError(f"a prefill layer reads its own {tokens} prompt rows, not {columns}")
         owns, sliding = cfg.owns_kv(layer), cfg.is_sliding(layer)
         producer = cfg.kv_producers[layer]
         n, d, p, hd = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input, cfg.head_dim
