@@ -30,7 +30,7 @@ def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: s
 
 def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str | None, contract: str,
                  capacities: tuple[int, ...], slots: int, prompts: tuple[int, ...], batches: tuple[int, ...],
-                 contexts: tuple[int, ...], layout: str):
+                 contexts: tuple[int, ...], layout: str, kernels=IREE_CODEGEN):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     import json
 
@@ -58,7 +58,7 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
     prompts = prompts or tuple(p for p in DEFAULT_PROMPT_BUCKETS if p <= capacity) or (capacity,)
     batches = batches or tuple(b for b in DEFAULT_BATCHES if b <= slots) or (slots,)
     return DecoderModuleSpec(cfg, get_contract(contract), slots, capacity, tuple(prompts), tuple(batches),
-                             tuple(contexts), LAYOUTS[layout])
+                             tuple(contexts), LAYOUTS[layout], kernels)
 
 
 def emit_decoder(spec) -> str:
@@ -136,12 +136,10 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
     try:
         target = parse_target(target_name, cuda_arch)
         if stage == "decoder":
+            linked = select_kernels(kernels, target, get_contract(contract))
             spec = decoder_spec(checkpoint, config_file, builtin, contract, capacities, slots, prompts, batches,
-                                contexts, layout)
-            emit, names, linked = emit_decoder, [e.symbol for e in spec.entry_points], IREE_CODEGEN
-            if kernels not in ("auto", "iree"):
-                raise ValueError(f"--kernels {kernels} applies to --stage audio; the decoder uses IREE's own code "
-                                 "generation")
+                                contexts, layout, linked)
+            emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:
                 raise ValueError("--stages applies to --stage audio and prefill")
         else:

@@ -33,6 +33,7 @@ from ..contracts.policy import NumericContract
 from ..decoder_config import DecoderConfig
 from ..decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
 from .decoder_ops import DecoderOpEmitter
+from .kernels import IREE_CODEGEN, LinkedKernels
 from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, EntryPoint
 from .render import Func, ModuleBuilder, tensor_type
 from .specialisations import DecoderLayer
@@ -59,6 +60,9 @@ class DecoderModuleSpec:
     batches: tuple[int, ...]
     contexts: tuple[int, ...] = ()  # decode context buckets; default: the capacity alone
     layout: WeightLayout = HF_LAYOUT
+    #: committed Hopper kernels (`emitters/kernels.py`): the row sums everywhere, the GEMM for prompt-sized
+    #: linears (`decoder_ops.GEMM_MIN_ROWS`); none by default (IREE's code generation)
+    kernels: LinkedKernels = IREE_CODEGEN
 
     def __post_init__(self) -> None:
         if self.slots < 1 or self.capacity < 1:
@@ -103,7 +107,7 @@ class DecoderModuleSpec:
             self.layout.name, f"slots={self.slots}", f"capacity={self.capacity}",
             "prompts=" + ",".join(map(str, sorted(set(self.prompts)))),
             "contexts=" + ",".join(map(str, self.context_buckets)),
-            "batches=" + ",".join(map(str, sorted(set(self.batches)))),
+            "batches=" + ",".join(map(str, sorted(set(self.batches)))), f"kernels={self.kernels.identity}",
         ])
 
     def digest(self) -> str:
@@ -138,7 +142,6 @@ class _Layer:
     owns: bool
     sliding: bool
     producer: int
-    cache: _Cache
     weights: list[str]
     first_shared: bool = False
 
@@ -182,7 +185,7 @@ class _ProgramEmitter:
     def __init__(self, spec: DecoderModuleSpec) -> None:
         self.spec, self.cfg = spec, spec.cfg
         self.module = ModuleBuilder("gemma3n_decoder")
-        self.ops = DecoderOpEmitter(self.module, spec.contract, cfg=spec.cfg)
+        self.ops = DecoderOpEmitter(self.module, spec.contract, spec.kernels, cfg=spec.cfg)
         layout = spec.kv_layout
         self.layout = layout
         cfg = self.cfg
@@ -253,7 +256,7 @@ class _ProgramEmitter:
         for layer in range(cfg.num_hidden_layers):
             producer = cfg.kv_producers[layer]
             out.append(_Layer(layer, self.layer(phase, tokens, layer, columns), cfg.owns_kv(layer),
-                              cfg.is_sliding(layer), producer, self.caches[producer],
+                              cfg.is_sliding(layer), producer,
                               ["%" + weight_symbol(name) for name in layer_weight_names(cfg, layer)],
                               first_shared=layer == cfg.first_kv_shared_layer))
         return out

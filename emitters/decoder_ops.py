@@ -9,6 +9,7 @@ its template once.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
 from ..decoder_config import DecoderConfig
+from ..kernels import GEMM_SM90
+from .kernels import LinkedKernels
 from .ops import OpEmitter, f32
 from .render import Func, tensor_type as tensor
 from .specialisations import (AltupCollapse, AltupCorrect, AltupInit, AltupPredict, AltupRescale, AltupRouter,
@@ -26,6 +29,9 @@ from .specialisations import (AltupCollapse, AltupCorrect, AltupInit, AltupPredi
 BF16 = "bf16"
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
+#: The linked GEMM kernel serves linears of at least this many rows (a prompt's): its tiles are 128 rows, so a
+#: decode step's few rows would leave almost all of each tile empty and use a handful of SMs.
+GEMM_MIN_ROWS = 64
 
 
 def _bf16(shape: list[int] | tuple[int, ...]) -> str:
@@ -45,6 +51,17 @@ class DecoderOpEmitter(OpEmitter):
 
     def _scalar(self, value: float) -> float:
         return float(contract_scalar(self.contract, value))
+
+    def linear(self, lead, k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32",
+               kernel_bf16: bool = False) -> Func:
+        """`OpEmitter.linear`; the GEMM kernel (where linked) only for prefill-sized linears (`GEMM_MIN_ROWS`), so
+        whether a linear calls it is a function of its shape, as its symbol says."""
+        if math.prod(lead) >= GEMM_MIN_ROWS or not self.kernels.links(GEMM_SM90.file):
+            return super().linear(lead, k, out, w_dtype, x_dtype, kernel_bf16)
+        rows_only = LinkedKernels(tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem),
+                                  self.kernels.complete)
+        return OpEmitter.linear(dataclasses.replace(self, kernels=rows_only), lead, k, out, w_dtype, x_dtype,
+                                kernel_bf16)
 
     # ------------------------------------------------------------------ reductions and norms
     def block_sum(self, rows: int, width: int, reads: int) -> Func:

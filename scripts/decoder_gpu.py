@@ -7,7 +7,8 @@ machine with the artifacts carried in `.gpu/decoder/` (git-ignored):
     python scripts/decoder_gpu.py parity --variant e4b --contract mlx-cuda-v1 --workdir /tmp/w --out $OUT
     python scripts/decoder_gpu.py bench --variant e4b --workdir /tmp/w --out $OUT [--torch eager,compile]
 
-* `build` emits and compiles the program for cuda sm_90: GPU_SPEC below (32 slots, 4096 + 64 positions,
+* `build` emits and compiles the program for cuda sm_90 (with `--kernels auto`, the default, the committed
+  Hopper row-sum kernels and, under mlx-cuda-v1, the wgmma GEMM for prompt-sized linears): GPU_SPEC below (32 slots, 4096 + 64 positions,
   prompt buckets 256/1024/4096, decode batches 1/8/32 over contexts 512 and the capacity; the f32-reference
   parity program only the smallest buckets), and prints its size (the carry limit is 64 MiB per call,
   the runtime wheel ~17 MiB of it).
@@ -57,16 +58,19 @@ def artifact_path(variant: str, contract: str, target: str) -> Path:
     return ARTIFACTS / f"decoder_{variant}_{contract}_{target.replace('-', '')}.vmfb"
 
 
-def module_spec(variant: str, contract: str):
+def module_spec(variant: str, contract: str, target: str, kernels: str):
     from gemma3n_iree.contracts import get_contract
     from gemma3n_iree.decoder_config import builtin_decoder_config
+    from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
+    from gemma3n_iree.emitters.kernels import select_kernels
 
-    cfg = builtin_decoder_config(variant)
+    cfg, c = builtin_decoder_config(variant), get_contract(contract)
     slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]
     if variant == "tiny":  # the smoke run on the CPU machine: the tiny model's 256 positions
         slots, capacity, prompts, batches, contexts = 2, 64, (32,), (1, 2), (64,)
-    return DecoderModuleSpec(cfg, get_contract(contract), slots, capacity, prompts, batches, contexts)
+    linked = select_kernels(kernels, parse_target(target, "sm_90" if target == "cuda" else None), c)
+    return DecoderModuleSpec(cfg, c, slots, capacity, prompts, batches, contexts, kernels=linked)
 
 
 def build(args: argparse.Namespace) -> None:
@@ -74,7 +78,7 @@ def build(args: argparse.Namespace) -> None:
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
     from gemma3n_iree.emitters.decoder import emit_decoder_module
 
-    spec = module_spec(args.variant, args.contract)
+    spec = module_spec(args.variant, args.contract, args.target, args.kernels)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target("llvm-cpu")
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
@@ -84,7 +88,7 @@ def build(args: argparse.Namespace) -> None:
     vmfb = compile_mlir(mlir, target)
     path = artifact_path(args.variant, args.contract, args.target)
     write_atomically(path, vmfb)
-    print(json.dumps({"artifact": str(path.relative_to(ROOT)), "bytes": len(vmfb),
+    print(json.dumps({"artifact": str(path.relative_to(ROOT)), "bytes": len(vmfb), "kernels": spec.kernels.identity,
                       "compile_s": round(time.perf_counter() - emitted, 1),
                       "entries": [e.symbol for e in spec.entry_points]}, indent=1))
 
@@ -257,6 +261,9 @@ def main() -> None:
         p.add_argument("--target", choices=["cuda", "llvm-cpu"], default="cuda")
         if name in ("build", "parity"):
             p.add_argument("--contract", choices=sorted(GPU_SPEC), default="mlx-cuda-v1")
+        if name == "build":
+            p.add_argument("--kernels", choices=["auto", "iree"], default="auto",
+                           help="auto: the committed Hopper kernels (row sums; the GEMM for prompt-sized linears)")
         if name != "build":
             p.add_argument("--workdir", type=Path, required=True, help="where decoder_real_shapes.py wrote the checkpoint")
             p.add_argument("--repeats", type=int, default=10)
