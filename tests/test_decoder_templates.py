@@ -244,3 +244,22 @@ def test_islands_keep_products_apart_from_adds(c):
     assert fragment(c, lambda o: o.rope(T, 4)).count(barrier) == (0 if c.round_bf16 else 2)
     router = fragment(c, lambda o: o.altup_router(T))
     assert re.search(r"%modalities = stablehlo\.tanh %routed", router) and "return %modalities" in router
+
+
+def test_gemm_kernel_serves_prompt_sized_linears_only():
+    """With the Hopper kernels linked, a decode step's linear (few rows) keeps IREE's code and a prompt's calls the
+    wgmma GEMM; which one is a function of the shape, as the symbol says. The row sums call their kernel."""
+    from gemma3n_iree.emitters.compile import parse_target
+    from gemma3n_iree.emitters.decoder_ops import GEMM_MIN_ROWS
+    from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.emitters.specialisations import Linear
+
+    kernels = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
+    builder = ModuleBuilder("kernels")
+    o = DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=CFG)
+    small, large = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS], 128, 64)
+    assert not Linear.from_symbol(small.symbol).kernel and "hal.dispatch.extern" not in builder.fragments[small.symbol].text
+    assert Linear.from_symbol(large.symbol).kernel and "gemm_bf16" in builder.fragments[large.symbol].text
+    mean = o.row_mean(4, 48)
+    assert any("hal.dispatch.extern" in f.text for key, f in builder.fragments.items() if key.startswith("lane_xor_sum"))
+    assert mean.symbol in builder.fragments

@@ -98,38 +98,44 @@ def _layer(phase: str, layer: int, tokens: int = 8) -> Callable[[OpEmitter], Fun
     return build
 
 
+def _decoder(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
+    """Marks a case rendered by a `DecoderOpEmitter` (the tiny decoder configuration)."""
+    build.decoder = True  # type: ignore[attr-defined]
+    return build
+
+
 #: The decoder's op families (tiny decoder configuration) and its layer variants (sliding own, full own,
 #: shared; prefill and decode).
 DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
-    ("block_sum", "block_sum", lambda o: o.block_sum(2, 9000, 8)),
-    ("row_mean", "row_mean", lambda o: o.row_mean(3, 48)),
-    ("norm", "norm", lambda o: o.norm(3, 48)),
-    ("rms_magnitude", "rms_magnitude", lambda o: o.rms_magnitude(3, 48, True)),
-    ("altup_rescale", "altup_rescale", lambda o: o.altup_rescale(3, 48)),
-    ("altup_init", "altup_init", lambda o: o.altup_init(3)),
-    ("altup_collapse", "altup_collapse", lambda o: o.altup_collapse(3)),
-    ("altup_router", "altup_router", lambda o: o.altup_router(3)),
-    ("altup_predict", "altup_predict", lambda o: o.altup_predict(3)),
-    ("altup_correct", "altup_correct", lambda o: o.altup_correct(3)),
-    ("laurel", "laurel", lambda o: o.laurel(3)),
-    ("rope", "rope", lambda o: o.rope(3, 4)),
-    ("query_projection", "query_projection", lambda o: o.query_projection(3)),
-    ("key_value_projection", "key_value_projection", lambda o: o.key_value_projection(3)),
-    ("attention_prefill_full", "attention_core", lambda o: o.attention_core("prefill", 4, 8, False, 6)),
-    ("attention_prefill_sliding", "attention_core", lambda o: o.attention_core("prefill", 4, 8, True, 6)),
-    ("attention_decode_sliding", "attention_core", lambda o: o.attention_core("decode", 2, 6, True, 6)),
-    ("attention_residual", "attention_residual", lambda o: o.attention_residual(3)),
-    ("gelu_tanh", "gelu_tanh", lambda o: o.gelu_tanh([3, 96])),
-    ("gaussian_topk", "gaussian_topk", lambda o: o.gaussian_topk(3, 96, 0.95)),
-    ("mlp_sparse", "mlp", lambda o: o.mlp(3, 96, 0.95)),
-    ("ple_gate", "ple_gate", lambda o: o.ple_gate(3)),
-    ("decoder_head", "decoder_head", lambda o: o.decoder_head(1)),
-    ("decoder_embedding", "decoder_embedding", lambda o: o.decoder_embedding(2)),
-    ("layer_prefill_sliding_own", "layer", _layer("prefill", 0)),
-    ("layer_prefill_full_own", "layer", _layer("prefill", 4)),
-    ("layer_prefill_shared", "layer", _layer("prefill", 5)),
-    ("layer_decode_sliding_own", "layer", _layer("decode", 0, 2)),
-    ("layer_decode_shared", "layer", _layer("decode", 9, 2)),
+    ("block_sum", "block_sum", _decoder(lambda o: o.block_sum(2, 9000, 8))),
+    ("row_mean", "row_mean", _decoder(lambda o: o.row_mean(3, 48))),
+    ("norm", "norm", _decoder(lambda o: o.norm(3, 48))),
+    ("rms_magnitude", "rms_magnitude", _decoder(lambda o: o.rms_magnitude(3, 48, True))),
+    ("altup_rescale", "altup_rescale", _decoder(lambda o: o.altup_rescale(3, 48))),
+    ("altup_init", "altup_init", _decoder(lambda o: o.altup_init(3))),
+    ("altup_collapse", "altup_collapse", _decoder(lambda o: o.altup_collapse(3))),
+    ("altup_router", "altup_router", _decoder(lambda o: o.altup_router(3))),
+    ("altup_predict", "altup_predict", _decoder(lambda o: o.altup_predict(3))),
+    ("altup_correct", "altup_correct", _decoder(lambda o: o.altup_correct(3))),
+    ("laurel", "laurel", _decoder(lambda o: o.laurel(3))),
+    ("rope", "rope", _decoder(lambda o: o.rope(3, 4))),
+    ("query_projection", "query_projection", _decoder(lambda o: o.query_projection(3))),
+    ("key_value_projection", "key_value_projection", _decoder(lambda o: o.key_value_projection(3))),
+    ("attention_prefill_full", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, False, 6))),
+    ("attention_prefill_sliding", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, True, 6))),
+    ("attention_decode_sliding", "attention_core", _decoder(lambda o: o.attention_core("decode", 2, 6, True, 6))),
+    ("attention_residual", "attention_residual", _decoder(lambda o: o.attention_residual(3))),
+    ("gelu_tanh", "gelu_tanh", _decoder(lambda o: o.gelu_tanh([3, 96]))),
+    ("gaussian_topk", "gaussian_topk", _decoder(lambda o: o.gaussian_topk(3, 96, 0.95))),
+    ("mlp_sparse", "mlp", _decoder(lambda o: o.mlp(3, 96, 0.95))),
+    ("ple_gate", "ple_gate", _decoder(lambda o: o.ple_gate(3))),
+    ("decoder_head", "decoder_head", _decoder(lambda o: o.decoder_head(1))),
+    ("decoder_embedding", "decoder_embedding", _decoder(lambda o: o.decoder_embedding(2))),
+    ("layer_prefill_sliding_own", "layer", _decoder(_layer("prefill", 0))),
+    ("layer_prefill_full_own", "layer", _decoder(_layer("prefill", 4))),
+    ("layer_prefill_shared", "layer", _decoder(_layer("prefill", 5))),
+    ("layer_decode_sliding_own", "layer", _decoder(_layer("decode", 0, 2))),
+    ("layer_decode_shared", "layer", _decoder(_layer("decode", 9, 2))),
 ]
 
 
@@ -157,7 +163,9 @@ CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
 
 def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_CODEGEN) -> tuple[Func, ModuleBuilder]:
     builder = ModuleBuilder("golden")
-    return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=TINY_DECODER)), builder
+    if getattr(build, "decoder", False):
+        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=TINY_DECODER)), builder
+    return build(OpEmitter(builder, MLX_CUDA_V1, kernels)), builder
 
 
 def test_every_op_family_has_a_golden_case():
