@@ -95,7 +95,8 @@ class DecoderSession(LoadedProgram):
         return contract
 
     # ------------------------------------------------------------------ inputs
-    def _rope(self, positions: np.ndarray) -> list[np.ndarray]:
+    def rope_tables(self, positions: np.ndarray) -> list[np.ndarray]:
+        """The RoPE inputs of `positions`: cos and sin of the sliding layers, then of the full layers."""
         cfg, c = self.cfg, self.contract
         tables = []
         for theta in (cfg.rope_theta_sliding, cfg.rope_theta_full):
@@ -134,7 +135,7 @@ class DecoderSession(LoadedProgram):
         padded_pli = np.zeros((bucket,) + want[1:], F32)
         padded_pli[:length] = pli
         out = self.invoke(self.prefills[bucket], ("logits",), np.array(slot, np.int32), np.array(length, np.int32),
-                          padded_embeds, padded_pli, *self._rope(np.arange(bucket)))
+                          padded_embeds, padded_pli, *self.rope_tables(np.arange(bucket)))
         return out["logits"]
 
     def token_rows(self, token_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +163,7 @@ class DecoderSession(LoadedProgram):
         scratch = self.info.slots  # the program's extra slot: padding rows write there
         all_positions = np.array(positions + [0] * pad, np.int32)
         out = self.invoke(self.decodes[(context, batch)], ("logits",), np.array(slots + [scratch] * pad, np.int32),
-                          all_positions, text, ple, *self._rope(all_positions))
+                          all_positions, text, ple, *self.rope_tables(all_positions))
         return out["logits"][:len(slots)]
 
     def cache(self, slot: int) -> dict[str, np.ndarray]:

@@ -158,7 +158,7 @@ def bench_program(args: argparse.Namespace) -> dict:
         args_ = [np.array(0, np.int32), np.array(t, np.int32),
                  (0.05 * rng.standard_normal((t, cfg.hidden_size))).astype(np.float32),
                  (0.05 * rng.standard_normal((t, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))
-                  ).astype(np.float32), *session._rope(np.arange(t))]  # noqa: SLF001
+                  ).astype(np.float32), *session.rope_tables(np.arange(t))]
         times = session.time_execution(session.prefills[t], args_, warmup=1, repeats=args.repeats)
         out["prefill_ms"][t] = round(statistics.median(times) * 1e3, 3)
     for (context, batch), name in sorted(session.decodes.items()):
@@ -166,7 +166,7 @@ def bench_program(args: argparse.Namespace) -> dict:
             continue
         positions = np.full(batch, BENCH_PROMPT, np.int32)
         text, ple = session.token_rows([4368] * batch)
-        args_ = [np.arange(batch, dtype=np.int32), positions, text, ple, *session._rope(positions)]  # noqa: SLF001
+        args_ = [np.arange(batch, dtype=np.int32), positions, text, ple, *session.rope_tables(positions)]
         times = session.time_execution(name, args_, warmup=3, repeats=args.repeats)
         step = statistics.median(times) * 1e3
         floor = STEP_BYTES[args.variant] / BANDWIDTH * 1e3
