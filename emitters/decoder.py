@@ -4,7 +4,8 @@ One module holds the language model's weights (IREE parameters bound by checkpoi
 of `decoder_weight_specs` but the host-only `embed_tokens_per_layer`) and its KV cache
 (`contracts/kv_cache.py`'s layout for `slots` sequences of up to `capacity` positions, plus one scratch slot):
 ONE mutable `util.global` [slots + 1, rows, kv_heads, head_dim] in which each owning layer's keys and values
-occupy their own row range, updated in place by `dynamic_update_slice` (IREE keeps a mutable global in one
+occupy their own row range, updated in place (a prompt's rows by `dynamic_update_slice`, a decode step's by
+one `scatter` per layer and K/V, its indices computed on the device; IREE keeps a mutable global in one
 device buffer and runs the update as a read-write dispatch on it: no copy of the cache per call,
 `tests/test_decoder_program.py` guards it on the stream dialect). One global, not one per layer and K/V:
 IREE 3.13's stream-level global fusion merges mutable globals whose stores it folds away (the in-place

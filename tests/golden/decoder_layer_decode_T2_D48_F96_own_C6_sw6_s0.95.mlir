@@ -8,38 +8,28 @@ func.func private @decoder_layer_decode_T2_D48_F96_own_C6_sw6_s0.95(%streams: te
   %xn = func.call @mlx_rms_norm_R2_D48(%active, %w_input_layernorm) : (tensor<2x48xf32>, tensor<48xbf16>) -> (tensor<2x48xf32>)
   %lau = func.call @laurel_T2_D48_R4(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<2x48xf32>, tensor<4x48xbf16>, tensor<48x4xbf16>, tensor<48xbf16>) -> (tensor<2x48xf32>)
   %q = func.call @query_projection_T2_D48_H4_hd16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<64x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x4x16xf32>)
-%kv:2 = func.call @key_value_projection_T2_D48_K2_hd16(%xn, %w_self_attn_k_proj, %w_self_attn_v_proj, %w_self_attn_k_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<32x48xbf16>, tensor<32x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x2x16xf32>, tensor<2x2x16xf32>)
-  %zero_i = stablehlo.constant dense<0> : tensor<i32>
+  %kv:2 = func.call @key_value_projection_T2_D48_K2_hd16(%xn, %w_self_attn_k_proj, %w_self_attn_v_proj, %w_self_attn_k_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<32x48xbf16>, tensor<32x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x2x16xf32>, tensor<2x2x16xf32>)
   %window_b = stablehlo.constant dense<6> : tensor<2xi32>
   %rows = stablehlo.remainder %qpos, %window_b : tensor<2xi32>
-  %slot0_1 = "stablehlo.slice"(%slots) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
-  %slot0 = stablehlo.reshape %slot0_1 : (tensor<1xi32>) -> tensor<i32>
-  %row0_1 = "stablehlo.slice"(%rows) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
-  %row0 = stablehlo.reshape %row0_1 : (tensor<1xi32>) -> tensor<i32>
-  %k_row0_at = stablehlo.add %row0, %offset_k : tensor<i32>
-  %v_row0_at = stablehlo.add %row0, %offset_v : tensor<i32>
-  %slot1_1 = "stablehlo.slice"(%slots) {start_indices = array<i64: 1>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
-  %slot1 = stablehlo.reshape %slot1_1 : (tensor<1xi32>) -> tensor<i32>
-  %row1_1 = "stablehlo.slice"(%rows) {start_indices = array<i64: 1>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
-  %row1 = stablehlo.reshape %row1_1 : (tensor<1xi32>) -> tensor<i32>
-  %k_row1_at = stablehlo.add %row1, %offset_k : tensor<i32>
-  %v_row1_at = stablehlo.add %row1, %offset_v : tensor<i32>
+  %slot_column = stablehlo.reshape %slots : (tensor<2xi32>) -> tensor<2x1xi32>
   %k_store = stablehlo.convert %kv#0 : (tensor<2x2x16xf32>) -> tensor<2x2x16xbf16>
-  %k_row0_3d = "stablehlo.slice"(%k_store) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x2x16xbf16>) -> tensor<1x2x16xbf16>
-  %k_row0 = stablehlo.reshape %k_row0_3d : (tensor<1x2x16xbf16>) -> tensor<1x1x2x16xbf16>
-  %cache_k_0 = stablehlo.dynamic_update_slice %cache, %k_row0, %slot0, %k_row0_at, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x1x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
-  %k_row1_3d = "stablehlo.slice"(%k_store) {start_indices = array<i64: 1, 0, 0>, limit_indices = array<i64: 2, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x2x16xbf16>) -> tensor<1x2x16xbf16>
-  %k_row1 = stablehlo.reshape %k_row1_3d : (tensor<1x2x16xbf16>) -> tensor<1x1x2x16xbf16>
-  %cache_k_1 = stablehlo.dynamic_update_slice %cache_k_0, %k_row1, %slot1, %k_row1_at, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x1x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
-  %cache_k_written = stablehlo.reshape %cache_k_1 : (tensor<3x80x2x16xbf16>) -> tensor<3x80x2x16xbf16>
+  %k_row_offset = stablehlo.broadcast_in_dim %offset_k, dims = [] : (tensor<i32>) -> tensor<2xi32>
+  %k_at = stablehlo.add %rows, %k_row_offset : tensor<2xi32>
+  %k_at_column = stablehlo.reshape %k_at : (tensor<2xi32>) -> tensor<2x1xi32>
+  %k_index = stablehlo.concatenate %slot_column, %k_at_column, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
+  %cache_k_written = "stablehlo.scatter"(%cache, %k_index, %k_store) ({
+  ^bb0(%k_old: tensor<bf16>, %k_new: tensor<bf16>):
+    stablehlo.return %k_new : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>, tensor<2x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %v_store = stablehlo.convert %kv#1 : (tensor<2x2x16xf32>) -> tensor<2x2x16xbf16>
-  %v_row0_3d = "stablehlo.slice"(%v_store) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x2x16xbf16>) -> tensor<1x2x16xbf16>
-  %v_row0 = stablehlo.reshape %v_row0_3d : (tensor<1x2x16xbf16>) -> tensor<1x1x2x16xbf16>
-  %cache_v_0 = stablehlo.dynamic_update_slice %cache_k_written, %v_row0, %slot0, %v_row0_at, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x1x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
-  %v_row1_3d = "stablehlo.slice"(%v_store) {start_indices = array<i64: 1, 0, 0>, limit_indices = array<i64: 2, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x2x16xbf16>) -> tensor<1x2x16xbf16>
-  %v_row1 = stablehlo.reshape %v_row1_3d : (tensor<1x2x16xbf16>) -> tensor<1x1x2x16xbf16>
-  %cache_v_1 = stablehlo.dynamic_update_slice %cache_v_0, %v_row1, %slot1, %v_row1_at, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x1x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
-  %cache_out = stablehlo.reshape %cache_v_1 : (tensor<3x80x2x16xbf16>) -> tensor<3x80x2x16xbf16>
+  %v_row_offset = stablehlo.broadcast_in_dim %offset_v, dims = [] : (tensor<i32>) -> tensor<2xi32>
+  %v_at = stablehlo.add %rows, %v_row_offset : tensor<2xi32>
+  %v_at_column = stablehlo.reshape %v_at : (tensor<2xi32>) -> tensor<2x1xi32>
+  %v_index = stablehlo.concatenate %slot_column, %v_at_column, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
+  %cache_out = "stablehlo.scatter"(%cache_k_written, %v_index, %v_store) ({
+  ^bb0(%v_old: tensor<bf16>, %v_new: tensor<bf16>):
+    stablehlo.return %v_new : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>, tensor<2x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %slot_index = stablehlo.reshape %slots : (tensor<2xi32>) -> tensor<2x1xi32>
   %k_offset_b = stablehlo.broadcast_in_dim %offset_k, dims = [] : (tensor<i32>) -> tensor<2x1xi32>
   %k_start = stablehlo.concatenate %slot_index, %k_offset_b, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
