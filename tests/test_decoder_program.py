@@ -1,7 +1,8 @@
 """The compiled text decoder program (`emit-gemma3n --stage decoder`) on llvm-cpu, tiny configuration.
 
 One program per contract is compiled once for the module (4 slots x 64 positions; a prefill entry for
-prompts of up to 32 positions, a decode entry for batches of up to 4) and loaded with a
+prompts of up to 32 positions, decode entries for batches of up to 4; the f32-reference one is built by the
+README's `emit-gemma3n --stage decoder` command with decode context buckets 32 and 64) and loaded with a
 checkpoint of transformers' tiny random model (tests/oracles/hf_decoder.py, seed 7: both layer types, KV
 sharing, sparse and dense layers, 4 AltUp streams, a window of 6). The references and the bounds:
 
@@ -32,7 +33,6 @@ import dataclasses
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,9 @@ CONTRACTS = [MLX_CUDA_V1, F32_REFERENCE]
 
 
 def spec(contract: NumericContract) -> DecoderModuleSpec:
-    return DecoderModuleSpec(CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,))
+    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32)."""
+    contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
+    return DecoderModuleSpec(CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts)
 
 
 @pytest.fixture(scope="module")
@@ -88,14 +90,25 @@ def weights(checkpoint) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, F32) for k, v in read_decoder_weights(checkpoint, CFG).items()}
 
 
+#: The README's command, building the f32-reference program of the tests (with two decode context buckets).
+CLI = [sys.executable, "-m", "gemma3n_iree.emitters.cli", "--stage", "decoder", "--target", "llvm-cpu",
+       "--contract", "f32-reference", "--slots", str(SLOTS), "--capacity", str(CAPACITY), "--prompt", "32",
+       "--batch", "4", "--context", "32", "--context", str(CAPACITY)]
+
+
 @pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> dict[str, Path]:
-    """Both programs, compiled side by side (the compiler releases the GIL; CI has two cores)."""
-    cache = ArtifactCache(tmp_path_factory.mktemp("decoder-artifacts"))
-    with ThreadPoolExecutor(max_workers=len(CONTRACTS)) as pool:
-        built = {c.name: pool.submit(build_decoder_artifact, cache, spec(c), parse_target("llvm-cpu"))
-                 for c in CONTRACTS}
-        return {name: future.result().path for name, future in built.items()}
+def artifacts(tmp_path_factory, checkpoint) -> dict[str, Path]:
+    """The mlx-cuda-v1 program through the artifact cache, and at the same time the f32-reference program
+    through `emit-gemma3n --stage decoder` (the compiler releases the GIL; CI has two cores)."""
+    folder = tmp_path_factory.mktemp("decoder-artifacts")
+    cli_out = folder / "decoder-f32.vmfb"
+    cli = subprocess.Popen(CLI + ["--checkpoint", str(checkpoint), "-o", str(cli_out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    mlx = build_decoder_artifact(ArtifactCache(folder), spec(MLX_CUDA_V1), parse_target("llvm-cpu")).path
+    _, err = cli.communicate(timeout=900)
+    assert cli.returncode == 0, err
+    (folder / "emit-gemma3n.log").write_text(err)
+    return {MLX_CUDA_V1.name: mlx, F32_REFERENCE.name: cli_out}
 
 
 @pytest.fixture
@@ -343,23 +356,20 @@ def test_spec_refuses_buckets_it_cannot_serve():
     assert a.identity() != b.identity() and a.identity() == spec(MLX_CUDA_V1).identity()
     assert [e.symbol for e in a.entry_points] == [
         "decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x64_b4", "decoder_cache_c64_s4"]
+    assert spec(F32_REFERENCE).context_buckets == (32, 64)
 
 
-def test_emit_gemma3n_stage_decoder(tmp_path, checkpoint, weights):
-    """The README's command: a one-slot program of 24 positions with two decode context buckets (16, 24),
-    loaded and run across the bucket boundary against the emulation."""
-    out = tmp_path / "decoder.vmfb"
-    cmd = [sys.executable, "-m", "gemma3n_iree.emitters.cli", "--stage", "decoder", "--target", "llvm-cpu",
-           "--checkpoint", str(checkpoint), "--contract", "mlx-cuda-v1", "--slots", "1", "--capacity", "24",
-           "--prompt", "16", "--batch", "1", "--context", "16", "--context", "24", "-o", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    for entry in ("decoder_prefill_c24_s1_t16", "decoder_decode_c24_s1_x16_b1", "decoder_decode_c24_s1_x24_b1"):
-        assert entry in done.stderr
-    s = DecoderSession.from_checkpoint(out, checkpoint)
-    assert (s.info.slots, s.info.capacity, s.info.contexts) == (1, 24, (16, 24))
-    want = Emulated(MLX_CUDA_V1, weights, slot=0)  # positions 13..20: both context buckets
-    for step, got in enumerate(run_program(s, weights, slot=0)):
-        want.assert_close(got, step)
-    bad = subprocess.run(cmd[:-2] + ["--batch", "2", "-o", str(out)], capture_output=True, text=True, timeout=600)
-    assert bad.returncode != 0 and "batch 2 must be in [1, 1]" in bad.stderr
+def test_emit_gemma3n_stage_decoder(artifacts, checkpoint, tmp_path):
+    """The README's command built the f32-reference program the other tests ran (across both decode context
+    buckets: positions 13..20 read 32 cache rows of the full layers, the greedy run's later ones 64); its
+    entries are the spec's, and options it cannot serve are one-line errors."""
+    log = (artifacts[F32_REFERENCE.name].parent / "emit-gemma3n.log").read_text()
+    names = [e.symbol for e in spec(F32_REFERENCE).entry_points]
+    assert names == ["decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x32_b4", "decoder_decode_c64_s4_x64_b4",
+                     "decoder_cache_c64_s4"]
+    assert "entries: " + ", ".join(names) in log
+    s = DecoderSession.from_checkpoint(artifacts[F32_REFERENCE.name], checkpoint)
+    assert (s.info.slots, s.info.capacity, s.info.prompts, s.info.contexts, s.info.batches) == (4, 64, (32,), (32, 64), (4,))
+    bad = subprocess.run(CLI[:-4] + ["--batch", "8", "--checkpoint", str(checkpoint), "-o", str(tmp_path / "x.vmfb")],
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "batch 8 must be in [1, 4]" in bad.stderr
