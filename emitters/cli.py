@@ -29,6 +29,45 @@ def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: s
     return builtin_config(builtin or "e4b")
 
 
+def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str | None, contract: str,
+                 capacities: tuple[int, ...], slots: int, prompts: tuple[int, ...], batches: tuple[int, ...],
+                 contexts: tuple[int, ...], layout: str, kernels=IREE_CODEGEN):
+    """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
+    import json
+
+    from ..decoder_config import DecoderConfig, builtin_decoder_config
+    from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
+
+    given = [s for s in (checkpoint, config_file, builtin) if s is not None]
+    if len(given) > 1:
+        raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
+    if checkpoint is not None:
+        cfg = DecoderConfig.from_checkpoint(checkpoint)
+    elif config_file is not None:
+        try:
+            data = json.loads(config_file.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{config_file}: cannot read: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{config_file}: expected a checkpoint-style config.json object")
+        cfg = DecoderConfig.from_config_json(data, source=str(config_file))
+    else:
+        cfg = builtin_decoder_config(builtin or "e4b")
+    if len(capacities) > 1:
+        raise click.UsageError("--stage decoder takes one --capacity (the KV cache's positions per slot)")
+    capacity = capacities[0] if capacities else 4096
+    prompts = prompts or tuple(p for p in DEFAULT_PROMPT_BUCKETS if p <= capacity) or (capacity,)
+    batches = batches or tuple(b for b in DEFAULT_BATCHES if b <= slots) or (slots,)
+    return DecoderModuleSpec(cfg, get_contract(contract), slots, capacity, tuple(prompts), tuple(batches),
+                             tuple(contexts), LAYOUTS[layout], kernels)
+
+
+def emit_decoder(spec) -> str:
+    from .decoder import emit_decoder_module
+
+    return emit_decoder_module(spec)
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write next to the destination and rename, so a reader never sees a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -38,8 +77,9 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--stage", type=click.Choice(["audio", "prefill"]), default="audio", show_default=True,
-              help="Which program to emit: the audio tower + audio embedder, or the prefill merge + dense PLE.")
+@click.option("--stage", type=click.Choice(["audio", "prefill", "decoder"]), default="audio", show_default=True,
+              help="Which program to emit: the audio tower + audio embedder, the prefill merge + dense PLE, or the "
+                   "text decoder (prefill and decode entries over a resident KV cache).")
 @click.option("--target", "target_name", type=click.Choice(["cuda", "llvm-cpu"]), required=True,
               help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).")
 @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -55,7 +95,19 @@ def write_atomically(path: Path, data: bytes) -> None:
               help="Clips per call for every bucket (repeatable; default 1).")
 @click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
               help="--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
-                   "256 512 1024 2048 4096 8192).")
+                   "256 512 1024 2048 4096 8192). --stage decoder: the KV cache's positions per slot (one value; "
+                   "default 4096).")
+@click.option("--slots", type=click.IntRange(1), default=8, show_default=True,
+              help="--stage decoder: KV cache slots (sequences decoded together; one per request).")
+@click.option("--prompt", "prompts", type=click.IntRange(1), multiple=True,
+              help="--stage decoder: prompt buckets, one prefill entry each (repeatable; default 64 256 1024 4096 "
+                   "up to the capacity).")
+@click.option("--batch", "batches", type=click.IntRange(1), multiple=True,
+              help="--stage decoder: decode batch sizes, one decode entry per (context, batch) (repeatable; default "
+                   "1 8 32 up to the slots).")
+@click.option("--context", "contexts", type=click.IntRange(1), multiple=True,
+              help="--stage decoder: decode context buckets (the full-attention layers read that many cache rows; "
+                   "repeatable; default: the capacity).")
 @click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
               help="Numeric contract: where values are rounded and what contractions see.")
 @click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
@@ -72,20 +124,33 @@ def write_atomically(path: Path, data: bytes) -> None:
 @click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the StableHLO module that was compiled.")
 def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
-         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], contract: str, kernels: str,
+         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], slots: int,
+         prompts: tuple[int, ...], batches: tuple[int, ...], contexts: tuple[int, ...], contract: str, kernels: str,
          mel: str | None, cuda_arch: str | None, layout: str, stages: bool, output: Path,
          emit_mlir: Path | None) -> None:
-    """Emit the Gemma 3n audio stage from its templates and compile it with IREE.
+    """Emit a Gemma 3n stage from its templates and compile it with IREE.
 
-    The module has one entry point `encode_f<frames>_c<clips>` per bucket, all sharing one set of
-    weights that are IREE parameters named by checkpoint tensor (scope "model"): load it with the
-    checkpoint's safetensors files as parameters, e.g. `gemma3n-iree encode` does. With `--mel device`
-    the entries take 16 kHz samples [clips, samples] and the real-sample count of each clip instead of
-    log-mel features and frame counts.
+    The audio stage has one entry point `encode_f<frames>_c<clips>` per bucket, the prefill stage one per
+    (capacity, clips), the decoder one prefill entry per prompt bucket and one decode entry per (context,
+    batch) over a KV cache of --slots x --capacity positions that stays on the device. Every stage's weights
+    are IREE parameters named by checkpoint tensor (scope "model"): load the program with the checkpoint's
+    safetensors files as parameters, e.g. `gemma3n-iree encode` and `runtime.decoder.DecoderSession` do.
+    With `--mel device` the audio entries take 16 kHz samples [clips, samples] and the real-sample count of
+    each clip instead of log-mel features and frame counts.
     """
     try:
-        cfg = resolve_config(checkpoint, config_file, builtin)
         target = parse_target(target_name, cuda_arch)
+        if stage == "decoder":
+            linked = select_kernels(kernels, target, get_contract(contract))
+            spec = decoder_spec(checkpoint, config_file, builtin, contract, capacities, slots, prompts, batches,
+                                contexts, layout, linked)
+            emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
+            if stages:
+                raise ValueError("--stages applies to --stage audio and prefill")
+            if mel is not None:
+                raise ValueError("--mel applies to --stage audio; the decoder reads the prefill stage's outputs")
+        else:
+            cfg = resolve_config(checkpoint, config_file, builtin)
         if stage == "prefill":
             from .prefill import DEFAULT_CAPACITIES, PrefillModuleSpec, emit_prefill_module, resolve_text_config
             spec = PrefillModuleSpec(cfg, resolve_text_config(checkpoint, config_file, builtin), get_contract(contract),
@@ -96,14 +161,14 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
                 raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
             if mel is not None:
                 raise ValueError("--mel applies to --stage audio; prefill reads the encoder's embeddings")
-        else:
+        elif stage == "audio":
             policy = get_contract(contract)
             linked = select_kernels(kernels, target, policy)
             spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
                                    LAYOUTS[layout], stages, kernels=linked, mel=resolve_mel(mel, target.kind))
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()
-        click.echo(f"emitting {len(spec.entries)} entry point(s) for {target.describe()} "
+        click.echo(f"emitting {len(names)} entry point(s) for {target.describe()} "
                    f"under contract {spec.contract.name}, kernels: "
                    f"{linked.identity if linked.files else 'IREE code generation'}"
                    + (f", log-mel: {spec.mel.name}" if stage == "audio" else "") + " ...", err=True)
@@ -115,7 +180,7 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
                    "(the full encoder takes minutes) ...", err=True)
         vmfb = compile_mlir(mlir, target)
         write_atomically(output, vmfb)
-    except (ConfigError, BucketError, ValueError) as exc:
+    except (ConfigError, BucketError, ValueError) as exc:  # DecoderBucketError, PrefillBucketError: ValueErrors
         raise click.ClickException(str(exc)) from None
     except CompileError as exc:
         click.echo(f"error: compilation failed\n{exc}", err=True)

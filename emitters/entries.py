@@ -60,3 +60,34 @@ class PrefillEntry(EntryPoint):
     family: ClassVar[str] = "prefill"
     capacity: int = token(Int("c"))
     clips: int = token(Int("a"))
+
+
+@dataclass(frozen=True)
+class DecoderPrefillEntry(EntryPoint):
+    """A prompt of up to `tokens` positions into one slot of a cache of `slots` x `capacity` rows."""
+
+    family: ClassVar[str] = "decoder_prefill"
+    capacity: int = token(Int("c"))
+    slots: int = token(Int("s"))
+    tokens: int = token(Int("t"))
+
+
+@dataclass(frozen=True)
+class DecoderDecodeEntry(EntryPoint):
+    """One token for each of `batch` sequences whose positions are below `context` (the full-attention
+    layers read only their first `context` cache rows)."""
+
+    family: ClassVar[str] = "decoder_decode"
+    capacity: int = token(Int("c"))
+    slots: int = token(Int("s"))
+    context: int = token(Int("x"))
+    batch: int = token(Int("b"))
+
+
+@dataclass(frozen=True)
+class DecoderCacheEntry(EntryPoint):
+    """Reads one slot's rows of every owning layer's keys and values (tests, diagnostics)."""
+
+    family: ClassVar[str] = "decoder_cache"
+    capacity: int = token(Int("c"))
+    slots: int = token(Int("s"))

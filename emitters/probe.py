@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..contracts.policy import NumericContract
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder
+
+if TYPE_CHECKING:
+    from ..decoder_config import DecoderConfig
+    from .decoder_ops import DecoderOpEmitter
 
 
 def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], name: str = "main",
@@ -15,5 +19,16 @@ def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], 
     """A module whose entry `name` calls the op that `build` renders; returns verified MLIR text."""
     module = ModuleBuilder("probe")
     func = build(OpEmitter(module, contract, kernels))
+    module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
+    return module.build()
+
+
+def decoder_probe_module(contract: NumericContract, cfg: "DecoderConfig", build: Callable[["DecoderOpEmitter"], Func],
+                         name: str = "main") -> str:
+    """`probe_module` for the decoder's op families (a `DecoderOpEmitter` of configuration `cfg`)."""
+    from .decoder_ops import DecoderOpEmitter
+
+    module = ModuleBuilder("probe")
+    func = build(DecoderOpEmitter(module, contract, cfg=cfg))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .symbols import Choice, Decimal, Dims, F32Bits, Flag, Int, Specialisation, Switch, token
+from .symbols import Choice, Decimal, Dims, F32Bits, Flag, Int, OptionalInt, Specialisation, Switch, token
 
 DTYPES = ("bf16", "f32")
 KERNEL = "Ksm90"
@@ -216,3 +216,215 @@ class DensePle(Specialisation):
     hidden: int = token(Int("H"))
     layers: int = token(Int("L"))
     per_layer: int = token(Int("P"))
+
+
+# ---------------------------------------------------------------------------------------------- the text decoder
+PHASES = ("prefill", "decode")
+
+
+@dataclass(frozen=True)
+class BlockSum(Specialisation):
+    """`decoder_ops.block_sum` for rows longer than one block (one pass is `LaneXorSum`)."""
+
+    family: ClassVar[str] = "block_sum"
+    rows: int = token(Int("R"))
+    width: int = token(Int("W"))
+    reads: int = token(Int("X"))
+
+
+@dataclass(frozen=True)
+class RowMean(Specialisation):
+    family: ClassVar[str] = "row_mean"
+    rows: int = token(Int("R"))
+    width: int = token(Int("W"))
+
+
+@dataclass(frozen=True)
+class RmsMagnitude(Specialisation):
+    """`floor`: transformers' 1e-5 floor on the mean square (the rescaled streams; none on the target)."""
+
+    family: ClassVar[str] = "rms_magnitude"
+    rows: int = token(Int("R"))
+    d: int = token(Int("D"))
+    floor: bool = token(Flag("floor"), default=False)
+
+
+@dataclass(frozen=True)
+class AltupRescale(Specialisation):
+    family: ClassVar[str] = "altup_rescale"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+
+
+@dataclass(frozen=True)
+class AltupInit(Specialisation):
+    family: ClassVar[str] = "altup_init"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+
+
+@dataclass(frozen=True)
+class AltupCollapse(Specialisation):
+    family: ClassVar[str] = "altup_collapse"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+
+
+@dataclass(frozen=True)
+class AltupRouter(Specialisation):
+    family: ClassVar[str] = "altup_router"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+
+
+@dataclass(frozen=True)
+class AltupPredict(Specialisation):
+    family: ClassVar[str] = "altup_predict"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+    active: int = token(Int("A"))
+    clip: float | None = token(F32Bits("clip"), default=None)
+
+
+@dataclass(frozen=True)
+class AltupCorrect(Specialisation):
+    family: ClassVar[str] = "altup_correct"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+    active: int = token(Int("A"))
+    clip: float | None = token(F32Bits("clip"), default=None)
+
+
+@dataclass(frozen=True)
+class Laurel(Specialisation):
+    family: ClassVar[str] = "laurel"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    rank: int = token(Int("R"))
+
+
+@dataclass(frozen=True)
+class Rope(Specialisation):
+    family: ClassVar[str] = "rope"
+    tokens: int = token(Int("T"))
+    heads: int = token(Int("H"))
+    head_dim: int = token(Int("hd"))
+
+
+@dataclass(frozen=True)
+class QueryProjection(Specialisation):
+    family: ClassVar[str] = "query_projection"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    heads: int = token(Int("H"))
+    head_dim: int = token(Int("hd"))
+
+
+@dataclass(frozen=True)
+class KeyValueProjection(Specialisation):
+    family: ClassVar[str] = "key_value_projection"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    kv_heads: int = token(Int("K"))
+    head_dim: int = token(Int("hd"))
+
+
+@dataclass(frozen=True)
+class DecoderAttention(Specialisation):
+    """The attention core. prefill: queries over a prompt's own keys [C, K, hd] (column = position; a
+    sliding layer's denominator sums its ring of `window` columns); decode: each query over its own
+    sequence's cache rows [C, K, hd] (column = row)."""
+
+    family: ClassVar[str] = "decoder_attention"
+    phase: str = token(Choice("", PHASES))
+    queries: int = token(Int("T"))
+    columns: int = token(Int("C"))
+    heads: int = token(Int("H"))
+    kv_heads: int = token(Int("K"))
+    head_dim: int = token(Int("hd"))
+    window: int | None = token(OptionalInt("sw"), default=None)
+    ring: int | None = token(OptionalInt("ring"), default=None)
+
+
+@dataclass(frozen=True)
+class AttentionResidual(Specialisation):
+    family: ClassVar[str] = "attention_residual"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    width: int = token(Int("Q"))
+
+
+@dataclass(frozen=True)
+class GeluTanh(Specialisation):
+    family: ClassVar[str] = "gelu_tanh"
+    shape: tuple[int, ...] = token(Dims())
+
+
+@dataclass(frozen=True)
+class GaussianTopk(Specialisation):
+    family: ClassVar[str] = "gaussian_topk"
+    tokens: int = token(Int("T"))
+    width: int = token(Int("F"))
+    sparsity: float = token(Decimal("s"))
+
+
+@dataclass(frozen=True)
+class DecoderMlp(Specialisation):
+    family: ClassVar[str] = "decoder_mlp"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    width: int = token(Int("F"))
+    sparsity: float | None = token(Decimal("s"), default=None)
+
+
+@dataclass(frozen=True)
+class PleGate(Specialisation):
+    family: ClassVar[str] = "ple_gate"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+    per_layer: int = token(Int("P"))
+    active: int = token(Int("A"))
+    scaled: bool = token(Switch("scaled", "noscale"))
+
+
+@dataclass(frozen=True)
+class DecoderHead(Specialisation):
+    family: ClassVar[str] = "decoder_head"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    streams: int = token(Int("N"))
+    vocab: int = token(Int("V"))
+    cap: float | None = token(Decimal("cap"), default=None)
+
+
+@dataclass(frozen=True)
+class DecoderEmbedding(Specialisation):
+    """A decode step's new tokens from their host-gathered rows, as the prefill stage embeds a prompt."""
+
+    family: ClassVar[str] = "decoder_embedding"
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    layers: int = token(Int("L"))
+    per_layer: int = token(Int("P"))
+
+
+@dataclass(frozen=True)
+class DecoderLayer(Specialisation):
+    """One decoder layer of one structure (the layer index is not part of it: layers of the same shape,
+    type and sparsity share a function). `kv`: owns its K/V (writes the cache) or reads a producer's."""
+
+    family: ClassVar[str] = "decoder_layer"
+    phase: str = token(Choice("", PHASES))
+    tokens: int = token(Int("T"))
+    d: int = token(Int("D"))
+    width: int = token(Int("F"))
+    kv: str = token(Choice("", ("own", "shared")))
+    columns: int = token(Int("C"))
+    window: int | None = token(OptionalInt("sw"), default=None)
+    sparsity: float | None = token(Decimal("s"), default=None)

@@ -63,6 +63,19 @@ class Int(Token):
 
 
 @dataclasses.dataclass(frozen=True)
+class OptionalInt(Int):
+    """`<prefix><n>`, left out when None."""
+
+    optional: bool = dataclasses.field(default=True, init=False)
+
+    def write(self, value: int | None) -> str | None:
+        return None if value is None else super().write(value)
+
+    def read(self, text: str | None) -> int | None:
+        return None if text is None else int(text)
+
+
+@dataclasses.dataclass(frozen=True)
 class Dims(Token):
     """`<prefix>8x750x64` for a non-empty shape."""
 

@@ -28,7 +28,10 @@ from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import BF16_MIN
 from gemma3n_iree.contracts.mel import MelFrontEnd
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.decoder_config import builtin_decoder_config
 from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.decoder import DecoderModuleSpec, _ProgramEmitter
+from gemma3n_iree.emitters.decoder_ops import DecoderOpEmitter
 from gemma3n_iree.emitters.kernels import IREE_CODEGEN, LinkedKernels, select_kernels
 from gemma3n_iree.emitters.mel import MelEmitter
 from gemma3n_iree.emitters.ops import OpEmitter
@@ -49,6 +52,7 @@ from gemma3n_iree.kernels.spec import PTX_DIR
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 TINY = builtin_config("tiny")
 B, T, D, EPS, CLIP = 1, 25, TINY.hidden_size, TINY.rms_norm_eps, TINY.gradient_clipping
+TINY_DECODER = builtin_decoder_config("tiny")
 
 
 def _sscp_block(o: OpEmitter) -> Func:
@@ -95,6 +99,56 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
 ]
 
 
+def _layer(phase: str, layer: int, tokens: int = 8) -> Callable[[OpEmitter], Func]:
+    """A decoder layer function (the program emitter's, rendering into the case's module)."""
+    def build(o: OpEmitter) -> Func:
+        program = _ProgramEmitter(DecoderModuleSpec(TINY_DECODER, MLX_CUDA_V1, 2, 16, (8,), (2,)))
+        program.module, program.ops = o.module, o  # type: ignore[assignment]
+        return program.layer(phase, tokens, layer, 8)
+    return build
+
+
+def _decoder(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
+    """Marks a case rendered by a `DecoderOpEmitter` (the tiny decoder configuration)."""
+    build.decoder = True  # type: ignore[attr-defined]
+    return build
+
+
+#: The decoder's op families (tiny decoder configuration) and its layer variants (sliding own, full own,
+#: shared; prefill and decode).
+DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
+    ("block_sum", "block_sum", _decoder(lambda o: o.block_sum(2, 9000, 8))),
+    ("row_mean", "row_mean", _decoder(lambda o: o.row_mean(3, 48))),
+    ("norm", "norm", _decoder(lambda o: o.norm(3, 48))),
+    ("rms_magnitude", "rms_magnitude", _decoder(lambda o: o.rms_magnitude(3, 48, True))),
+    ("altup_rescale", "altup_rescale", _decoder(lambda o: o.altup_rescale(3, 48))),
+    ("altup_init", "altup_init", _decoder(lambda o: o.altup_init(3))),
+    ("altup_collapse", "altup_collapse", _decoder(lambda o: o.altup_collapse(3))),
+    ("altup_router", "altup_router", _decoder(lambda o: o.altup_router(3))),
+    ("altup_predict", "altup_predict", _decoder(lambda o: o.altup_predict(3))),
+    ("altup_correct", "altup_correct", _decoder(lambda o: o.altup_correct(3))),
+    ("laurel", "laurel", _decoder(lambda o: o.laurel(3))),
+    ("rope", "rope", _decoder(lambda o: o.rope(3, 4))),
+    ("query_projection", "query_projection", _decoder(lambda o: o.query_projection(3))),
+    ("key_value_projection", "key_value_projection", _decoder(lambda o: o.key_value_projection(3))),
+    ("attention_prefill_full", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, False, 6))),
+    ("attention_prefill_sliding", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, True, 6))),
+    ("attention_decode_sliding", "attention_core", _decoder(lambda o: o.attention_core("decode", 2, 6, True, 6))),
+    ("attention_residual", "attention_residual", _decoder(lambda o: o.attention_residual(3))),
+    ("gelu_tanh", "gelu_tanh", _decoder(lambda o: o.gelu_tanh([3, 96]))),
+    ("gaussian_topk", "gaussian_topk", _decoder(lambda o: o.gaussian_topk(3, 96, 0.95))),
+    ("mlp_sparse", "mlp", _decoder(lambda o: o.mlp(3, 96, 0.95))),
+    ("ple_gate", "ple_gate", _decoder(lambda o: o.ple_gate(3))),
+    ("decoder_head", "decoder_head", _decoder(lambda o: o.decoder_head(1))),
+    ("decoder_embedding", "decoder_embedding", _decoder(lambda o: o.decoder_embedding(2))),
+    ("layer_prefill_sliding_own", "layer", _decoder(_layer("prefill", 0))),
+    ("layer_prefill_full_own", "layer", _decoder(_layer("prefill", 4))),
+    ("layer_prefill_shared", "layer", _decoder(_layer("prefill", 5))),
+    ("layer_decode_sliding_own", "layer", _decoder(_layer("decode", 0, 2))),
+    ("layer_decode_shared", "layer", _decoder(_layer("decode", 9, 2))),
+]
+
+
 #: The same with the Hopper kernels linked: every `*.kernel.mlir.j2` template, and the op families
 #: whose parts they are.
 KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
@@ -112,20 +166,22 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
 ]
 SM90_KERNELS = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
-ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES] + \
+ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES + DECODER_CASES] + \
     [(GOLDEN_DIR / "sm90", SM90_KERNELS, *case) for case in KERNEL_CASES]
 CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
 
 
 def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_CODEGEN) -> tuple[Func, ModuleBuilder]:
     builder = ModuleBuilder("golden")
+    if getattr(build, "decoder", False):
+        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=TINY_DECODER)), builder
     return build(OpEmitter(builder, MLX_CUDA_V1, kernels)), builder
 
 
 def test_every_op_family_has_a_golden_case():
-    methods = {prefix + name for cls, prefix in ((OpEmitter, ""), (MelEmitter, "MelEmitter."))
+    methods = {prefix + name for cls, prefix in ((DecoderOpEmitter, ""), (MelEmitter, "MelEmitter."))
                for name, _ in inspect.getmembers(cls, inspect.isfunction) if not name.startswith("_")}
-    assert methods == {method for _, method, _ in CASES + KERNEL_CASES}
+    assert methods | {"layer"} == {method for _, method, _ in CASES + KERNEL_CASES + DECODER_CASES}
 
 
 def test_every_template_is_rendered_by_a_golden_case():
@@ -144,8 +200,9 @@ def test_every_template_is_rendered_by_a_golden_case():
             rendered(build, kernels)
     templates = {p.name for p in TEMPLATE_DIR.glob("*.mlir.j2")}
     entries = {"audio_encoder.mlir.j2", "audio_encoder_device_mel.mlir.j2", "prefill_entry.mlir.j2",
-               "probe_entry.mlir.j2"}  # module fragments
-    partials = {"_macros.mlir.j2", "rms_norm.normalize.mlir.j2"}  # imported or included by every variant
+               "probe_entry.mlir.j2", "decoder_entry.mlir.j2"}  # module fragments
+    partials = {"_macros.mlir.j2", "rms_norm.normalize.mlir.j2",  # imported or included by every variant
+                "decoder_layer.read_decode.mlir.j2"}
     assert templates - entries - partials == used
 
 

@@ -1,0 +1,301 @@
+"""Compose the text decoder program: prefill and decode entries over one resident KV cache.
+
+One module holds the language model's weights (IREE parameters bound by checkpoint tensor name: every tensor
+of `decoder_weight_specs` but the host-only `embed_tokens_per_layer`) and its KV cache
+(`contracts/kv_cache.py`'s layout for `slots` sequences of up to `capacity` positions, plus one scratch slot):
+ONE mutable `util.global` [slots + 1, rows, kv_heads, head_dim] in which each owning layer's keys and values
+occupy their own row range, updated in place (a prompt's rows by `dynamic_update_slice`, a decode step's by
+one `scatter` per layer and K/V, its indices computed on the device; IREE keeps a mutable global in one
+device buffer and runs the update as a read-write dispatch on it: no copy of the cache per call,
+`tests/test_decoder_program.py` guards it on the stream dialect). One global, not one per layer and K/V:
+IREE 3.13's stream-level global fusion merges mutable globals whose stores it folds away (the in-place
+updates), so two per-layer caches of the same type silently became one buffer. Entries (emitters/entries.py):
+
+* `decoder_prefill_c{capacity}_s{slots}_t{T}`, one per prompt bucket T <= capacity: a prompt's inputs_embeds
+  and per_layer_inputs (the prefill stage's outputs, zero-padded to T) at positions 0..L-1 into one slot;
+  returns the logits of position L-1. The KV-shared layers run on that row only (spec §7.5);
+* `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
+  sequence, each at its own position in its own slot (positions < context: full-attention layers read only
+  the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows;
+* `decoder_cache_c{capacity}_s{slots}`: one slot's rows of every owning layer (tests, diagnostics).
+
+The RoPE tables of the positions are inputs (`contracts/decoder_ops.rope_tables`, computed by the host), so
+every backend rotates by the same bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from ..contracts.decoder_policy import decoder_contract_identity
+from ..contracts.kv_cache import KVCacheLayout
+from ..contracts.policy import NumericContract
+from ..decoder_config import DecoderConfig
+from ..decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
+from .decoder_ops import DecoderOpEmitter
+from .kernels import IREE_CODEGEN, LinkedKernels
+from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, EntryPoint
+from .render import Func, ModuleBuilder, tensor_type
+from .specialisations import DecoderLayer
+from .weights import HF_LAYOUT, WeightLayout
+
+PARAMETER_SCOPE = "model"
+DEFAULT_PROMPT_BUCKETS: tuple[int, ...] = (64, 256, 1024, 4096)
+DEFAULT_BATCHES: tuple[int, ...] = (1, 8, 32)
+
+
+class DecoderBucketError(ValueError):
+    """A requested decoder program cannot be built (a bucket past the capacity, no entries)."""
+
+
+@dataclass(frozen=True)
+class DecoderModuleSpec:
+    """Everything an emitted decoder program depends on (and hence its identity)."""
+
+    cfg: DecoderConfig
+    contract: NumericContract
+    slots: int
+    capacity: int
+    prompts: tuple[int, ...]
+    batches: tuple[int, ...]
+    contexts: tuple[int, ...] = ()  # decode context buckets; default: the capacity alone
+    layout: WeightLayout = HF_LAYOUT
+    #: committed Hopper kernels (`emitters/kernels.py`): the row sums everywhere, the GEMM for prompt-sized
+    #: linears (`decoder_ops.GEMM_MIN_ROWS`); none by default (IREE's code generation)
+    kernels: LinkedKernels = IREE_CODEGEN
+
+    def __post_init__(self) -> None:
+        if self.slots < 1 or self.capacity < 1:
+            raise DecoderBucketError(f"slots ({self.slots}) and capacity ({self.capacity}) must be positive")
+        if self.capacity > self.cfg.max_position_embeddings:
+            raise DecoderBucketError(f"capacity {self.capacity} exceeds max_position_embeddings "
+                                     f"{self.cfg.max_position_embeddings}")
+        for name, values, limit in (("prompt bucket", self.prompts, self.capacity),
+                                    ("decode context", self.context_buckets, self.capacity),
+                                    ("batch", self.batches, self.slots)):
+            for v in values:
+                if not 1 <= v <= limit:
+                    raise DecoderBucketError(f"{name} {v} must be in [1, {limit}]")
+        if not self.prompts and not self.batches:
+            raise DecoderBucketError("a decoder program needs at least one prefill or decode entry")
+
+    @property
+    def context_buckets(self) -> tuple[int, ...]:
+        return tuple(sorted(set(self.contexts))) or (self.capacity,)
+
+    @property
+    def kv_layout(self) -> KVCacheLayout:
+        """The cache as `contracts/kv_cache.py` describes it (the program adds one scratch slot)."""
+        return KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity)
+
+    @property
+    def prefill_entries(self) -> list[DecoderPrefillEntry]:
+        return [DecoderPrefillEntry(self.capacity, self.slots, t) for t in sorted(set(self.prompts))]
+
+    @property
+    def decode_entries(self) -> list[DecoderDecodeEntry]:
+        return [DecoderDecodeEntry(self.capacity, self.slots, x, b)
+                for x in self.context_buckets for b in sorted(set(self.batches))]
+
+    @property
+    def entry_points(self) -> list[EntryPoint]:
+        return [*self.prefill_entries, *self.decode_entries, DecoderCacheEntry(self.capacity, self.slots)]
+
+    def identity(self) -> str:
+        return "|".join([
+            "gemma3n-decoder-module-v1", self.cfg.identity(), decoder_contract_identity(self.contract),
+            self.layout.name, f"slots={self.slots}", f"capacity={self.capacity}",
+            "prompts=" + ",".join(map(str, sorted(set(self.prompts)))),
+            "contexts=" + ",".join(map(str, self.context_buckets)),
+            "batches=" + ",".join(map(str, sorted(set(self.batches)))), f"kernels={self.kernels.identity}",
+        ])
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.identity().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Weight:
+    symbol: str
+    key: str
+    shape: tuple[int, ...]
+    dtype: str = "bf16"
+
+
+#: The cache global's symbol.
+CACHE_GLOBAL = "kv_cache"
+
+
+@dataclass(frozen=True)
+class _Cache:
+    """Where one owning layer's keys and values live in the cache global's rows."""
+
+    keys: int  # row offset of the keys
+    values: int  # row offset of the values
+    rows: list[int]  # [rows, kv_heads, head_dim] of one slot
+
+
+@dataclass
+class _Layer:
+    index: int
+    func: Func
+    owns: bool
+    sliding: bool
+    producer: int
+    weights: list[str]
+    first_shared: bool = False
+
+
+@dataclass
+class _Entry:
+    entry: EntryPoint
+    layers: list[_Layer] = field(default_factory=list)
+    init: Func | None = None
+    head: Func | None = None
+    embedding: Func | None = None
+    outputs: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.entry.symbol
+
+    @property
+    def tokens(self) -> int:
+        return self.entry.tokens  # type: ignore[attr-defined]
+
+    @property
+    def batch(self) -> int:
+        return self.entry.batch  # type: ignore[attr-defined]
+
+    @property
+    def shared(self) -> bool:
+        return any(not layer.owns for layer in self.layers)
+
+
+def weight_symbol(logical: str) -> str:
+    return "w_" + logical.replace(".", "_")
+
+
+def _short(logical: str) -> str:
+    """A layer weight's argument name inside the layer function (`layers.3.self_attn.q_proj` -> `%w_self_attn_q_proj`)."""
+    return "%w_" + logical.split(".", 2)[2].replace(".", "_")
+
+
+class _ProgramEmitter:
+    def __init__(self, spec: DecoderModuleSpec) -> None:
+        self.spec, self.cfg = spec, spec.cfg
+        self.module = ModuleBuilder("gemma3n_decoder")
+        self.ops = DecoderOpEmitter(self.module, spec.contract, spec.kernels, cfg=spec.cfg)
+        layout = spec.kv_layout
+        self.layout = layout
+        cfg = self.cfg
+        self.cache_dtype = layout.dtype
+        self.caches, offset = [], 0
+        for layer in range(layout.layers):
+            rows = layout.rows(layer)
+            self.caches.append(_Cache(offset, offset + rows, [rows, cfg.num_key_value_heads, cfg.head_dim]))
+            offset += 2 * rows
+        self.cache_type = tensor_type([spec.slots + 1, offset, cfg.num_key_value_heads, cfg.head_dim], layout.dtype)
+
+    # ------------------------------------------------------------------ one layer
+    def layer(self, phase: str, tokens: int, layer: int, columns: int) -> Func:
+        """Layer `layer`'s function for `tokens` rows: prefill reads a prompt of `columns` = `tokens` positions
+        (a KV-shared layer runs on its last row), decode reads `columns` cache rows of full layers."""
+        cfg, ops = self.cfg, self.ops
+        if phase == "prefill" and columns != tokens:
+            raise ValueError(f"a prefill layer reads its own {tokens} prompt rows, not {columns}")
+        owns, sliding = cfg.owns_kv(layer), cfg.is_sliding(layer)
+        producer = cfg.kv_producers[layer]
+        n, d, p, hd = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input, cfg.head_dim
+        k = cfg.num_key_value_heads
+        width, sparsity = cfg.intermediate_sizes[layer], cfg.activation_sparsity[layer]
+        ring = self.layout.rows(producer)
+        window = cfg.sliding_window if sliding else None
+        queries = 1 if (phase == "prefill" and not owns) else tokens
+        attn_columns = (ring if sliding else columns) if phase == "decode" else columns
+        calls = {
+            "predict": ops.altup_predict(queries), "norm": ops.norm(queries, d), "laurel": ops.laurel(queries),
+            "query": ops.query_projection(queries), "residual": ops.attention_residual(queries),
+            "mlp": ops.mlp(queries, width, sparsity), "correct": ops.altup_correct(queries),
+            "ple_gate": ops.ple_gate(queries),
+            "core": ops.attention_core(phase, queries, attn_columns, sliding, ring),
+        }
+        if owns:
+            calls["kv_proj"] = ops.key_value_projection(queries)
+        x = tensor_type([n, queries, d], "f32")
+        args = [("%streams", x), ("%ple", tensor_type([queries, p], "f32")),
+                ("%cos", tensor_type([queries, hd], "f32")), ("%sin", tensor_type([queries, hd], "f32")),
+                ("%qpos", tensor_type([queries], "i32"))]
+        results = [("%out", x)]
+        kv = tensor_type([tokens, k, hd], "f32")
+        offsets = [("%cache", self.cache_type), ("%offset_k", "tensor<i32>"), ("%offset_v", "tensor<i32>")]
+        if phase == "prefill" and owns:
+            args += [("%length", "tensor<i32>"), ("%slot", "tensor<i32>")] + offsets
+            results += [("%cache_out", self.cache_type), ("%kv#0", kv), ("%kv#1", kv)]
+        elif phase == "prefill":
+            args += [("%keys", tensor_type([columns, k, hd], "f32")), ("%values", tensor_type([columns, k, hd], "f32"))]
+        else:
+            args += [("%slots", tensor_type([tokens], "i32"))] + offsets
+            if owns:
+                results += [("%cache_out", self.cache_type)]
+        specs = decoder_weight_specs(cfg, self.spec.layout)
+        args += [(_short(name), tensor_type(specs[name].shape, "bf16")) for name in layer_weight_names(cfg, layer)]
+        kind = "own" if owns else "shared"
+        spec = DecoderLayer(phase, queries, d, width, kind, attn_columns, window, sparsity if sparsity > 0 else None)
+        func = Func(spec.symbol, tuple(t for _, t in args), tuple(t for _, t in results))
+        write_part = "decoder_layer.write_prefill.ring.mlir.j2" if sliding else "decoder_layer.write_prefill.rows.mlir.j2"
+        return self.module.add("decoder_layer.mlir.j2", func, calls=list(calls.values()), c=self.spec.contract,
+                               args=args, results=results, streams=n, tokens=queries, d=d, active=cfg.altup_active_idx,
+                               attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2", write_part=write_part,
+                               kv_heads=k, head_dim=hd, window=window, ring=ring, columns=attn_columns,
+                               cache_dtype=self.cache_dtype, cache_type=self.cache_type, **calls)
+
+    def layers(self, phase: str, tokens: int, columns: int) -> list[_Layer]:
+        cfg = self.cfg
+        out = []
+        for layer in range(cfg.num_hidden_layers):
+            producer = cfg.kv_producers[layer]
+            out.append(_Layer(layer, self.layer(phase, tokens, layer, columns), cfg.owns_kv(layer),
+                              cfg.is_sliding(layer), producer,
+                              ["%" + weight_symbol(name) for name in layer_weight_names(cfg, layer)],
+                              first_shared=layer == cfg.first_kv_shared_layer))
+        return out
+
+    # ------------------------------------------------------------------ the module
+    def emit(self) -> str:
+        spec, cfg, ops = self.spec, self.cfg, self.ops
+        weights = [_Weight(weight_symbol(logical), s.key, s.shape)
+                   for logical, s in decoder_weight_specs(cfg, spec.layout).items() if logical not in HOST_TABLES]
+        n = cfg.altup_num_inputs
+        prefills, decodes, calls = [], [], []
+        for entry in spec.prefill_entries:
+            e = _Entry(entry, self.layers("prefill", entry.tokens, entry.tokens), ops.altup_init(entry.tokens),
+                       ops.decoder_head(1))
+            prefills.append(e)
+        for entry in spec.decode_entries:
+            e = _Entry(entry, self.layers("decode", entry.batch, entry.context), ops.altup_init(entry.batch),
+                       ops.decoder_head(entry.batch), ops.decoder_embedding(entry.batch))
+            decodes.append(e)
+        for e in prefills + decodes:
+            calls += [layer.func for layer in e.layers] + [f for f in (e.init, e.head, e.embedding) if f is not None]
+        cache_entry = _Entry(DecoderCacheEntry(spec.capacity, spec.slots),
+                             outputs=",".join(f"{kind}_{i}" for i in range(len(self.caches))
+                                              for kind in ("keys", "values")))
+        self.module.add_raw("entry", "decoder_entry.mlir.j2", calls=calls, c=spec.contract, weights=weights,
+                            caches=self.caches, cache_global=CACHE_GLOBAL, cache_type=self.cache_type,
+                            cache_dtype=self.cache_dtype, scope=PARAMETER_SCOPE, prefills=prefills, decodes=decodes,
+                            cache_reads=[cache_entry], slots=spec.slots, d=cfg.hidden_size,
+                            layers=cfg.num_hidden_layers, per_layer=cfg.hidden_size_per_layer_input,
+                            vocab=cfg.vocab_size, head_dim=cfg.head_dim, streams=n,
+                            contract_identity=decoder_contract_identity(spec.contract),
+                            altup_projections=[f"%w_altup_projections_{i}" for i in range(n - 1)],
+                            head_weights=[f"%w_altup_unembed_projections_{i}" for i in range(n - 1)]
+                            + ["%w_norm", "%w_embed_tokens"],
+                            embedding_weights=["%w_per_layer_model_projection", "%w_per_layer_projection_norm"])
+        return self.module.build()
+
+
+def emit_decoder_module(spec: DecoderModuleSpec) -> str:
+    """Render and verify the decoder program; returns MLIR text ready for `iree-compile`."""
+    return _ProgramEmitter(spec).emit()

@@ -1,0 +1,271 @@
+"""One builder per decoder op family (contracts/decoder_policy.py): choose the specialisation, name it, render
+its template once.
+
+`DecoderOpEmitter` extends the audio stage's `OpEmitter` (whose `linear`, `lane_xor_sum`, `mlx_rms_norm` and
+`dense_ple` the decoder reuses: the same computations) with the decoder's families. Every method returns a
+`Func` whose signature callers and templates use, and reads its constants from the contract as the emulation
+(`contracts/decoder_ops.py`) does, so the template and the emulation hold the same F32 values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from ..contracts import decoder_ops as D
+from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
+from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
+from ..decoder_config import DecoderConfig
+from ..kernels import GEMM_SM90
+from .kernels import LinkedKernels
+from .ops import OpEmitter, f32
+from .render import Func, tensor_type as tensor
+from .specialisations import (AltupCollapse, AltupCorrect, AltupInit, AltupPredict, AltupRescale, AltupRouter,
+                              AttentionResidual, BlockSum, DecoderAttention, DecoderEmbedding, DecoderHead, DecoderMlp,
+                              GaussianTopk, GeluTanh, KeyValueProjection, Laurel, PleGate, QueryProjection, RmsMagnitude,
+                              Rope, RowMean)
+
+BF16 = "bf16"
+#: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
+MAGNITUDE_FLOOR = 1e-5
+#: The linked GEMM kernel serves linears of at least this many rows (a prompt's): its tiles are 128 rows, so a
+#: decode step's few rows would leave almost all of each tile empty and use a handful of SMs.
+GEMM_MIN_ROWS = 64
+
+
+def _bf16(shape: list[int] | tuple[int, ...]) -> str:
+    return tensor(list(shape), BF16)
+
+
+@dataclass
+class DecoderOpEmitter(OpEmitter):
+    """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
+
+    cfg: DecoderConfig | None = None
+
+    @property
+    def _cfg(self) -> DecoderConfig:
+        assert self.cfg is not None, "DecoderOpEmitter needs the decoder configuration"
+        return self.cfg
+
+    def _scalar(self, value: float) -> float:
+        return float(contract_scalar(self.contract, value))
+
+    def linear(self, lead, k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32",
+               kernel_bf16: bool = False) -> Func:
+        """`OpEmitter.linear`; the GEMM kernel (where linked) only for prefill-sized linears (`GEMM_MIN_ROWS`), so
+        whether a linear calls it is a function of its shape, as its symbol says."""
+        if math.prod(lead) >= GEMM_MIN_ROWS or not self.kernels.links(GEMM_SM90.file):
+            return super().linear(lead, k, out, w_dtype, x_dtype, kernel_bf16)
+        rows_only = LinkedKernels(tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem),
+                                  self.kernels.complete)
+        return OpEmitter.linear(dataclasses.replace(self, kernels=rows_only), lead, k, out, w_dtype, x_dtype,
+                                kernel_bf16)
+
+    # ------------------------------------------------------------------ reductions and norms
+    def block_sum(self, rows: int, width: int, reads: int) -> Func:
+        """`decoder_ops.block_sum`: the lane/XOR sum when the row fits one block, else passes of 1024 threads."""
+        threads = lane_threads(min(width, 1024 * reads), reads)
+        passes = -(-width // (threads * reads))
+        if passes == 1:
+            return self.lane_xor_sum(rows, width, reads)
+        lanes = self.lane_xor_sum(rows, passes * threads * reads, passes * reads)
+        func = Func(BlockSum(rows, width, reads).symbol, (f32([rows, width]),), (f32([rows]),))
+        return self._add("block_sum.mlir.j2", func, calls=[lanes], rows=rows, width=width, reads=reads,
+                         threads=threads, passes=passes, lanes=lanes)
+
+    def row_mean(self, rows: int, width: int) -> Func:
+        total = self.block_sum(rows, width, MEAN_READS)
+        func = Func(RowMean(rows, width).symbol, (f32([rows, width]),), (f32([rows]),))
+        return self._add("row_mean.mlir.j2", func, calls=[total], rows=rows, width=width, reads=MEAN_READS,
+                         total=total, scale=self._scalar(1.0 / width))
+
+    def norm(self, rows: int, d: int) -> Func:
+        """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`."""
+        return self.mlx_rms_norm(rows, d, self._cfg.rms_norm_eps)
+
+    # ------------------------------------------------------------------ AltUp
+    def rms_magnitude(self, rows: int, d: int, floor: bool) -> Func:
+        mean = self.row_mean(rows, d)
+        func = Func(RmsMagnitude(rows, d, floor).symbol, (f32([rows, d]),), (f32([rows]),))
+        return self._add("rms_magnitude.mlir.j2", func, calls=[mean], rows=rows, d=d, mean=mean,
+                         floor=self._scalar(MAGNITUDE_FLOOR) if floor else None)
+
+    def altup_rescale(self, tokens: int, d: int) -> Func:
+        magnitude = self.rms_magnitude(tokens, d, floor=True)
+        func = Func(AltupRescale(tokens, d).symbol, (f32([tokens, d]), f32([tokens])), (f32([tokens, d]),))
+        return self._add("altup_rescale.mlir.j2", func, calls=[magnitude], tokens=tokens, d=d, magnitude=magnitude)
+
+    def altup_init(self, tokens: int) -> Func:
+        n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
+        magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
+        rescale = self.altup_rescale(tokens, d)
+        func = Func(AltupInit(tokens, d, n).symbol, (f32([tokens, d]),) + (_bf16([d, d]),) * (n - 1),
+                    (f32([n, tokens, d]),))
+        return self._add("altup_init.mlir.j2", func, calls=[magnitude, projection, rescale], tokens=tokens, d=d,
+                         streams=n, magnitude=magnitude, projection=projection, rescale=rescale)
+
+    def altup_collapse(self, tokens: int) -> Func:
+        n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
+        magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
+        rescale = self.altup_rescale(tokens, d)
+        func = Func(AltupCollapse(tokens, d, n).symbol, (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1),
+                    (f32([tokens, d]),))
+        return self._add("altup_collapse.mlir.j2", func, calls=[magnitude, projection, rescale], tokens=tokens, d=d,
+                         streams=n, magnitude=magnitude, projection=projection, rescale=rescale,
+                         scale=self._scalar(1.0 / n))
+
+    def altup_router(self, tokens: int) -> Func:
+        n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
+        norm, linear = self.norm(tokens, d), self.linear([tokens], d, n)
+        func = Func(AltupRouter(tokens, d, n).symbol, (f32([tokens, d]), _bf16([d]), _bf16([n, d])),
+                    (f32([tokens, n]),))
+        return self._add("altup_router.mlir.j2", func, calls=[norm, linear], tokens=tokens, d=d, streams=n, norm=norm,
+                         linear=linear, scale=self._scalar(1.0 / d))
+
+    def altup_predict(self, tokens: int) -> Func:
+        cfg = self._cfg
+        n, d = cfg.altup_num_inputs, cfg.hidden_size
+        router = self.altup_router(tokens)
+        func = Func(AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+                    (f32([n, tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n * n, n])), (f32([n, tokens, d]),))
+        return self._add("altup_predict.mlir.j2", func, calls=[router], tokens=tokens, d=d, streams=n,
+                         active=cfg.altup_active_idx, clip=cfg.altup_coef_clip, router=router)
+
+    def altup_correct(self, tokens: int) -> Func:
+        cfg = self._cfg
+        n, d = cfg.altup_num_inputs, cfg.hidden_size
+        router = self.altup_router(tokens)
+        func = Func(AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+                    (f32([n, tokens, d]), f32([tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n, n])),
+                    (f32([n, tokens, d]),))
+        return self._add("altup_correct.mlir.j2", func, calls=[router], tokens=tokens, d=d, streams=n,
+                         active=cfg.altup_active_idx, clip=cfg.altup_coef_clip, router=router)
+
+    # ------------------------------------------------------------------ LAuReL, RoPE, projections
+    def laurel(self, tokens: int) -> Func:
+        d, r = self._cfg.hidden_size, self._cfg.laurel_rank
+        left, right, norm = self.linear([tokens], d, r), self.linear([tokens], r, d), self.norm(tokens, d)
+        func = Func(Laurel(tokens, d, r).symbol, (f32([tokens, d]), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
+                    (f32([tokens, d]),))
+        return self._add("laurel.mlir.j2", func, calls=[left, right, norm], tokens=tokens, d=d, rank=r, left=left,
+                         right=right, norm=norm)
+
+    def rope(self, tokens: int, heads: int) -> Func:
+        hd = self._cfg.head_dim
+        x = f32([tokens, heads, hd])
+        func = Func(Rope(tokens, heads, hd).symbol, (x, f32([tokens, hd]), f32([tokens, hd])), (x,))
+        return self._add("rope.mlir.j2", func, tokens=tokens, heads=heads, head_dim=hd)
+
+    def query_projection(self, tokens: int) -> Func:
+        cfg = self._cfg
+        h, hd, d = cfg.num_attention_heads, cfg.head_dim, cfg.hidden_size
+        linear, norm, rope = self.linear([tokens], d, h * hd), self.norm(tokens * h, hd), self.rope(tokens, h)
+        func = Func(QueryProjection(tokens, d, h, hd).symbol,
+                    (f32([tokens, d]), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
+                    (f32([tokens, h, hd]),))
+        return self._add("query_projection.mlir.j2", func, calls=[linear, norm, rope], tokens=tokens, d=d, heads=h,
+                         head_dim=hd, linear=linear, norm=norm, rope=rope)
+
+    def key_value_projection(self, tokens: int) -> Func:
+        cfg = self._cfg
+        k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        linear, norm, rope = self.linear([tokens], d, k * hd), self.norm(tokens * k, hd), self.rope(tokens, k)
+        kv = f32([tokens, k, hd])
+        func = Func(KeyValueProjection(tokens, d, k, hd).symbol,
+                    (f32([tokens, d]), _bf16([k * hd, d]), _bf16([k * hd, d]), _bf16([hd]), f32([tokens, hd]),
+                     f32([tokens, hd])), (kv, kv))
+        return self._add("key_value_projection.mlir.j2", func, calls=[linear, norm, rope], tokens=tokens, d=d,
+                         kv_heads=k, head_dim=hd, linear=linear, norm=norm, rope=rope)
+
+    # ------------------------------------------------------------------ attention
+    def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int) -> Func:
+        """prefill: `queries` over a prompt's `columns` keys (a sliding layer's denominator over its ring of
+        `ring` columns); decode: each query over its own `columns` cache rows."""
+        cfg = self._cfg
+        h, k, hd = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+        groups = h // k
+        window = cfg.sliding_window if sliding else None
+        ring_sum = phase == "prefill" and sliding
+        summed = ring if ring_sum else columns
+        stat_rows = queries * h
+        denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
+        kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
+        q = f32([queries, h, hd])
+        func = Func(DecoderAttention(phase, queries, columns, h, k, hd, window, ring if ring_sum else None).symbol,
+                    (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")), (q,))
+        part = "decoder_attention.denominator.ring.mlir.j2" if ring_sum else "decoder_attention.denominator.columns.mlir.j2"
+        return self._add(f"decoder_attention.{phase}.mlir.j2", func, calls=[denominator], queries=queries,
+                         columns=columns, heads=h, kv_heads=k, groups=groups, head_dim=hd, window=window, ring=ring,
+                         reads=DENOMINATOR_READS, stat_rows=stat_rows, denominator_sum=denominator,
+                         denominator_part=part, mask_value=BF16_MIN)
+
+    def attention_residual(self, tokens: int) -> Func:
+        cfg = self._cfg
+        d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
+        linear, norm = self.linear([tokens], h * hd, d), self.norm(tokens, d)
+        x = f32([tokens, d])
+        func = Func(AttentionResidual(tokens, d, h * hd).symbol,
+                    (x, f32([tokens, h, hd]), _bf16([d, h * hd]), _bf16([d]), x), (x,))
+        return self._add("attention_residual.mlir.j2", func, calls=[linear, norm], tokens=tokens, d=d, heads=h,
+                         head_dim=hd, width=h * hd, linear=linear, norm=norm, scale=self._scalar(2.0 ** -0.5))
+
+    # ------------------------------------------------------------------ MLP and the per-layer input gate
+    def gelu_tanh(self, shape: list[int]) -> Func:
+        func = Func(GeluTanh(tuple(shape)).symbol, (f32(shape),), (f32(shape),))
+        return self._add("gelu_tanh.mlir.j2", func, shape=list(shape), k_cubic=self._scalar(0.044715),
+                         k_sqrt=self._scalar(math.sqrt(2.0 / math.pi)))
+
+    def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
+        mean = self.row_mean(tokens, width)
+        func = Func(GaussianTopk(tokens, width, sparsity).symbol, (f32([tokens, width]),), (f32([tokens, width]),))
+        return self._add("gaussian_topk.mlir.j2", func, calls=[mean], tokens=tokens, width=width, sparsity=sparsity,
+                         mean=mean, z=float(D.sparsity_multiplier(self.contract, sparsity)))
+
+    def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
+        d = self._cfg.hidden_size
+        norm, up, down = self.norm(tokens, d), self.linear([tokens], d, width), self.linear([tokens], width, d)
+        gelu = self.gelu_tanh([tokens, width])
+        topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
+        calls = [norm, up, down, gelu] + ([topk] if topk else [])
+        x = f32([tokens, d])
+        func = Func(DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
+                    (x, _bf16([d]), _bf16([width, d]), _bf16([width, d]), _bf16([d, width]), _bf16([d])), (x,))
+        return self._add("decoder_mlp.mlir.j2", func, calls=calls, tokens=tokens, d=d, width=width, norm=norm, up=up,
+                         down=down, gelu=gelu, topk=topk, post_norm=norm)
+
+    def ple_gate(self, tokens: int) -> Func:
+        cfg = self._cfg
+        n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
+        gate, projection = self.linear([tokens], d, p), self.linear([tokens], p, d)
+        gelu, norm = self.gelu_tanh([tokens, p]), self.norm(tokens, d)
+        func = Func(PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
+                    (f32([n, tokens, d]), f32([tokens, p]), _bf16([d]), _bf16([p, d]), _bf16([d, p]), _bf16([d])),
+                    (f32([n, tokens, d]),))
+        return self._add("ple_gate.mlir.j2", func, calls=[gate, projection, gelu, norm], tokens=tokens, d=d,
+                         streams=n, per_layer=p, active=cfg.altup_active_idx, scaled=cfg.altup_correct_scale,
+                         gate=gate, projection=projection, gelu=gelu, norm=norm)
+
+    # ------------------------------------------------------------------ the model's ends
+    def decoder_head(self, tokens: int) -> Func:
+        cfg = self._cfg
+        n, d, v = cfg.altup_num_inputs, cfg.hidden_size, cfg.vocab_size
+        collapse, norm, linear = self.altup_collapse(tokens), self.norm(tokens, d), self.linear([tokens], d, v)
+        cap = cfg.final_logit_softcapping
+        func = Func(DecoderHead(tokens, d, n, v, cap).symbol,
+                    (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1) + (_bf16([d]), _bf16([v, d])),
+                    (f32([tokens, v]),))
+        return self._add("decoder_head.mlir.j2", func, calls=[collapse, norm, linear], tokens=tokens, d=d, streams=n,
+                         vocab=v, cap=None if cap is None else self._scalar(cap), collapse=collapse, norm=norm,
+                         linear=linear, unembed=[f"%w{i}" for i in range(n - 1)])
+
+    def decoder_embedding(self, tokens: int) -> Func:
+        cfg = self._cfg
+        d, layers, p = cfg.hidden_size, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input
+        ple = self.dense_ple(tokens, d, layers, p, cfg.rms_norm_eps)
+        func = Func(DecoderEmbedding(tokens, d, layers, p).symbol,
+                    (_bf16([tokens, d]), _bf16([tokens, layers * p]), _bf16([layers * p, d]), _bf16([p])),
+                    (f32([tokens, d]), f32([tokens, layers, p])))
+        return self._add("decoder_embedding.mlir.j2", func, calls=[ple], tokens=tokens, d=d, layers=layers,
+                         per_layer=p, ple=ple, embed_scale=self._scalar(d ** 0.5))

@@ -1,0 +1,219 @@
+"""The text decoder on IREE: one loaded program, its resident weights and KV cache, prefill and decode calls.
+
+    session = DecoderSession.from_checkpoint(vmfb, "~/models/gemma-3n-E4B-it", device="cuda")
+    logits = session.prefill(slot=0, inputs_embeds=e, per_layer_inputs=t)        # [V], the prompt's last position
+    logits = session.decode(slots=[0, 2], positions=[17, 5], token_ids=[4368, 17])  # [2, V]
+    tokens, _ = greedy(session, 0, e, t, max_new_tokens=64)
+
+One `VmContext` holds one copy of the weights (IREE parameters read from the checkpoint's safetensors) and the
+KV cache (mutable globals of the program, updated in place by every call: nothing of the cache crosses to the
+host). A decode call gathers its tokens' `embed_tokens` and `embed_tokens_per_layer` rows on the host from the
+checkpoint's memory maps (the per-layer table never reaches the device) and computes their RoPE tables
+(`contracts/decoder_ops.rope_tables`, the contract's bits); inputs and results go through the page-locked
+staging buffers of `runtime/session.py`. A call is padded to the smallest compiled bucket that holds it: a
+prompt with zero rows, a batch with rows that write the program's scratch slot; their results are dropped.
+
+Slots: each sequence has its own; a slot is reused by prefilling it again. The program decides what a query
+sees from positions alone (kv_cache.py), so rows a previous sequence left in a reused slot are never visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import ml_dtypes
+import numpy as np
+
+from ..contracts import decoder as DEC
+from ..contracts import decoder_ops as D
+from ..contracts.decoder_policy import decoder_contract_identity
+from ..contracts.policy import NumericContract, get_contract
+from ..decoder_config import DecoderConfig
+from ..decoder_weights import read_decoder_weights
+from ..emitters.compile import Target
+from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
+from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from .artifacts import ArtifactCache, BuiltArtifact, program_identity
+from .session import LoadedProgram, SessionError
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32 = np.float32
+
+
+@dataclass(frozen=True)
+class DecoderLayoutInfo:
+    """What a loaded program's entries say about it."""
+
+    slots: int
+    capacity: int
+    prompts: tuple[int, ...]
+    contexts: tuple[int, ...]
+    batches: tuple[int, ...]
+
+
+class DecoderSession(LoadedProgram):
+    """A compiled decoder program (emit-gemma3n --stage decoder) loaded with a checkpoint's weights."""
+
+    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], cfg: DecoderConfig,
+                 host_tables: Mapping[str, np.ndarray], device: str = "local-task", scope: str = "model") -> None:
+        """`host_tables`: `embed_tokens` and `embed_tokens_per_layer` (memory maps of the checkpoint's BF16
+        tensors, e.g. `read_decoder_weights`), gathered one row per new token."""
+        super().__init__(vmfb, parameter_files, device, scope)
+        self.cfg = cfg
+        self.tables = {name: host_tables[name] for name in ("embed_tokens", "embed_tokens_per_layer")}
+        self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry).items()}
+        self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry).items()}
+        cache_entries = self.entry_points(DecoderCacheEntry)
+        (self._cache_entry, cache), = cache_entries.items()
+        self.info = DecoderLayoutInfo(cache.slots, cache.capacity, tuple(sorted(self.prefills)),
+                                      tuple(sorted({x for x, _ in self.decodes})),
+                                      tuple(sorted({b for _, b in self.decodes})))
+        self.contract = self._contract(self.reflection(self._cache_entry).get("gemma3n.contract", ""))
+
+    @classmethod
+    def from_checkpoint(cls, vmfb: bytes | str | Path, checkpoint: str | Path, cfg: DecoderConfig | None = None,
+                        device: str = "local-task") -> "DecoderSession":
+        """The program with the checkpoint's weights: every decoder tensor checked against the configuration
+        first (one error listing each missing or mismatched tensor)."""
+        from .checkpoint import find_safetensors_files
+
+        checkpoint = Path(checkpoint)
+        cfg = cfg or DecoderConfig.from_checkpoint(checkpoint)
+        tables = read_decoder_weights(checkpoint, cfg)
+        files, _, _ = find_safetensors_files(checkpoint)
+        return cls(vmfb, files, cfg, tables, device)
+
+    @staticmethod
+    def _contract(identity: str) -> NumericContract:
+        contract = get_contract(identity.split("@", 1)[0])
+        if decoder_contract_identity(contract) != identity:
+            raise SessionError(f"the program was built under contract {identity!r}; this version's contract is "
+                               f"{decoder_contract_identity(contract)!r}: rebuild the program")
+        return contract
+
+    # ------------------------------------------------------------------ inputs
+    def rope_tables(self, positions: np.ndarray) -> list[np.ndarray]:
+        """The RoPE inputs of `positions`: cos and sin of the sliding layers, then of the full layers."""
+        cfg, c = self.cfg, self.contract
+        tables = []
+        for theta in (cfg.rope_theta_sliding, cfg.rope_theta_full):
+            tables += list(D.rope_tables(c, theta, cfg.head_dim, positions))
+        return [np.ascontiguousarray(t, F32) for t in tables]
+
+    def _check_slot(self, slot: int) -> None:
+        if not 0 <= slot < self.info.slots:
+            raise SessionError(f"slot {slot} is outside the program's {self.info.slots} slots")
+
+    @staticmethod
+    def _bucket(value: int, buckets: Sequence[int], what: str) -> int:
+        fitting = [b for b in buckets if b >= value]
+        if not fitting:
+            raise SessionError(f"{what} {value} exceeds the program's largest bucket {max(buckets)}"
+                               if buckets else f"the program has no {what} entries")
+        return fitting[0]
+
+    # ------------------------------------------------------------------ calls
+    def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
+        """Run a prompt (the prefill stage's two outputs, positions 0..L-1) into `slot`; the logits [V] of its
+        last position."""
+        cfg = self.cfg
+        self._check_slot(slot)
+        embeds = np.asarray(inputs_embeds, F32)
+        pli = np.asarray(per_layer_inputs, F32)
+        length = len(embeds)
+        if embeds.shape != (length, cfg.hidden_size) or length < 1:
+            raise SessionError(f"inputs_embeds must be [positions >= 1, {cfg.hidden_size}], got {embeds.shape}")
+        want = (length, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input)
+        if pli.shape != want:
+            raise SessionError(f"per_layer_inputs must be {list(want)} for {length} positions, got {list(pli.shape)}")
+        bucket = self._bucket(length, self.info.prompts, "prompt length")
+        padded_embeds = np.zeros((bucket, cfg.hidden_size), F32)
+        padded_embeds[:length] = embeds
+        padded_pli = np.zeros((bucket,) + want[1:], F32)
+        padded_pli[:length] = pli
+        out = self.invoke(self.prefills[bucket], ("logits",), np.array(slot, np.int32), np.array(length, np.int32),
+                          padded_embeds, padded_pli, *self.rope_tables(np.arange(bucket)))
+        return out["logits"]
+
+    def token_rows(self, token_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The host's gathers for new tokens (`contracts.decoder.token_rows`), as BF16."""
+        text, ple = DEC.token_rows(self.cfg, self.tables, token_ids)
+        return text.astype(BF16), ple.astype(BF16)
+
+    def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray:
+        """One token for each sequence: sequence b is at `positions[b]` of slot `slots[b]` (its earlier positions
+        already in the cache); returns logits [B, V]."""
+        slots, positions, ids = ([int(v) for v in seq] for seq in (slots, positions, token_ids))
+        if not slots or not len(slots) == len(positions) == len(ids):
+            raise SessionError(f"a decode step needs one slot, position and token per sequence, got {len(slots)}, "
+                               f"{len(positions)}, {len(ids)}")
+        if len(set(slots)) != len(slots):
+            raise SessionError(f"a decode step advances each slot once, got slots {slots}")
+        for slot, p in zip(slots, positions):
+            self._check_slot(slot)
+            if not 0 <= p < self.info.capacity:
+                raise SessionError(f"position {p} is outside the KV cache capacity {self.info.capacity}")
+        batch = self._bucket(len(slots), self.info.batches, "batch")
+        context = self._bucket(max(positions) + 1, self.info.contexts, "position")
+        pad = batch - len(slots)
+        text, ple = self.token_rows(ids + [0] * pad)
+        scratch = self.info.slots  # the program's extra slot: padding rows write there
+        all_positions = np.array(positions + [0] * pad, np.int32)
+        out = self.invoke(self.decodes[(context, batch)], ("logits",), np.array(slots + [scratch] * pad, np.int32),
+                          all_positions, text, ple, *self.rope_tables(all_positions))
+        return out["logits"][:len(slots)]
+
+    def cache(self, slot: int) -> dict[str, np.ndarray]:
+        """One slot's rows of every owning layer's keys and values (`keys_{l}`, `values_{l}`: [rows, kv_heads,
+        head_dim], kv_cache.py's layout)."""
+        self._check_slot(slot)
+        return self.invoke(self._cache_entry, self.output_names(self._cache_entry), np.array(slot, np.int32))
+
+
+def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
+    """The checkpoint tensors a program binds (names, shapes, BF16): part of its artifact identity."""
+    from ..decoder_weights import decoder_weight_specs
+
+    specs = decoder_weight_specs(spec.cfg, spec.layout).values()
+    return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()
+
+
+def build_decoder_artifact(cache: ArtifactCache, spec: DecoderModuleSpec, target: Target,
+                           progress: Callable[[str], None] | None = None) -> BuiltArtifact:
+    """Compile (or reuse, verified) the decoder program of `spec` in the artifact cache's directory."""
+    mlir = emit_decoder_module(spec)
+    identity = program_identity(mlir, target, spec.contract.identity(), spec.identity(), decoder_weight_schema(spec),
+                                config=spec.cfg.identity())
+    what = (f"decoder program: {len(spec.prefill_entries)} prefill and {len(spec.decode_entries)} decode entries, "
+            f"{spec.slots} slots x {spec.capacity} positions")
+    return cache.build("decoder", mlir, identity, target, what, progress)
+
+
+def greedy(session: DecoderSession, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray,
+           max_new_tokens: int, stop_ids: Sequence[int] | None = None,
+           on_token: Callable[[int], None] | None = None) -> tuple[list[int], list[np.ndarray]]:
+    """`contracts.decoder.greedy` on the program: prefill, then one decode step per new token (the first index of
+    the largest logit), stopping after a stop id (default: the config's eos ids; () ignores them) or
+    `max_new_tokens`. Returns the tokens and the logits each was picked from."""
+    cfg = session.cfg
+    stops = set(cfg.eos_token_ids if stop_ids is None else stop_ids)
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    position = len(inputs_embeds)
+    step_logits = [session.prefill(slot, inputs_embeds, per_layer_inputs)]
+    tokens: list[int] = []
+    while True:
+        token = int(np.argmax(step_logits[-1]))
+        tokens.append(token)
+        if on_token is not None:
+            on_token(token)
+        if token in stops or len(tokens) == max_new_tokens:
+            return tokens, step_logits
+        if position >= session.info.capacity:
+            raise SessionError(f"generation reached the KV cache capacity {session.info.capacity} after "
+                               f"{len(tokens)} tokens")
+        step_logits.append(session.decode([slot], [position], [token])[0])
+        position += 1

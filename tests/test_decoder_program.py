@@ -1,0 +1,375 @@
+"""The compiled text decoder program (`emit-gemma3n --stage decoder`) on llvm-cpu, tiny configuration.
+
+One program per contract is compiled once for the module (4 slots x 64 positions; a prefill entry for
+prompts of up to 32 positions, decode entries for batches of up to 4; the f32-reference one is built by the
+README's `emit-gemma3n --stage decoder` command with decode context buckets 32 and 64) and loaded with a
+checkpoint of transformers' tiny random model (tests/oracles/hf_decoder.py, seed 7: both layer types, KV
+sharing, sparse and dense layers, 4 AltUp streams, a window of 6). The references and the bounds:
+
+* the emulation (`contracts/decoder.py` with `IREE_MATH`, the program's own exp and tanh). Under
+  mlx-cuda-v1 every contraction result is rounded to BF16, so a backend's F32 accumulation order shows only
+  where an exact sum lies within a few F32 steps of a BF16 rounding boundary: the KV cache is asserted
+  bit for bit (measured: every element of every step), the logits bit for bit except for such flips in the
+  tied head, where each differing logit must be the soft-capped value of a BF16 outcome of the head's dot
+  product that some accumulation order reaches (`envelope.envelope_bf16`; measured 0-3 of 262400 logits per
+  step). Under f32-reference nothing rounds, every contraction's F32 order differs from the
+  emulation's exact sums in the last bits and the differences travel through the layers: logits and cache
+  within 1e-5 relative (L2 and max), the bound DECODER.md gives an F32 evaluation of this graph (measured
+  ~3e-6);
+* the float64 spec evaluation and transformers-fp32 (f32-reference): 1e-5 relative, as the emulation;
+* program properties, judged program against program: prefill(S) + k decode steps against prefill(S + k)
+  (different entries: different contraction shapes), a batch of three sequences against each sequence alone
+  (the batch entry with one, resp. three, padding rows writing the scratch slot: bit for bit), and a
+  reused slot against a fresh one (bit for bit);
+* greedy tokens of f32-reference equal transformers' `generate(do_sample=False)` for 32 new tokens.
+
+The KV cache stays on the device and is updated in place: `test_kv_cache_is_updated_in_place` reads the
+program at IREE's stream level (one cache resource, every access a read-write binding, no copy of it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
+from gemma3n_iree.contracts import decoder as DEC
+from gemma3n_iree.contracts import decoder_ops as D
+from gemma3n_iree.contracts.envelope import envelope_bf16
+from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
+from gemma3n_iree.contracts.metrics import relative_l2
+from gemma3n_iree.contracts.policy import NumericContract
+from gemma3n_iree.decoder_config import builtin_decoder_config
+from gemma3n_iree.decoder_weights import read_decoder_weights
+from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.decoder import DecoderBucketError, DecoderModuleSpec, emit_decoder_module
+from gemma3n_iree.runtime.artifacts import ArtifactCache
+from gemma3n_iree.runtime.decoder import DecoderSession, build_decoder_artifact, greedy
+from gemma3n_iree.runtime.session import SessionError
+
+torch = pytest.importorskip("torch", reason="the checkpoint is transformers' tiny model (test-only dependency)")
+pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
+
+from oracles import hf_decoder as H  # noqa: E402
+from oracles.decoder_f64 import DecoderF64  # noqa: E402
+
+CFG = builtin_decoder_config("tiny")
+F32 = np.float32
+SLOTS, CAPACITY = 4, 64
+PROMPT = [2, 105, 2364, 107, 300, 301, 600, 7000, 511, 512, 100000, 262273, 106]
+CONTINUATION = [4368, 107, 302, 303, 9000, 304, 305, 50000]
+CONTRACTS = [MLX_CUDA_V1, F32_REFERENCE]
+
+
+def spec(contract: NumericContract) -> DecoderModuleSpec:
+    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32)."""
+    contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
+    return DecoderModuleSpec(CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return H.make_model(CFG, seed=7)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(model, tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("decoder-program-ckpt")
+    H.write_checkpoint(model, CFG, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def weights(checkpoint) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v, F32) for k, v in read_decoder_weights(checkpoint, CFG).items()}
+
+
+#: The README's command, building the f32-reference program of the tests (with two decode context buckets).
+CLI = [sys.executable, "-m", "gemma3n_iree.emitters.cli", "--stage", "decoder", "--target", "llvm-cpu",
+       "--contract", "f32-reference", "--slots", str(SLOTS), "--capacity", str(CAPACITY), "--prompt", "32",
+       "--batch", "4", "--context", "32", "--context", str(CAPACITY)]
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory, checkpoint) -> dict[str, Path]:
+    """The mlx-cuda-v1 program through the artifact cache, and at the same time the f32-reference program
+    through `emit-gemma3n --stage decoder` (the compiler releases the GIL; CI has two cores)."""
+    folder = tmp_path_factory.mktemp("decoder-artifacts")
+    cli_out = folder / "decoder-f32.vmfb"
+    cli = subprocess.Popen(CLI + ["--checkpoint", str(checkpoint), "-o", str(cli_out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    mlx = build_decoder_artifact(ArtifactCache(folder), spec(MLX_CUDA_V1), parse_target("llvm-cpu")).path
+    _, err = cli.communicate(timeout=900)
+    assert cli.returncode == 0, err
+    (folder / "emit-gemma3n.log").write_text(err)
+    return {MLX_CUDA_V1.name: mlx, F32_REFERENCE.name: cli_out}
+
+
+@pytest.fixture
+def session(artifacts, checkpoint):
+    """A fresh program (an empty cache) per test and contract."""
+    def load(contract: NumericContract) -> DecoderSession:
+        return DecoderSession.from_checkpoint(artifacts[contract.name], checkpoint, CFG)
+    return load
+
+
+class Emulated:
+    """The emulation's logits [1 + steps, V] of a prefill and decode steps, the tied head's input row of each
+    call (to judge a flipped logit), and its cache after the last call. Its cache has the test programs'
+    capacity; a program of another capacity reads as many full-layer columns as its context, and invisible
+    trailing columns change no sum (decoder_ops.block_sum)."""
+
+    def __init__(self, c: NumericContract, w, prompt=PROMPT, continuation=CONTINUATION, slot: int = 2) -> None:
+        self.c, self.w = c, w
+        self.cache = KVCache(KVCacheLayout.for_config(CFG, c, SLOTS, CAPACITY))
+        logits, heads = [], []
+        for i in range(len(continuation) + 1):
+            stages: dict = {}
+            if i == 0:
+                out = DEC.prefill(c, CFG, w, self.cache, slot, *DEC.text_inputs(c, CFG, w, prompt), fn=D.IREE_MATH,
+                                  stages=stages)
+            else:
+                text, ple = DEC.token_rows(CFG, w, [continuation[i - 1]])
+                out = DEC.decode_step(c, CFG, w, self.cache, [slot], [len(prompt) + i - 1], text, ple,
+                                      fn=D.IREE_MATH, stages=stages)[0]
+            streams = stages[f"layers.{CFG.num_hidden_layers - 1}.output"][:, -1:]
+            heads.append(D.rms_norm(c, CFG, D.altup_collapse(c, CFG, w, streams), w["norm"])[0])
+            logits.append(out)
+        self.logits, self.heads = np.stack(logits), heads
+
+    def softcap(self, x: np.ndarray) -> np.ndarray:
+        c, cap = self.c, CFG.final_logit_softcapping
+        divided = D.rnd(c, np.asarray(x, F32) / D.E.contract_scalar(c, cap), "softcap.divide")
+        return D.rnd(c, D.rnd(c, D.IREE_MATH.tanh(divided), "softcap.tanh") * D.E.contract_scalar(c, cap),
+                     "softcap.scale")
+
+    def assert_close(self, got: np.ndarray, step: int) -> None:
+        """Logits of call `step`: under a rounding contract bit for bit but for head flips inside the envelope."""
+        want = self.logits[step]
+        if not self.c.round_bf16:
+            assert relative_l2(got, want) <= 1e-5 and rel_max(got, want) <= 1e-5, step
+            return
+        differ = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
+        assert len(differ) <= 1e-4 * got.size, f"call {step}: {len(differ)} of {got.size} logits differ"
+        for v in differ:
+            allowed = self.softcap(envelope_bf16(self.heads[step], self.w["embed_tokens"][v]))
+            assert np.any(allowed.view(np.uint32) == got[v:v + 1].view(np.uint32)), (step, int(v), got[v], allowed)
+
+
+def run_program(s: DecoderSession, w, prompt=PROMPT, continuation=CONTINUATION, slot: int = 2) -> np.ndarray:
+    c = s.contract
+    logits = [s.prefill(slot, *DEC.text_inputs(c, CFG, w, prompt))]
+    for i, token in enumerate(continuation):
+        logits.append(s.decode([slot], [len(prompt) + i], [token])[0])
+    return np.stack(logits)
+
+
+def rel_max(got, want) -> float:
+    return float(np.abs(np.asarray(got, np.float64) - want).max() / np.abs(want).max())
+
+
+def assert_same_program_logits(c: NumericContract, got: np.ndarray, want: np.ndarray) -> None:
+    """Two of the program's own results for the same position (different entries): under a rounding contract
+    equal but for head flips (at most 0.01 % of the logits, each at most a few BF16 steps); under
+    f32-reference within the F32 bound."""
+    if c.round_bf16:
+        differ = got.view(np.uint32) != want.view(np.uint32)
+        assert differ.mean() <= 1e-4, f"{differ.sum()} of {differ.size} logits differ"
+        assert np.abs(got - want).max() <= 2 ** -6 * np.abs(want).max()
+    else:
+        assert relative_l2(got, want) <= 1e-5 and rel_max(got, want) <= 1e-5
+
+
+def assert_cache_close(c: NumericContract, program: dict[str, np.ndarray], cache: KVCache, slot: int) -> None:
+    for layer in range(cache.layout.layers):
+        for name, ours in (("keys", cache.keys[layer][slot]), ("values", cache.values[layer][slot])):
+            got = program[f"{name}_{layer}"]
+            if c.round_bf16:
+                np.testing.assert_array_equal(got, ours, err_msg=f"{name} of layer {layer}")
+            else:
+                assert relative_l2(got, ours) <= 1e-5 and rel_max(got, ours) <= 1e-5, (name, layer)
+
+
+# ---------------------------------------------------------------------------------------------- the emulation
+@pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
+def test_prefill_and_decode_steps_equal_the_emulation(session, weights, contract):
+    """A 13-token prompt (padded into the 32-position prefill entry) and 8 decode steps: logits of every call
+    and the slot's KV cache after the prefill and after the last step."""
+    s = session(contract)
+    first = Emulated(contract, weights, continuation=[])
+    first.assert_close(s.prefill(2, *DEC.text_inputs(contract, CFG, weights, PROMPT)), 0)
+    assert_cache_close(contract, s.cache(2), first.cache, 2)
+    want = Emulated(contract, weights)
+    for i, token in enumerate(CONTINUATION):
+        want.assert_close(s.decode([2], [len(PROMPT) + i], [token])[0], 1 + i)
+    assert_cache_close(contract, s.cache(2), want.cache, 2)
+    for other in (0, 1, 3):  # nothing else was written
+        assert all(not v.any() for v in s.cache(other).values())
+
+
+def test_f32_reference_program_matches_the_float64_oracle_and_transformers(session, weights, model):
+    got = run_program(session(F32_REFERENCE), weights, slot=0)
+    oracle = DecoderF64(CFG.to_config_json()["text_config"], H.checkpoint_tensors(model))
+    state: dict = {}
+    want = [oracle.prefill_ids(np.array(PROMPT), state)[-1]]
+    want += [oracle.step_ids(np.array([t]), len(PROMPT) + i, state)[-1] for i, t in enumerate(CONTINUATION)]
+    hf = H.run_cached(model, PROMPT, CONTINUATION)
+    for step in range(len(got)):
+        assert relative_l2(got[step], want[step]) <= 1e-5 and rel_max(got[step], want[step]) <= 1e-5, step
+        assert relative_l2(got[step], hf["logits"][step]) <= 1e-5, step
+
+
+def test_f32_reference_cache_matches_transformers(session, weights, model):
+    s = session(F32_REFERENCE)
+    run_program(s, weights, slot=1)
+    hf = H.run_cached(model, PROMPT, CONTINUATION)["caches"][-1]
+    cache = s.cache(1)
+    total = len(PROMPT) + len(CONTINUATION)
+    for layer, (keys, values) in hf.items():
+        positions = range(total - len(keys), total)
+        rows = [p % CFG.sliding_window if CFG.is_sliding(layer) else p for p in positions]
+        assert relative_l2(cache[f"keys_{layer}"][rows], keys) <= 1e-5, layer
+        assert relative_l2(cache[f"values_{layer}"][rows], values) <= 1e-5, layer
+
+
+# ---------------------------------------------------------------------------------------------- program properties
+@pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
+def test_prefill_plus_decode_steps_equals_a_longer_prefill(session, weights, contract):
+    steps = run_program(session(contract), weights, slot=3)
+    s = session(contract)
+    for k in (1, 4, len(CONTINUATION)):
+        longer = s.prefill(0, *DEC.text_inputs(contract, CFG, weights, PROMPT + CONTINUATION[:k]))
+        assert_same_program_logits(contract, longer, steps[k])
+
+
+@pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
+def test_batched_decode_equals_each_sequence_alone(session, weights, contract):
+    """Three sequences at different positions in slots 0, 1, 3 (the batch-4 entry, one padding row writing the
+    scratch slot) against each sequence decoded alone (the batch-1 entry) in another program instance; slot 2,
+    not in the batch, keeps its rows."""
+    prompts = {0: PROMPT, 1: [2, 9, 8, 7, 6, 5, 4, 3], 3: PROMPT[:5] + CONTINUATION}
+    together, alone = session(contract), session(contract)
+    for s in (together, alone):
+        for slot, prompt in prompts.items():
+            s.prefill(slot, *DEC.text_inputs(contract, CFG, weights, prompt))
+        s.prefill(2, *DEC.text_inputs(contract, CFG, weights, [2, 5]))
+    untouched = together.cache(2)
+    for step, tokens in enumerate(([4368, 17, 5], [107, 18, 6], [302, 600, 7])):
+        slots = list(prompts)
+        positions = [len(prompts[s]) + step for s in slots]
+        batch = together.decode(slots, positions, tokens)
+        for b, slot in enumerate(slots):
+            single = alone.decode([slot], [positions[b]], [tokens[b]])[0]
+            np.testing.assert_array_equal(batch[b], single, err_msg=f"step {step}, slot {slot}")
+    for slot in prompts:
+        for name, value in together.cache(slot).items():
+            np.testing.assert_array_equal(value, alone.cache(slot)[name])
+    for name, value in together.cache(2).items():
+        np.testing.assert_array_equal(value, untouched[name])
+
+
+@pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
+def test_a_reused_slot_exposes_no_stale_rows(session, weights, contract):
+    """A slot that held a longer sequence (past several windows, up to position 43), prefilled again: the same
+    bits as a fresh program's slot."""
+    fresh = run_program(session(contract), weights, slot=1)
+    s = session(contract)
+    long_prompt = [2] + CONTINUATION * 3 + PROMPT[:7]  # 32 positions
+    s.prefill(1, *DEC.text_inputs(contract, CFG, weights, long_prompt))
+    for i in range(12):  # positions 32..43
+        s.decode([1], [len(long_prompt) + i], [300 + i])
+    np.testing.assert_array_equal(run_program(s, weights, slot=1), fresh)
+
+
+def test_greedy_f32_reference_equals_generate(session, weights, model):
+    """32 new tokens, EOS ignored on both sides."""
+    want = H.generate_tokens(model, PROMPT, 32)
+    streamed: list[int] = []
+    tokens, logits = greedy(session(F32_REFERENCE), 0, *DEC.text_inputs(F32_REFERENCE, CFG, weights, PROMPT), 32,
+                            stop_ids=(), on_token=streamed.append)
+    assert tokens == want == streamed and len(logits) == 32
+
+
+# ---------------------------------------------------------------------------------------------- in place
+def test_kv_cache_is_updated_in_place(tmp_path):
+    """At IREE's stream level the cache is one device resource held by its global (loaded `immutable`: the
+    buffer never changes), every dispatch that touches it binds it read-write or read-only, and nothing copies,
+    fills or reallocates it: a call writes its rows into the resident buffer. On a three-layer cut of the tiny
+    configuration (a sliding and a full layer owning K/V, a sliding layer sharing them) to keep the compile
+    short; the emitter does the same for every configuration."""
+    from iree.compiler.tools import compile_str
+
+    three = dataclasses.replace(CFG, num_hidden_layers=3, intermediate_sizes=CFG.intermediate_sizes[:3],
+                                layer_types=(CFG.layer_types[0], CFG.layer_types[4], CFG.layer_types[0]),
+                                activation_sparsity=CFG.activation_sparsity[:3], num_kv_shared_layers=1)
+    s = DecoderModuleSpec(three, MLX_CUDA_V1, 2, 16, prompts=(8,), batches=(1, 2))
+    layout = s.kv_layout
+    size = (s.slots + 1) * sum(2 * layout.rows(layer) for layer in range(layout.layers)) * three.kv_width * 2
+    flags = list(parse_target("llvm-cpu").flags()) + ["--compile-to=stream"]
+    text = compile_str(emit_decoder_module(s), extra_args=flags).decode()
+    assert re.findall(r"util\.global private @(\w+) : !stream\.resource<variable>", text) == ["kv_cache"]
+    loads = re.findall(r"util\.global\.load (\w+ )?@kv_cache : ", text)
+    assert loads and all(mode == "immutable " for mode in loads)
+    assert re.search(rf"stream\.cmd\.fill [^\n]*\[%c0 for %c{size}\]", text)  # the initializer's zeros, once
+    bindings = re.findall(r"(ro|rw|wo) %(\w+)\[%c0 for %c(\d+)\] : !stream\.resource<variable>", text)
+    assert bindings and {mode for mode, _, n in bindings if int(n) == size} <= {"ro", "rw"}
+    assert "rw" in {mode for mode, _, _ in bindings}
+    for op in ("stream.cmd.copy", "stream.async.copy", "stream.async.clone"):
+        assert not re.search(rf"{op}[^\n]*!stream\.resource<variable>", text), op
+    assert len(re.findall(r"stream\.cmd\.fill[^\n]*!stream\.resource<variable>", text)) == 1
+
+
+# ---------------------------------------------------------------------------------------------- errors
+def test_session_refuses_bad_calls(session, weights):
+    s = session(MLX_CUDA_V1)
+    embeds, pli = DEC.text_inputs(MLX_CUDA_V1, CFG, weights, PROMPT)
+    with pytest.raises(SessionError, match="slot 4 is outside the program's 4 slots"):
+        s.prefill(4, embeds, pli)
+    with pytest.raises(SessionError, match="prompt length 40 exceeds the program's largest bucket 32"):
+        s.prefill(0, np.zeros((40, CFG.hidden_size), F32), np.zeros((40,) + pli.shape[1:], F32))
+    with pytest.raises(SessionError, match=r"per_layer_inputs must be \[13, 10, 16\]"):
+        s.prefill(0, embeds, pli[:, :-1])
+    with pytest.raises(SessionError, match="each slot once"):
+        s.decode([1, 1], [3, 4], [5, 6])
+    with pytest.raises(SessionError, match="position 64 is outside the KV cache capacity 64"):
+        s.decode([1], [64], [5])
+    with pytest.raises(SessionError, match="slot 4 is outside"):
+        s.decode([0, 1, 2, 3, 4], [1] * 5, [5] * 5)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        s.decode([0], [1], [CFG.vocab_size])
+
+
+def test_spec_refuses_buckets_it_cannot_serve():
+    with pytest.raises(DecoderBucketError, match="prompt bucket 128 must be in"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 64, prompts=(128,), batches=(1,))
+    with pytest.raises(DecoderBucketError, match="batch 4 must be in"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 64, prompts=(16,), batches=(4,))
+    with pytest.raises(DecoderBucketError, match="max_position_embeddings"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 1024, prompts=(16,), batches=(1,))
+    a, b = spec(MLX_CUDA_V1), spec(F32_REFERENCE)
+    assert a.identity() != b.identity() and a.identity() == spec(MLX_CUDA_V1).identity()
+    assert [e.symbol for e in a.entry_points] == [
+        "decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x64_b4", "decoder_cache_c64_s4"]
+    assert spec(F32_REFERENCE).context_buckets == (32, 64)
+
+
+def test_emit_gemma3n_stage_decoder(artifacts, checkpoint, tmp_path):
+    """The README's command built the f32-reference program the other tests ran (across both decode context
+    buckets: positions 13..20 read 32 cache rows of the full layers, the greedy run's later ones 64); its
+    entries are the spec's, and options it cannot serve are one-line errors."""
+    log = (artifacts[F32_REFERENCE.name].parent / "emit-gemma3n.log").read_text()
+    names = [e.symbol for e in spec(F32_REFERENCE).entry_points]
+    assert names == ["decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x32_b4", "decoder_decode_c64_s4_x64_b4",
+                     "decoder_cache_c64_s4"]
+    assert "entries: " + ", ".join(names) in log
+    s = DecoderSession.from_checkpoint(artifacts[F32_REFERENCE.name], checkpoint)
+    assert (s.info.slots, s.info.capacity, s.info.prompts, s.info.contexts, s.info.batches) == (4, 64, (32,), (32, 64), (4,))
+    bad = subprocess.run(CLI[:-4] + ["--batch", "8", "--checkpoint", str(checkpoint), "-o", str(tmp_path / "x.vmfb")],
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "batch 8 must be in [1, 4]" in bad.stderr
