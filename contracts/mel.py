@@ -56,9 +56,10 @@ TARGET_ARITHMETIC: dict[str, str] = {"llvm-cpu": "serial-fma", "cuda": "serial"}
 #: What `--mel` accepts: "device" picks the target's DFT from DEFAULT_DFT.
 MEL_CHOICES: tuple[str, ...] = ("host", "device") + tuple(f"device-{m}" for m in DFT_METHODS)
 
-#: The one table of per-target defaults. `host` everywhere until the H200 measurements of
-#: scripts/device_mel_gpu.py decide (the device mel is slower than NumPy's on the CPU: BENCHMARKS.md).
-DEFAULT_MEL: dict[str, str] = {"llvm-cpu": "host", "cuda": "host"}
+#: The one table of per-target defaults, from measurements (BENCHMARKS.md): on the CPU the device front end
+#: is no faster than NumPy's and takes both cores; on the H200 it costs the GPU 1.3 ms per 30 s clip where
+#: NumPy costs the host 52-59 ms of a core, and files -> .npz is faster with it at every count measured.
+DEFAULT_MEL: dict[str, str] = {"llvm-cpu": "host", "cuda": "device"}
 #: The DFT a "device" mel uses per target. IREE 3.13 compiles `stablehlo.fft` for both, but on CUDA
 #: each radix-2 stage is a dispatch whose 32-thread workgroups all run one row's butterflies serially
 #: (BENCHMARKS.md), while the matmul is one tiled dispatch; on the CPU they cost the same.
