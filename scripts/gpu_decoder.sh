@@ -18,13 +18,18 @@ mkdir -p "$OUT" "$W/ref"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target /tmp/pkg "$R" || exit 1
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pkg:/tmp/site
-step() { local limit=$1; shift; echo "== $*" >&2; timeout "$limit" python3 "$@"; echo "rc=$?" >&2; }
+T0=$(date +%s)
+# each step's limit, cut to what is left of 570 s from the start (the device's limit is 600 s a command)
+cap() { local left=$(( T0 + 570 - $(date +%s) )); [ "$left" -lt "$1" ] && echo $(( left > 1 ? left : 1 )) || echo "$1"; }
+step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" python3 "$@"
+         echo "rc=$?" >&2; }
 if [ "$PHASE" = parity ]; then
-  step 420 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref --greedy 16 \
+  step 330 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref --greedy 16 \
     > "$OUT/references_$V.json"
-  for C in mlx-cuda-v1 f32-reference; do
-    step 150 "$R/scripts/decoder_gpu.py" parity --variant "$V" --contract $C --workdir $W --out $W/ref
-    step 60 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref \
+  cp $W/ref/report.json "$OUT/report_$V.json" 2>/dev/null
+  for C in f32-reference mlx-cuda-v1; do
+    step 100 "$R/scripts/decoder_gpu.py" parity --variant "$V" --contract $C --workdir $W --out $W/ref
+    step 50 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref \
       --compare "$W/ref/program_$C.npz" --contract $C > "$OUT/compare_${V}_$C.json"
   done
 else
