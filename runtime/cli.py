@@ -469,3 +469,13 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
          f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
          f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}")
     run_server(scheduler, host=host, port=port, info=info, print_fn=_say)
+
+
+def _register_transcribe() -> None:
+    """`gemma3n-iree transcribe` (runtime/transcribe_cli.py) on the compiled decoder program."""
+    from .transcribe_cli import compiled_decoder, make_transcribe_command
+
+    main.add_command(make_transcribe_command(compiled_decoder))
+
+
+_register_transcribe()
