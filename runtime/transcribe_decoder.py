@@ -18,6 +18,7 @@ against the request (contract, slots, capacity, prompt bucket) and returns the `
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -49,7 +50,36 @@ def decode_widths(target: str, slots: int) -> tuple[int, ...]:
     if slots < 1:
         raise ValueError(f"slots must be at least 1, got {slots}")
     base = TARGET_WIDTHS[target]
-    return tuple(w for w in base if w < slots) + (min(slots, base[-1]),)
+    return tuple(sorted({w for w in base if w < slots} | {min(slots, base[-1])}))
+
+
+@dataclass(frozen=True)
+class TranscriptionBuckets:
+    """A transcription decoder program's shape (module docstring)."""
+
+    slots: int
+    capacity: int
+    prompts: tuple[int, ...]
+    batches: tuple[int, ...]
+    contexts: tuple[int, ...]
+
+
+def transcription_buckets(prompt_tokens: int, max_new_tokens: int, positions: int, target: str,
+                          slots: int) -> TranscriptionBuckets:
+    """The program for windows of at most `prompt_tokens` prompt tokens and `max_new_tokens` new ones, in a
+    model of `positions` positions (max_position_embeddings): the prompt bucket rounded up to `PROMPT_ROUND`
+    where the context allows it, else the prompt itself; refused when a window cannot fit the model."""
+    if max_new_tokens < 1:
+        raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if prompt_tokens + max_new_tokens - 1 > positions:
+        raise GenerationError(f"a window's prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
+                              f"{prompt_tokens + max_new_tokens - 1} positions, more than the model's context of "
+                              f"{positions} (max_position_embeddings)")
+    bucket = prompt_bucket(prompt_tokens)
+    if bucket + max_new_tokens > positions:  # the headroom is optional; the window itself must fit
+        bucket = prompt_tokens
+    capacity = min(bucket + max_new_tokens, positions)
+    return TranscriptionBuckets(slots, capacity, (bucket,), decode_widths(target, slots), (capacity,))
 
 
 def transcription_spec(checkpoint: str | Path, target: str, contract: str, *, prompt_tokens: int,
@@ -57,20 +87,11 @@ def transcription_spec(checkpoint: str | Path, target: str, contract: str, *, pr
                        kernels: str = "auto") -> DecoderModuleSpec:
     """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring)."""
     cfg = read_decoder_config(checkpoint)
-    bucket = prompt_bucket(prompt_tokens)
-    capacity = bucket + max_new_tokens
-    if capacity > cfg.max_position_embeddings:
-        # the prompt bucket's headroom is optional; the window itself must fit the model's context
-        bucket, capacity = prompt_tokens, prompt_tokens + max_new_tokens
-    if capacity - 1 > cfg.max_position_embeddings:
-        raise GenerationError(f"a window's prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
-                              f"{capacity - 1} positions, more than the model's context of "
-                              f"{cfg.max_position_embeddings} (max_position_embeddings)")
-    capacity = min(capacity, cfg.max_position_embeddings)
+    b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
     c = get_contract(contract)
     linked = select_kernels(kernels, parse_target(target, cuda_arch), c)
-    return DecoderModuleSpec(cfg, c, slots, capacity, prompts=(bucket,), batches=decode_widths(target, slots),
-                             contexts=(capacity,), layout=text_layout(checkpoint), kernels=linked)
+    return DecoderModuleSpec(cfg, c, b.slots, b.capacity, prompts=b.prompts, batches=b.batches, contexts=b.contexts,
+                             layout=text_layout(checkpoint), kernels=linked)
 
 
 def load_transcription_decoder(checkpoint: str | Path, target: str, contract: str, *, prompt_tokens: int,

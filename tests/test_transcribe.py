@@ -178,3 +178,271 @@ def test_transcribe_help_explains_every_option():
     for param in command.params:
         if isinstance(param, click.Option):
             assert param.opts[-1] in result.output and param.help and param.help.strip(), param.opts
+
+
+# ---------------------------------------------------------------------------------------------- the server
+SERVER_NEW_TOKENS = 8  # per window: the load test's requests stay short on the 2-core CPU
+
+
+@pytest.fixture(scope="module")
+def server(case):
+    """`gemma3n-iree serve`'s pieces on the tiny checkpoint: the scheduler (its encoder and prefill artifacts
+    are the fixture's, found in the cache) and the transcription service on a compiled decoder program of 4
+    slots (decode widths 1 and 4), under f32-reference; (url, scheduler, service)."""
+    from gemma3n_iree.runtime.scheduler import Limits
+    from gemma3n_iree.runtime.server import BackgroundServer, build_scheduler
+    from gemma3n_iree.serve.openai_routes import add_transcription_routes
+    from gemma3n_iree.serve.transcription import build_transcription_service
+
+    _, directory, cache, _, _ = case
+    limits = Limits(max_upload_bytes=4 << 20, max_seconds=120.0, max_wait_s=0.02, frontend_workers=2,
+                    max_concurrent_uploads=64, max_queue=256)
+    scheduler = build_scheduler(directory, contract=F32_REFERENCE.name, frame_buckets=(2997,),
+                                cache_dir=cache.root, capacities=(CAPACITY,), limits=limits)
+    service = build_transcription_service(scheduler, directory, target="llvm-cpu", contract=F32_REFERENCE.name,
+                                          slots=4, max_new_tokens=SERVER_NEW_TOKENS, cache=cache, model="tiny")
+    with BackgroundServer(scheduler, extensions=[lambda app: add_transcription_routes(app, service)]) as url:
+        yield url, scheduler, service
+
+
+def wav(samples: np.ndarray, subtype: str = "FLOAT") -> bytes:
+    import io
+
+    import soundfile as sf
+
+    buf = io.BytesIO()
+    sf.write(buf, samples, 16000, format="WAV", subtype=subtype)
+    return buf.getvalue()
+
+
+def long_speech(seconds: float) -> np.ndarray:
+    speech = load_audio(SPEECH)[0]
+    one = np.concatenate([speech, np.zeros(3200, np.float32)])
+    return np.tile(one, int(seconds * 16000) // len(one) + 1)[:int(seconds * 16000)]
+
+
+SHORT, LONG = wav(load_audio(SPEECH)[0]), wav(long_speech(35.2))
+
+
+async def post(session, url: str, audio: bytes, *, task: str = "transcriptions", **fields: str):
+    """One OpenAI-style request; (status, content type, body: bytes, or the list of SSE events when streamed)."""
+    import aiohttp
+
+    form = aiohttp.FormData()
+    form.add_field("file", audio, filename="speech.wav", content_type="audio/wav")
+    for name, value in {"model": "tiny", **fields}.items():
+        form.add_field(name, value)
+    async with session.post(f"{url}/v1/audio/{task}", data=form) as response:
+        body = await response.read()
+        if response.content_type == "text/event-stream":
+            events = [json.loads(line[len("data: "):]) for line in body.decode().split("\n\n") if line]
+            return response.status, response.content_type, events
+        return response.status, response.content_type, body
+
+
+#: The load test's kinds of request: (audio, task, fields)
+REQUESTS = [
+    (SHORT, "transcriptions", {}),
+    (SHORT, "transcriptions", {"response_format": "text", "language": "en"}),
+    (LONG, "transcriptions", {"response_format": "verbose_json", "timestamp_granularities[]": "segment"}),
+    (LONG, "transcriptions", {"stream": "true"}),
+    (SHORT, "transcriptions", {"stream": "true", "response_format": "text", "prompt": "Names: Ada, Grace."}),
+    (LONG, "transcriptions", {"response_format": "srt"}),
+    (SHORT, "translations", {"response_format": "json"}),
+    (SHORT, "transcriptions", {"include[]": "logprobs"}),
+]
+
+
+def run_async(coro):
+    import asyncio
+
+    return asyncio.run(coro)
+
+
+def test_server_answers_as_the_pipeline_does(case, server):
+    """A request's body is built from what `Transcriber` gives for the same audio and prompt."""
+    import aiohttp
+
+    from gemma3n_iree.serve import openai_audio as api
+
+    _, _, _, compiled, _ = case
+    url, _, service = server
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            return await post(session, url, LONG, response_format="verbose_json")
+
+    status, ctype, body = run_async(go())
+    assert status == 200 and ctype == "application/json", body
+    doc = json.loads(body)
+    # the same windows through the CLI's path: the same prompt ids, prefill stage and greedy tokens
+    decoder = service.decoder
+    alone = Transcriber(case[1], decoder, prefill=compiled.prefill).transcribe_audio(
+        [("speech.wav", long_speech(35.2))], api.instruction("transcribe"), SERVER_NEW_TOKENS, logprobs=True)
+    want = alone.files[0]
+    assert [s["tokens"] for s in doc["segments"]] == [w.tokens for w in want.windows]
+    assert [(s["start"], s["end"]) for s in doc["segments"]] == [(0.0, 30.0), (30.0, 35.2)]
+    assert doc["text"] == want.text and doc["duration"] == 35.2 and doc["task"] == "transcribe"
+
+
+def test_load_every_concurrent_result_equals_the_request_alone(server):
+    """32 concurrent requests of 8 kinds (json, text, verbose_json, srt, streamed, logprobs; short audio and
+    35.2 s, two windows; transcriptions and translations) on 4 decoder slots: each answer is byte for byte
+    the answer to the same request sent alone."""
+    import asyncio
+
+    import aiohttp
+
+    url, _, service = server
+    before = service.metrics()
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            alone = [await post(session, url, audio, task=task, **fields) for audio, task, fields in REQUESTS]
+            together = await asyncio.gather(*(post(session, url, audio, task=task, **fields)
+                                              for audio, task, fields in REQUESTS * 4))
+            return alone, together
+
+    alone, together = run_async(go())
+    for (status, _, body), (_, task, fields) in zip(alone, REQUESTS):
+        assert status == 200, (task, fields, body)
+    for i, got in enumerate(together):
+        assert got == alone[i % len(REQUESTS)], REQUESTS[i % len(REQUESTS)][1:]
+    streamed = alone[3][2]
+    assert [e["type"] for e in streamed[:-1]] == ["transcript.text.delta"] * (len(streamed) - 1)
+    assert streamed[-1]["type"] == "transcript.text.done"
+    assert "".join(e["delta"] for e in streamed[:-1]) == streamed[-1]["text"]
+    assert streamed[-1]["text"] == json.loads(alone[2][2])["text"]  # the same audio and prompt as verbose_json
+    after = service.metrics()
+    assert after["completed"] - before["completed"] == 40 and after["slots_in_use"] == 0
+    assert after["mean_batch_width"] > 1.5, after  # decode steps were shared between requests
+    assert after["tokens_generated"] > before["tokens_generated"]
+
+
+def test_client_disconnect_cancels_its_windows(server):
+    """A streamed request of 10 windows: the client leaves after the first delta; its sequences are
+    cancelled and every slot is free again."""
+    import time
+
+    import aiohttp
+
+    url, _, service = server
+    before = service.metrics()
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            form = aiohttp.FormData()
+            form.add_field("file", wav(long_speech(290.0)), filename="long.wav", content_type="audio/wav")
+            form.add_field("model", "tiny")
+            form.add_field("stream", "true")
+            response = await session.post(f"{url}/v1/audio/transcriptions", data=form)
+            assert response.status == 200
+            line = await response.content.readline()
+            assert line.startswith(b"data: ")
+            response.close()  # the client goes away mid-stream
+
+    run_async(go())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = service.metrics()
+        if now["cancelled"] > before["cancelled"] and now["slots_in_use"] == 0 and now["windows_waiting"] == 0:
+            break
+        time.sleep(0.05)
+    assert now["cancelled"] == before["cancelled"] + 1, now
+    assert now["completed"] == before["completed"] and now["slots_in_use"] == 0 and now["windows_waiting"] == 0
+
+
+def test_server_refusals_are_openai_errors(server):
+    import aiohttp
+
+    url, scheduler, _ = server
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            out = {"model": await post(session, url, SHORT, model="whisper-1"),
+                   "temperature": await post(session, url, SHORT, temperature="0.5"),
+                   "format": await post(session, url, SHORT, response_format="diarized_json"),
+                   "stream_srt": await post(session, url, SHORT, stream="true", response_format="srt"),
+                   "not_audio": await post(session, url, b"RIFF not really"),
+                   "too_long": await post(session, url, wav(np.zeros(121 * 16000, np.float32), "PCM_16")),
+                   "prompt": await post(session, url, SHORT, prompt="<start_of_turn>user")}
+            slots = []
+            try:  # every upload slot taken: the next request is told to retry
+                while True:
+                    slots.append(scheduler.open_upload("encode"))
+            except Exception:
+                pass
+            out["busy"] = await post(session, url, SHORT)
+            async with session.post(f"{url}/v1/audio/transcriptions", data=b"x") as r:
+                out["busy_headers"] = r.headers.get("Retry-After")
+            for slot in slots:
+                slot.release()
+            async with session.get(f"{url}/metrics") as r:
+                out["metrics"] = await r.json()
+            async with session.get(f"{url}/health") as r:
+                out["health"] = await r.json()
+            return out
+
+    out = run_async(go())
+
+    def error(key):
+        status, ctype, body = out[key]
+        assert ctype == "application/json", out[key]
+        return status, json.loads(body)["error"]
+
+    assert error("model")[0] == 404 and error("model")[1]["code"] == "model_not_found"
+    assert error("temperature") == (400, {**error("temperature")[1], "param": "temperature"})
+    assert "diarization" in error("format")[1]["message"]
+    assert error("stream_srt")[1]["param"] == "stream"
+    assert error("not_audio")[0] == 400 and error("not_audio")[1]["param"] == "file"
+    assert error("too_long")[0] == 413 and "120 s" in error("too_long")[1]["message"]
+    assert error("prompt")[0] == 400 and "<start_of_turn>" in error("prompt")[1]["message"]
+    status, err = error("busy")
+    assert status == 503 and err["code"] == "uploads_full" and out["busy_headers"] == "1"
+    report = out["metrics"]["transcription"]
+    assert report["available"] and report["slots"] == 4 and report["decode_widths"] == [1, 4]
+    assert {"slots_in_use", "tokens_generated", "steps", "mean_batch_width"} <= set(report)
+    assert out["health"]["transcription"]["model"] == "tiny"
+
+
+# ---------------------------------------------------------------------------------------------- the GPU benchmark
+BENCH = Path(__file__).resolve().parent.parent / "scripts" / "transcribe_bench.py"
+
+
+def bench(*args: str, timeout: float = 600) -> list[dict]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model(case, server, tmp_path):
+    """scripts/transcribe_bench.py's every part on the tiny configuration (llvm-cpu; the programs of the
+    fixtures, found in the cache), so the one GPU run cannot fail on a mistake here."""
+    import subprocess
+
+    _, directory, cache, _, _ = case
+    url, _, _ = server
+    [made] = bench("checkpoint", "--dir", str(tmp_path / "tiny"), "--variant", "tiny")
+    assert made["part"] == "checkpoint" and (tmp_path / "tiny" / "tokenizer.json").is_file()
+    assert read_decoder_config_of(tmp_path / "tiny") == CFG
+    ours = bench("ours", "--checkpoint", str(directory), "--target", "llvm-cpu", "--contract", F32_REFERENCE.name,
+                 "--cache-dir", str(cache.root), "--counts", "1", "2", "--new-tokens", str(NEW_TOKENS),
+                 "--repeats", "1", "--max-clips-per-call", "1")
+    assert ours[0]["event"] == "loaded" and [r["clips"] for r in ours[1:]] == [1, 2]
+    for r in ours[1:]:
+        assert r["audio_s"] == 30.0 * r["clips"] and r["tokens_per_s"] > 0 and r["real_time_factor"] > 0
+    theirs = bench("torch", "--checkpoint", str(directory), "--variant", "tiny", "--device", "cpu", "--dtype", "fp32",
+                   "--attention", "eager", "--counts", "1", "2", "--new-tokens", "4", "--repeats", "1")
+    assert [r.get("clips") for r in theirs[1:]] == [1, 2] and all(r["tokens_per_s"] > 0 for r in theirs[1:])
+    served = bench("server", "--url", url, "--model", "tiny", "--concurrency", "1", "3", "--requests", "3")
+    assert [r["concurrency"] for r in served] == [1, 3] and all(r["output_tokens"] > 0 for r in served)
+    assert subprocess.run(["bash", "-n", str(BENCH.parent / "gpu_transcribe.sh")]).returncode == 0
+
+
+def read_decoder_config_of(directory: Path):
+    from gemma3n_iree.runtime.emulated_decoder import read_decoder_config
+
+    return read_decoder_config(directory)
