@@ -577,7 +577,8 @@ class BackgroundServer:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                runner = web.AppRunner(create_app(self.scheduler, self.info, self.extensions), access_log=None, shutdown_timeout=2.0,
+                runner = web.AppRunner(create_app(self.scheduler, self.info, self.extensions), access_log=None,
+                                       shutdown_timeout=2.0,
                                        handler_cancellation=True)
                 loop.run_until_complete(runner.setup())
                 site = web.TCPSite(runner, self.host, self.port)

@@ -275,7 +275,8 @@ def main() -> None:
     p.add_argument("--requests", type=int, default=64, help="requests per level (at least the concurrency)")
     p.add_argument("--timeout", type=float, default=300.0)
     args = ap.parse_args()
-    {"checkpoint": make_checkpoint, "ours": bench_ours, "torch": bench_torch, "server": bench_server}[args.command](args)
+    parts = {"checkpoint": make_checkpoint, "ours": bench_ours, "torch": bench_torch, "server": bench_server}
+    parts[args.command](args)
 
 
 if __name__ == "__main__":
