@@ -200,16 +200,24 @@ def bench_server(args: argparse.Namespace) -> None:
     sf.write(buf, clip_samples(), RATE, format="WAV", subtype="PCM_16")
     audio = buf.getvalue()
 
+    retries = [0]
+
     async def one(session: aiohttp.ClientSession) -> tuple[float, int]:
-        form = aiohttp.FormData()
-        form.add_field("file", audio, filename="clip.wav", content_type="audio/wav")
-        form.add_field("model", args.model)
+        """One request, retried as told when the server says 429/503 + Retry-After (counted)."""
         t = time.perf_counter()
-        async with session.post(f"{args.url}/v1/audio/transcriptions", data=form) as response:
-            body = await response.json()
-            if response.status != 200:
-                raise RuntimeError(f"HTTP {response.status}: {body}")
-        return time.perf_counter() - t, int(body["usage"]["output_tokens"])
+        while True:
+            form = aiohttp.FormData()
+            form.add_field("file", audio, filename="clip.wav", content_type="audio/wav")
+            form.add_field("model", args.model)
+            async with session.post(f"{args.url}/v1/audio/transcriptions", data=form) as response:
+                body = await response.json()
+                if response.status in (429, 503) and "Retry-After" in response.headers:
+                    retries[0] += 1
+                    await asyncio.sleep(float(response.headers["Retry-After"]))
+                    continue
+                if response.status != 200:
+                    raise RuntimeError(f"HTTP {response.status}: {body}")
+            return time.perf_counter() - t, int(body["usage"]["output_tokens"])
 
     async def level(concurrency: int) -> dict:
         total = max(args.requests, concurrency)
@@ -232,12 +240,14 @@ def bench_server(args: argparse.Namespace) -> None:
 
         def pct(q: float) -> float:
             return round(latencies[min(len(latencies) - 1, int(q * len(latencies)))], 4)
-        return {"part": "server", "concurrency": concurrency, "requests": total, "wall_s": round(wall, 3),
+        return {"part": "server", "concurrency": concurrency, "requests": total, "retries": retries[0],
+                "wall_s": round(wall, 3),
                 "requests_per_s": round(total / wall, 3), "audio_s_per_s": round(total * CLIP_S / wall, 2),
                 "output_tokens": tokens, "tokens_per_s": round(tokens / wall, 1),
                 "latency_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": latencies[-1]}}
 
     for concurrency in args.concurrency:
+        retries[0] = 0
         emit(asyncio.run(level(concurrency)))
 
 
