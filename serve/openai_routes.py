@@ -153,6 +153,11 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
                                       None, status=501, type="server_error", code="not_implemented"))
     scheduler: Scheduler = app[SCHEDULER]
     client = request.remote or ""
+    busy = service.busy()
+    if busy is not None:  # decided before the body is read, as the scheduler's own refusals
+        scheduler.count_rejection("decoder_busy")
+        return _error(api.OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
+                      scheduler.limits.retry_after_s)
     try:
         slot = scheduler.open_upload(ENCODE, client)  # room for the body, before a byte of it is read
     except ServeError as exc:

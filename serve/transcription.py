@@ -71,10 +71,12 @@ class TranscriptionService:
 
     def __init__(self, decoder: DecoderBackend, prefill: Any, *, model: str, max_new_tokens: int,
                  stop_ids: frozenset[int], prefill_lock: ContextManager | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 max_waiting_windows: int | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
         """`prefill`: the `AudioPrefill` (tokenizer, `expand`, `run`); `prefill_lock`: held around its `run`
-        (the scheduler's device thread runs the same stage for /v1/prefill)."""
+        (the scheduler's device thread runs the same stage for /v1/prefill); `max_waiting_windows`: windows
+        queued for a slot beyond which new requests are refused (`busy`; default 16 per slot)."""
         self.decoder, self.prefill, self.model = decoder, prefill, model
+        self.max_waiting_windows = max_waiting_windows if max_waiting_windows is not None else 16 * decoder.slots
         self.max_new_tokens, self.stop_ids = max_new_tokens, frozenset(stop_ids)
         self.tokenizer = prefill.tokenizer
         #: strings a client's prompt may not contain: they would rewrite the chat turn
@@ -115,6 +117,16 @@ class TranscriptionService:
         return self._thread is not None and self._thread.is_alive()
 
     # ------------------------------------------------------------------ requests (any thread)
+    def busy(self) -> str | None:
+        """Why a new request should be told to retry later (None: it may come): the windows waiting for a
+        decoder slot have reached `max_waiting_windows`."""
+        with self._cond:
+            waiting = len(self._waiting)
+        if waiting >= self.max_waiting_windows:
+            return (f"{waiting} windows are waiting for the decoder (the limit is {self.max_waiting_windows}); "
+                    f"retry later")
+        return None
+
     def prompt_ids(self, prompt: str) -> np.ndarray:
         """A window's expanded prompt ids (the instruction with one clip), refused when the decoder cannot take
         it: `GenerationError` / the tokenizer's `PromptError` (both ValueError)."""
@@ -284,6 +296,7 @@ class TranscriptionService:
         return {
             "healthy": self.healthy, "error": self.error, "model": self.model,
             "slots": self.decoder.slots, "slots_in_use": running, "windows_waiting": waiting,
+            "max_waiting_windows": self.max_waiting_windows,
             "capacity": self.decoder.capacity, "decode_widths": list(self.decoder.decode_widths),
             "max_new_tokens": self.max_new_tokens,
             "requests": s["requests"], "completed": s["completed"], "cancelled": s["cancelled"],
