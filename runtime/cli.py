@@ -426,16 +426,27 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
               help="Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).")
 @click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
+@click.option("--decoder-slots", type=click.IntRange(0, 256), default=None,
+              help="Windows decoded at once by /v1/audio/transcriptions and /translations (the decoder program's "
+                   "KV-cache slots; default 64 on cuda, 4 on llvm-cpu); 0 turns transcription off (501).")
+@click.option("--max-new-tokens", type=click.IntRange(1), default=256, show_default=True,
+              help="Most tokens generated per 30 s window of a transcription (sizes the decoder program).")
+@click.option("--decoder-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.")
 @_encoder_options
 def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int | None, max_memory_mb: int,
           max_upload_mb: int, max_concurrent_uploads: int, upload_timeout: float, max_client_held_mb: int | None,
           max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
-          capacities: tuple[int, ...], prefill_artifact: Path | None, **options) -> None:
-    """Serve encode and prefill requests over HTTP with continuous batching (see runtime/server.py).
+          capacities: tuple[int, ...], prefill_artifact: Path | None, decoder_slots: int | None, max_new_tokens: int,
+          decoder_artifact: Path | None, **options) -> None:
+    """Serve encode, prefill and OpenAI-style transcription requests over HTTP with continuous batching (see
+    runtime/server.py and serve/openai_routes.py).
 
     One resident copy of the weights; uploads are decoded and featurized on worker threads while one
-    device thread packs clips from all requests into the compiled (frame bucket, clips) entries.
-    Audio over --max-seconds (default 600 here) is refused with 413.
+    device thread packs clips from all requests into the compiled (frame bucket, clips) entries; one
+    decode thread batches the decode steps of every transcription's 30 s windows.  The model name of
+    /v1/audio/* requests is the checkpoint directory's name.  Audio over --max-seconds (default 600
+    here) is refused with 413.
     """
     from ..emitters.compile import CompileError
     from .scheduler import MIB, Limits
@@ -464,8 +475,39 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
         raise click.ClickException(str(exc)) from None
     except CompileError as exc:
         raise click.ClickException(f"compilation failed\n{exc}") from None
+    from ..serve.openai_routes import add_transcription_routes
+    from ..serve.transcription import build_transcription_service
+    from .artifacts import ArtifactCache
+
+    service, why = None, "turned off (--decoder-slots 0)"
+    slots = decoder_slots if decoder_slots is not None else (64 if options["target"] == "cuda" else 4)
+    if slots and scheduler.prefill is None:
+        why = f"the prefill stage is unavailable: {scheduler.prefill_unavailable}"
+    elif slots:
+        try:
+            service = build_transcription_service(
+                scheduler, checkpoint, target=options["target"], contract=options["contract"], slots=slots,
+                max_new_tokens=max_new_tokens, cache=ArtifactCache(options["cache_dir"]),
+                cuda_arch=options["cuda_arch"], artifact=decoder_artifact, progress=_say)
+        except (ValueError, SessionError) as exc:
+            why = str(exc)
+        except CompileError as exc:
+            why = f"the decoder program failed to compile: {exc}"
+    if service is None:
+        _say(f"transcription unavailable: {why}")
     info = server_info(scheduler, options["target"])
     _say(f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "
          f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
          f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}")
-    run_server(scheduler, host=host, port=port, info=info, print_fn=_say)
+    run_server(scheduler, host=host, port=port, info=info, print_fn=_say,
+               extensions=[lambda app: add_transcription_routes(app, service, why)])
+
+
+def _register_transcribe() -> None:
+    """`gemma3n-iree transcribe` (runtime/transcribe_cli.py) on the compiled decoder program."""
+    from .transcribe_cli import compiled_decoder, make_transcribe_command
+
+    main.add_command(make_transcribe_command(compiled_decoder))
+
+
+_register_transcribe()

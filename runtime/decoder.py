@@ -36,6 +36,7 @@ from ..decoder_weights import read_decoder_weights
 from ..emitters.compile import Target
 from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from ..emitters.weights import HF_LAYOUT, WeightLayout
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .session import LoadedProgram, SessionError
 
@@ -75,14 +76,14 @@ class DecoderSession(LoadedProgram):
 
     @classmethod
     def from_checkpoint(cls, vmfb: bytes | str | Path, checkpoint: str | Path, cfg: DecoderConfig | None = None,
-                        device: str = "local-task") -> "DecoderSession":
+                        device: str = "local-task", layout: WeightLayout = HF_LAYOUT) -> "DecoderSession":
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
         from .checkpoint import find_safetensors_files
 
         checkpoint = Path(checkpoint)
         cfg = cfg or DecoderConfig.from_checkpoint(checkpoint)
-        tables = read_decoder_weights(checkpoint, cfg)
+        tables = read_decoder_weights(checkpoint, cfg, layout)
         files, _, _ = find_safetensors_files(checkpoint)
         return cls(vmfb, files, cfg, tables, device)
 
@@ -93,6 +94,23 @@ class DecoderSession(LoadedProgram):
             raise SessionError(f"the program was built under contract {identity!r}; this version's contract is "
                                f"{decoder_contract_identity(contract)!r}: rebuild the program")
         return contract
+
+    # ------------------------------------------------------------------ runtime.generate.DecoderBackend
+    @property
+    def slots(self) -> int:
+        return self.info.slots
+
+    @property
+    def capacity(self) -> int:
+        return self.info.capacity
+
+    @property
+    def decode_widths(self) -> tuple[int, ...]:
+        return self.info.batches
+
+    @property
+    def max_prompt_tokens(self) -> int:
+        return max(self.info.prompts, default=0)
 
     # ------------------------------------------------------------------ inputs
     def rope_tables(self, positions: np.ndarray) -> list[np.ndarray]:

@@ -74,6 +74,10 @@ class EmulatedDecoder:
         self.fn = transcendentals
         self.cache = KVCache(KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity))
 
+    @property
+    def max_prompt_tokens(self) -> int:
+        return self.capacity  # the emulation prefills prompts of any length that fits the cache
+
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
         return DEC.prefill(self.contract, self.cfg, self.weights, self.cache, int(slot), inputs_embeds,
                            per_layer_inputs, fn=self.fn)

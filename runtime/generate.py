@@ -44,6 +44,7 @@ class DecoderBackend(Protocol):
     slots: int
     capacity: int
     decode_widths: tuple[int, ...]
+    max_prompt_tokens: int  # the longest prompt `prefill` takes
 
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray: ...
 
@@ -185,6 +186,9 @@ class GenerationEngine:
             raise GenerationError("the prompt has no tokens")
         if request.max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {request.max_new_tokens}")
+        if length > self.backend.max_prompt_tokens:
+            raise GenerationError(f"a prompt of {length} tokens is longer than the decoder's longest prompt entry "
+                                  f"({self.backend.max_prompt_tokens} tokens)")
         needed = length + request.max_new_tokens - 1
         if needed > self.backend.capacity:
             raise GenerationError(f"a prompt of {length} tokens and {request.max_new_tokens} new tokens needs {needed} "

@@ -358,6 +358,9 @@ class Scheduler:
         self._reserved = 0
         self._uploads: set[UploadSlot] = set()
         self._prefill_building: dict[tuple[int, int], threading.Lock] = collections.defaultdict(threading.Lock)
+        #: held around every run of the prefill stage (it keeps one entry loaded): other owners of the stage
+        #: (the transcription service's decode thread) take it too
+        self.prefill_lock = threading.Lock()
         self._paused = False
         self._stopping = False
         self._device_busy = False
@@ -924,7 +927,8 @@ class Scheduler:
             ids, features = job.ids, job.features
         started = time.monotonic()
         try:
-            result = self.prefill.run(ids, features)
+            with self.prefill_lock:
+                result = self.prefill.run(ids, features)
         except PromptError as exc:
             with self._cond:
                 self._finish(job, error=BadInput(f"prompt: {exc}", code="bad_prompt"))

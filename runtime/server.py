@@ -67,6 +67,10 @@ log = logging.getLogger("gemma3n_iree.server")
 
 SCHEDULER = web.AppKey("scheduler", Scheduler)
 INFO = web.AppKey("info", dict)
+#: name -> function of the app giving a JSON-able report, merged into /health and /metrics (the decoder's)
+REPORTS = web.AppKey("reports", dict)
+#: functions that add routes to the app (serve/openai_routes.py's `add_transcription_routes`)
+Extension = Callable[[web.Application], None]
 MAX_WAIT_S = 60.0
 _CHUNK = 1 << 16
 _TRUE = {"1", "true", "yes", "on"}
@@ -430,6 +434,7 @@ async def health(request: web.Request) -> web.Response:
     if scheduler.device_error:
         body["device_error"] = scheduler.device_error
     body["prefill"] = {"available": scheduler.prefill is not None, "reason": scheduler.prefill_unavailable}
+    body.update({name: report(request.app) for name, report in request.app[REPORTS].items()})
     return web.json_response(body, status=200 if scheduler.healthy else 503)
 
 
@@ -451,19 +456,23 @@ def _prometheus(metrics: dict[str, Any], prefix: str = "gemma3n") -> str:
 
 async def metrics(request: web.Request) -> web.Response:
     data = request.app[SCHEDULER].metrics()
+    data.update({name: report(request.app) for name, report in request.app[REPORTS].items()})
     if request.query.get("format") == "prometheus":
         return web.Response(text=_prometheus(data), content_type="text/plain")
     return web.json_response(data, headers={"Cache-Control": "no-store"})
 
 
-def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None) -> web.Application:
-    """The aiohttp application for a started scheduler (`info` is merged into /health)."""
+def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None,
+               extensions: Sequence[Extension] = ()) -> web.Application:
+    """The aiohttp application for a started scheduler (`info` is merged into /health; `extensions` add
+    their routes)."""
     server_log = logging.getLogger("aiohttp.server")
     if _ONE_LINE not in server_log.filters:
         server_log.addFilter(_ONE_LINE)
     app = web.Application(middlewares=[_errors], client_max_size=scheduler.limits.max_body_bytes)
     app[SCHEDULER] = scheduler
     app[INFO] = dict(info or {})
+    app[REPORTS] = {}
     app.router.add_post("/v1/encode", submit_encode)
     app.router.add_post("/v1/prefill", submit_prefill)
     app.router.add_get("/v1/requests/{id}", describe)
@@ -471,6 +480,8 @@ def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None) -> web.
     app.router.add_delete("/v1/requests/{id}", cancel)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)
+    for extension in extensions:
+        extension(app)
     return app
 
 
@@ -532,10 +543,10 @@ def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, An
 
 
 def run_server(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 8080, info: dict | None = None,
-               print_fn: Callable[..., None] | None = print) -> None:
+               print_fn: Callable[..., None] | None = print, extensions: Sequence[Extension] = ()) -> None:
     """Serve until SIGINT/SIGTERM (blocking); starts and stops the scheduler."""
     with scheduler:
-        web.run_app(create_app(scheduler, info), host=host, port=port, print=print_fn, access_log=None,
+        web.run_app(create_app(scheduler, info, extensions), host=host, port=port, print=print_fn, access_log=None,
                     shutdown_timeout=5.0, handler_cancellation=True)
 
 
@@ -548,8 +559,8 @@ class BackgroundServer:
     """
 
     def __init__(self, scheduler: Scheduler, host: str = "127.0.0.1", port: int = 0,
-                 info: dict | None = None) -> None:
-        self.scheduler, self.host, self.port = scheduler, host, port
+                 info: dict | None = None, extensions: Sequence[Extension] = ()) -> None:
+        self.scheduler, self.host, self.port, self.extensions = scheduler, host, port, tuple(extensions)
         self.info = info if info is not None else server_info(scheduler)
         self.url: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -566,7 +577,8 @@ class BackgroundServer:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                runner = web.AppRunner(create_app(self.scheduler, self.info), access_log=None, shutdown_timeout=2.0,
+                runner = web.AppRunner(create_app(self.scheduler, self.info, self.extensions), access_log=None,
+                                       shutdown_timeout=2.0,
                                        handler_cancellation=True)
                 loop.run_until_complete(runner.setup())
                 site = web.TCPSite(runner, self.host, self.port)

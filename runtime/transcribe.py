@@ -208,6 +208,9 @@ class Transcriber:
         """Transcribe (name, 16 kHz mono float32 samples) items; `on_token(window, event)` streams tokens."""
         started = time.perf_counter()
         ids = self.prefill.expand(prompt, [1])  # every window: the prompt with its one clip
+        if len(ids) > self.decoder.max_prompt_tokens:
+            raise GenerationError(f"a window's prompt of {len(ids)} tokens (188 of them audio) is longer than the "
+                                  f"decoder's longest prompt entry ({self.decoder.max_prompt_tokens} tokens)")
         if len(ids) + max_new_tokens - 1 > self.decoder.capacity:
             raise GenerationError(f"a window's prompt of {len(ids)} tokens (188 of them audio) and {max_new_tokens} new "
                                   f"tokens need {len(ids) + max_new_tokens - 1} positions, more than the decoder's "

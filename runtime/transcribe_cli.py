@@ -1,9 +1,9 @@
 """`gemma3n-iree transcribe`: speech files in, their text out.
 
-The command is built around a decoder factory (`make_transcribe_command(factory)`), so the CLI registers it
-with the compiled decoder program's session once that exists (`main.add_command(make_transcribe_command(...))`
-in runtime/cli.py); until then the tests build it with the contract's emulation
-(`runtime.emulated_decoder.EmulatedDecoder`).  There is deliberately no user-facing switch to the emulation.
+The command is built around a decoder factory (`make_transcribe_command(factory)`): runtime/cli.py registers
+it with `compiled_decoder` (the compiled decoder program, `runtime/transcribe_decoder.py`); tests may build it
+with the contract's emulation (`runtime.emulated_decoder.EmulatedDecoder`).  There is deliberately no
+user-facing switch to the emulation.
 """
 
 from __future__ import annotations
@@ -12,17 +12,49 @@ import json
 import sys
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import click
 
 from ..config import DEFAULT_FRAME_BUCKETS
+from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from .artifacts import ArtifactCache
 from .cli import _encoder_options, _say
 from .generate import DecoderBackend
 from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun
 
-#: (checkpoint, target, contract, slots) -> the decoder the transcriber runs.
-DecoderFactory = Callable[[Path, str, str, int], DecoderBackend]
+
+@dataclass(frozen=True)
+class DecoderNeeds:
+    """What the decoder of a transcription must hold: `slots` windows at once, each a prompt of
+    `prompt_tokens` tokens and up to `max_new_tokens` new ones; where and how it runs."""
+
+    checkpoint: Path
+    target: str
+    contract: str
+    slots: int
+    prompt_tokens: int
+    max_new_tokens: int
+    cache: ArtifactCache
+    cuda_arch: str | None = None
+    kernels: str = "auto"
+    artifact: Path | None = None  # a prebuilt decoder program
+    progress: Callable[[str], None] | None = None
+
+
+#: The decoder the transcriber runs, for these needs.
+DecoderFactory = Callable[[DecoderNeeds], DecoderBackend]
+
+
+def compiled_decoder(needs: DecoderNeeds) -> DecoderBackend:
+    """The compiled decoder program for the needs (built through the artifact cache, or `needs.artifact`)."""
+    from .transcribe_decoder import load_transcription_decoder
+
+    return load_transcription_decoder(needs.checkpoint, needs.target, needs.contract,
+                                      prompt_tokens=needs.prompt_tokens, max_new_tokens=needs.max_new_tokens,
+                                      slots=needs.slots, cache=needs.cache, cuda_arch=needs.cuda_arch,
+                                      kernels=needs.kernels, artifact=needs.artifact, progress=needs.progress)
 
 
 def run_json(run: TranscriptionRun) -> dict:
@@ -63,33 +95,44 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
                   help="Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
     @click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
                   help="Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling.")
+    @click.option("--decoder-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                  help="Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
+                       "the windows; refused when its contract, prompt bucket or capacity do not fit.")
+    @click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
+                  help="Decoder program kernels. " + KERNELS_HELP)
     @_encoder_options
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
     def transcribe(checkpoint: Path, prompt: str, max_new_tokens: int, as_json: bool, slots: int,
-                   capacities: tuple[int, ...], prefill_artifact: Path | None, files: tuple[Path, ...],
-                   **options) -> None:
+                   capacities: tuple[int, ...], prefill_artifact: Path | None, decoder_artifact: Path | None,
+                   kernels: str, files: tuple[Path, ...], **options) -> None:
         """Transcribe speech FILES: print each file's text (greedy decoding).
 
         Audio longer than 30 s is never truncated: each 30 s window is transcribed on its own with the
         prompt and the windows' texts are joined in order (--json reports each window's boundaries and
-        tokens).  Progress goes to stderr.
+        tokens).  The encoder, prefill and decoder programs are compiled for --target on first use and
+        cached (or given with --artifact, --prefill-artifact, --decoder-artifact).  Progress goes to stderr.
         """
         from ..emitters.compile import CompileError
         from ..emitters.prefill import DEFAULT_CAPACITIES
-        from .artifacts import ArtifactCache
+        from .prefill import AudioPrefill
         from .session import SessionError
         from .transcribe import Transcriber
 
         started = time.perf_counter()
         try:
-            decoder = decoder_factory(checkpoint, options["target"], options["contract"], slots)
-            transcriber = Transcriber(
-                checkpoint, decoder, target=options["target"], contract=options["contract"], progress=_say,
-                capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"),
-                cache=ArtifactCache(options.get("cache_dir")), artifact=prefill_artifact,
+            cache = ArtifactCache(options.get("cache_dir"))
+            prefill = AudioPrefill(
+                checkpoint, target=options["target"], contract=options["contract"], progress=_say,
+                capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"), cache=cache,
+                artifact=prefill_artifact,
                 encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
                                  "clips_per_call": options.get("clips_per_call") or (1,),
                                  "artifact": options.get("artifact"), "mel": options.get("mel")})
+            needs = DecoderNeeds(checkpoint, options["target"], options["contract"], slots,
+                                 len(prefill.expand(prompt, [1])), max_new_tokens, cache, options.get("cuda_arch"),
+                                 kernels, decoder_artifact, _say)
+            decoder = decoder_factory(needs)
+            transcriber = Transcriber(checkpoint, decoder, prefill=prefill, progress=_say)
             _say(f"stages ready in {time.perf_counter() - started:.1f} s")
             run = transcriber.transcribe_files(files, prompt, max_new_tokens, max_seconds=options.get("max_seconds"))
         except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, AudioError, PromptError, ...

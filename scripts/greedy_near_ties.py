@@ -4,7 +4,10 @@ For each seed (a new random tiny model with audio, tests/oracles/hf_audio_model.
 and each audio input, this runs speech -> tokens for `--tokens` steps (stop ids off) five ways:
 
 * ours under f32-reference and under mlx-cuda-v1: the product's compiled encoder and prefill stages (llvm-cpu)
-  and the contract's emulation of the decoder (runtime/transcribe.py, runtime/emulated_decoder.py);
+  and the contract's emulation of the decoder (runtime/transcribe.py, runtime/emulated_decoder.py), or with
+  `--decoder compiled` the compiled decoder program (llvm-cpu, runtime/transcribe_decoder.py; one program per
+  contract serves every seed: weights are parameters), whose mlx-cuda-v1 ids are also compared with the
+  emulation's (`mlx_compiled_equals_emulated`);
 * transformers `generate(do_sample=False)` in fp32 and as `from_pretrained(dtype=bf16)` gives it.
 
 and reports, per case:
@@ -19,6 +22,7 @@ and reports, per case:
   the greedy choice.
 
     python scripts/greedy_near_ties.py --seeds 10 --out near_ties.json      # CPU, about 30 s per case
+    python scripts/greedy_near_ties.py --seeds 3 --decoder compiled --out near_ties_compiled.json
 """
 
 from __future__ import annotations
@@ -49,13 +53,15 @@ def first_difference(a: list[int], b: list[int]) -> int | None:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
 
 
-def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdir: Path) -> list[dict]:
+def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdir: Path,
+             decoder_kind: str = "emulated") -> list[dict]:
     from oracles import hf_audio_model as A
     from oracles.configs import TINY
 
     from gemma3n_iree.decoder_config import builtin_decoder_config
     from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
     from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber
+    from gemma3n_iree.runtime.transcribe_decoder import load_transcription_decoder
 
     cfg = builtin_decoder_config("tiny")
     model = A.make_model(TINY, cfg, seed=seed)
@@ -69,6 +75,14 @@ def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdi
         t.stop_ids = frozenset()
         transcribers[contract] = t
     ids = transcribers["f32-reference"].prefill.expand(DEFAULT_PROMPT, [1])
+    emulated_mlx = transcribers["mlx-cuda-v1"]
+    if decoder_kind == "compiled":
+        for contract, t in list(transcribers.items()):
+            program = load_transcription_decoder(directory, "llvm-cpu", contract, prompt_tokens=len(ids),
+                                                 max_new_tokens=tokens, slots=1, cache=cache)
+            compiled = Transcriber(directory, program, prefill=t.prefill)
+            compiled.stop_ids = frozenset()
+            transcribers[contract] = compiled
     out = []
     for name, samples in audio.items():
         ours = {c: t.transcribe_audio([(name, samples)], DEFAULT_PROMPT, tokens, logprobs=False).files[0].windows[0]
@@ -76,10 +90,15 @@ def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdi
         hf32 = A.generate_ids(model, ids, samples, tokens)
         hf16 = A.generate_ids(model16, ids, samples, tokens)
         mlx = ours["mlx-cuda-v1"].tokens
-        case = {"seed": seed, "audio": name, "f32_reference_equals_fp32": ours["f32-reference"].tokens == hf32,
+        case = {"seed": seed, "audio": name, "decoder": decoder_kind,
+                "f32_reference_equals_fp32": ours["f32-reference"].tokens == hf32,
                 "f32_reference_first_difference": first_difference(ours["f32-reference"].tokens, hf32),
                 "bf16_first_difference_from_fp32": first_difference(hf16, hf32),
                 "mlx_first_difference_from_fp32": first_difference(mlx, hf32)}
+        if decoder_kind == "compiled":
+            emulated = emulated_mlx.transcribe_audio([(name, samples)], DEFAULT_PROMPT, tokens).files[0].windows[0]
+            case["mlx_compiled_equals_emulated"] = emulated.tokens == mlx
+            case["mlx_compiled_first_difference_from_emulated"] = first_difference(mlx, emulated.tokens)
         k = first_difference(mlx, hf16)
         case["mlx_first_difference_from_bf16"] = k
         if k is not None:
@@ -138,6 +157,8 @@ def summarize(cases: list[dict]) -> dict:
         "near_tie_steps": sum(c["near_tie_steps"] for c in cases),
         "steps": steps,
         "near_tie_fraction": sum(c["near_tie_steps"] for c in cases) / steps if steps else None,
+        **({"mlx_compiled_equals_emulated": sum(c["mlx_compiled_equals_emulated"] for c in cases)}
+           if any("mlx_compiled_equals_emulated" in c for c in cases) else {}),
     }
 
 
@@ -146,6 +167,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10, help="random models (seeds 0 .. N-1)")
     ap.add_argument("--tokens", type=int, default=32, help="greedy steps per case")
     ap.add_argument("--out", type=Path, default=None, help="write every case and the summary as JSON")
+    ap.add_argument("--decoder", choices=["emulated", "compiled"], default="emulated",
+                    help="the decoder under our stages: the contract's emulation or the compiled program (llvm-cpu)")
     args = ap.parse_args()
     from gemma3n_iree.runtime.artifacts import ArtifactCache
 
@@ -154,7 +177,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cache = ArtifactCache(Path(tmp) / "cache")
         for seed in range(args.seeds):
-            cases += run_case(seed, audio_inputs(), args.tokens, cache, Path(tmp))
+            cases += run_case(seed, audio_inputs(), args.tokens, cache, Path(tmp), args.decoder)
     summary = summarize(cases)
     summary["seconds"] = time.perf_counter() - started
     print(json.dumps(summary, indent=1))

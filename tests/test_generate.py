@@ -34,8 +34,10 @@ WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
 class ScriptedBackend:
     """Logits that pick WORDS[(slot + position) % 7]; records every call."""
 
-    def __init__(self, slots: int = 2, capacity: int = 64, widths: tuple[int, ...] = (1, 2), vocab: int = 400) -> None:
+    def __init__(self, slots: int = 2, capacity: int = 64, widths: tuple[int, ...] = (1, 2), vocab: int = 400,
+                 max_prompt_tokens: int = 32) -> None:
         self.slots, self.capacity, self.decode_widths, self.vocab = slots, capacity, widths, vocab
+        self.max_prompt_tokens = max_prompt_tokens
         self.calls: list[tuple] = []
 
     def _row(self, slot: int, position: int) -> np.ndarray:
@@ -139,7 +141,10 @@ def test_logprobs_are_a_log_softmax():
 
 
 def test_refusals_name_the_problem():
-    engine = GenerationEngine(ScriptedBackend(capacity=16), TOKENIZER)
+    engine = GenerationEngine(ScriptedBackend(capacity=16, max_prompt_tokens=12), TOKENIZER)
+    with pytest.raises(GenerationError, match="a prompt of 13 tokens is longer than the decoder's longest prompt "
+                                              r"entry \(12 tokens\)"):
+        engine.submit(request(13, 1))
     with pytest.raises(GenerationError, match="needs 17 positions, more than the decoder's context capacity of 16"):
         engine.submit(request(length=10, new=8))
     engine.submit(request(length=10, new=7))

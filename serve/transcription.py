@@ -1,0 +1,340 @@
+"""The server's decoder owner: one decode thread, one `GenerationEngine`, every transcription's windows.
+
+    service = TranscriptionService(decoder, prefill, model="gemma-3n-E4B-it", max_new_tokens=256)
+    service.start()
+    handle = service.submit("talk.wav", features, duration_s, prompt_ids, on_token=..., on_done=...)
+    service.cancel(handle)                     # the client went away: its windows leave at once
+
+A request arrives here with its audio already encoded (the scheduler's encode path: upload limits, decoding,
+30 s clips, batched encoder calls) and its prompt tokenized.  Each of its 30 s windows is one sequence
+(`runtime/transcribe.py`'s strategy): the decode thread runs the window's prefill stage (the prompt with its
+one clip; under the scheduler's prefill lock, the stage being shared with /v1/prefill) when a decoder slot is
+free for it, submits it to the engine, and steps the engine: every device call is a prefill or one decode
+call over whatever sequences are running, from any request (continuous batching; a finished or cancelled
+sequence's slot goes to the next window at once).  Windows wait in arrival order, so requests are served
+first come, first served; at most `slots` windows' prefill outputs are held at once.
+
+Everything that touches the engine happens on the decode thread: `submit` and `cancel` only queue work and
+wake it.  Callbacks (`on_token(window_index, event)`, `on_done(FileTranscript | None, error | None)`) run on
+the decode thread and must only hand the data over (e.g. `loop.call_soon_threadsafe`).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Callable, ContextManager
+
+import numpy as np
+
+from ..runtime.generate import (CANCELLED, ERROR, DecoderBackend, GenerationEngine, GenerationError,
+                                GenerationRequest, TokenEvent)
+from ..runtime.transcribe import FileTranscript, WindowTranscript, windows_of
+
+log = logging.getLogger("gemma3n_iree.server")
+
+STATS = ("requests", "windows", "completed", "cancelled", "failed", "tokens", "calls", "decode_calls", "decode_rows",
+         "device_s", "prefill_stage_s")
+OnToken = Callable[[int, TokenEvent], None]
+OnDone = Callable[["FileTranscript | None", "Exception | None"], None]
+
+
+@dataclass(eq=False)
+class TranscriptionHandle:
+    """One request's windows in the service."""
+
+    id: int
+    transcript: FileTranscript
+    prompt_ids: np.ndarray
+    features: np.ndarray  # [windows, 188, hidden]: the encoder's output, one row per window
+    logprobs: bool
+    on_token: OnToken | None
+    on_done: OnDone | None
+    submitted: float = field(default_factory=time.monotonic)
+    seqs: dict[int, int] = field(default_factory=dict)  # engine sequence -> window index
+    finished: int = 0
+    done: bool = False
+
+
+@dataclass
+class _Window:
+    handle: TranscriptionHandle
+    index: int
+
+
+class TranscriptionService:
+    """A decoder backend served to many requests at once (module docstring)."""
+
+    def __init__(self, decoder: DecoderBackend, prefill: Any, *, model: str, max_new_tokens: int,
+                 stop_ids: frozenset[int], prefill_lock: ContextManager | None = None,
+                 max_waiting_windows: int | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+        """`prefill`: the `AudioPrefill` (tokenizer, `expand`, `run`); `prefill_lock`: held around its `run`
+        (the scheduler's device thread runs the same stage for /v1/prefill); `max_waiting_windows`: windows
+        queued for a slot beyond which new requests are refused (`busy`; default 16 per slot)."""
+        self.decoder, self.prefill, self.model = decoder, prefill, model
+        self.max_waiting_windows = max_waiting_windows if max_waiting_windows is not None else 16 * decoder.slots
+        self.max_new_tokens, self.stop_ids = max_new_tokens, frozenset(stop_ids)
+        self.tokenizer = prefill.tokenizer
+        #: strings a client's prompt may not contain: they would rewrite the chat turn
+        self.special_tokens = tuple(sorted(t.content for t in self.tokenizer.get_added_tokens_decoder().values()
+                                           if t.special))
+        self._prepare_lock = threading.Lock()
+        self._prefill_lock = prefill_lock or nullcontext()
+        self._engine = GenerationEngine(decoder, self.tokenizer, clock=clock)
+        self._cond = threading.Condition()
+        self._waiting: collections.deque[_Window] = collections.deque()
+        self._cancels: list[TranscriptionHandle] = []
+        self._seq_owner: dict[int, TranscriptionHandle] = {}
+        self._next_id = 0
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.error: str | None = None  # the decode thread's last unexpected failure
+        self._stats: dict[str, float] = dict.fromkeys(STATS, 0)  # every key exists: read while written
+        self._started = time.monotonic()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "TranscriptionService":
+        if self._thread is None:
+            self._stopping = False
+            self._thread = threading.Thread(target=self._loop, name="gemma3n-decode", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    @property
+    def healthy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------------ requests (any thread)
+    def busy(self) -> str | None:
+        """Why a new request should be told to retry later (None: it may come): the windows waiting for a
+        decoder slot have reached `max_waiting_windows`."""
+        with self._cond:
+            waiting = len(self._waiting)
+        if waiting >= self.max_waiting_windows:
+            return (f"{waiting} windows are waiting for the decoder (the limit is {self.max_waiting_windows}); "
+                    f"retry later")
+        return None
+
+    def prompt_ids(self, prompt: str) -> np.ndarray:
+        """A window's expanded prompt ids (the instruction with one clip), refused when the decoder cannot take
+        it: `GenerationError` / the tokenizer's `PromptError` (both ValueError)."""
+        ids = self.prefill.expand(prompt, [1])
+        with self._prepare_lock:  # compile the prefill stage's entry now (once), not on the decode thread
+            self.prefill.prepare(self.prefill.capacity_for(len(ids), 1), 1)
+        if len(ids) > self.decoder.max_prompt_tokens:
+            raise GenerationError(f"the prompt makes a window of {len(ids)} tokens (188 of them audio), more than "
+                                  f"this server's decoder takes ({self.decoder.max_prompt_tokens} tokens)")
+        if len(ids) + self.max_new_tokens - 1 > self.decoder.capacity:
+            raise GenerationError(f"the prompt makes a window of {len(ids)} tokens; with up to {self.max_new_tokens} "
+                                  f"new tokens it needs {len(ids) + self.max_new_tokens - 1} positions, more than "
+                                  f"this server's decoder capacity of {self.decoder.capacity}")
+        return ids
+
+    def submit(self, name: str, features: np.ndarray, duration_s: float, prompt_ids: np.ndarray, *,
+               logprobs: bool = False, on_token: OnToken | None = None,
+               on_done: OnDone | None = None) -> TranscriptionHandle:
+        """Queue a request's windows (one per row of `features`, the encoder's 30 s clips in order)."""
+        windows = windows_of(duration_s, 0)
+        if len(windows) != len(features):
+            raise ValueError(f"{name}: {len(features)} encoded clips for {len(windows)} windows of {duration_s:.2f} s")
+        transcript = FileTranscript(name, duration_s, [WindowTranscript(w, len(prompt_ids)) for w in windows])
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the transcription service is stopping")
+            handle = TranscriptionHandle(self._next_id, transcript, np.asarray(prompt_ids), np.asarray(features),
+                                         logprobs, on_token, on_done)
+            self._next_id += 1
+            self._waiting.extend(_Window(handle, k) for k in range(len(windows)))
+            self._stats["requests"] += 1
+            self._stats["windows"] += len(windows)
+            self._cond.notify_all()
+        return handle
+
+    def cancel(self, handle: TranscriptionHandle) -> None:
+        """Stop a request now: its waiting windows are dropped and its running sequences cancelled (their
+        slots freed) on the decode thread's next turn.  Finished requests are left alone."""
+        with self._cond:
+            if not handle.done:
+                self._cancels.append(handle)
+                self._cond.notify_all()
+
+    # ------------------------------------------------------------------ decode thread
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping and not self._cancels and not self._waiting and self._engine.idle:
+                    self._cond.wait()
+                if self._stopping:
+                    break
+                cancels, self._cancels = self._cancels, []
+            for handle in cancels:
+                self._cancel_now(handle)
+            try:
+                self._admit()
+                self._step()
+            except Exception as exc:  # pragma: no cover - a bug: fail what is running, keep serving
+                log.exception("decode thread failure")
+                self.error = f"{type(exc).__name__}: {exc}"
+                for handle in {h for h in self._seq_owner.values()}:
+                    self._fail(handle, exc)
+        for handle in {h for h in self._seq_owner.values()} | {w.handle for w in self._waiting}:
+            self._fail(handle, RuntimeError("the server is shutting down"))
+
+    def _admit(self) -> None:
+        """Prefill waiting windows (the prefill stage) into free decoder slots, in arrival order."""
+        while True:
+            with self._cond:
+                if not self._waiting or len(self._seq_owner) >= self.decoder.slots:
+                    return
+                window = self._waiting.popleft()
+            handle = window.handle
+            if handle.done:
+                continue
+            started = time.perf_counter()
+            try:
+                with self._prefill_lock:
+                    inputs = self.prefill.run(handle.prompt_ids, handle.features[window.index:window.index + 1])
+                request = GenerationRequest(inputs.inputs_embeds, inputs.per_layer_inputs, self.max_new_tokens,
+                                            self.stop_ids, handle.logprobs)
+                seq = self._engine.submit(request, lambda event, h=handle: self._on_event(h, event))
+            except Exception as exc:
+                self._fail(handle, exc)
+                continue
+            self._stats["prefill_stage_s"] += time.perf_counter() - started
+            handle.seqs[seq] = window.index
+            self._seq_owner[seq] = handle
+
+    def _step(self) -> None:
+        if self._engine.idle:
+            return
+        started = time.perf_counter()
+        try:
+            events = self._engine.step()
+        except Exception as exc:
+            # the engine ended the call's sequences with ERROR: fail their requests
+            failed = {h for seq, h in self._seq_owner.items() if self._engine.result(seq).finish_reason == ERROR}
+            for handle in failed:
+                self._fail(handle, exc)
+            return
+        self._stats["device_s"] += time.perf_counter() - started
+        if not events:
+            return
+        self._stats["calls"] += 1
+        self._stats["tokens"] += len(events)
+        if events[0].index > 0:  # a decode call (a prefill call emits a sequence's first token)
+            self._stats["decode_calls"] += 1
+            self._stats["decode_rows"] += len(events)
+
+    def _on_event(self, handle: TranscriptionHandle, event: TokenEvent) -> None:
+        index = handle.seqs[event.seq]
+        if handle.on_token is not None and not handle.done:
+            handle.on_token(index, event)
+        if event.finish_reason is not None:
+            self._window_finished(handle, event.seq)
+
+    def _window_finished(self, handle: TranscriptionHandle, seq: int) -> None:
+        result = self._engine.release(seq)
+        self._seq_owner.pop(seq, None)
+        item = handle.transcript.windows[handle.seqs[seq]]
+        item.tokens, item.text, item.finish_reason = result.tokens, result.text, result.finish_reason
+        item.logprobs, item.first_stop_probability = result.logprobs, result.first_stop_probability
+        item.first_token_s = (result.first_token_at or 0.0) - result.submitted_at
+        item.decode_s = (result.finished_at or 0.0) - result.submitted_at
+        handle.finished += 1
+        if handle.finished == len(handle.transcript.windows) and not handle.done:
+            handle.done = True
+            self._stats["completed"] += 1
+            if handle.on_done is not None:
+                handle.on_done(handle.transcript, None)
+
+    def _release_all(self, handle: TranscriptionHandle) -> None:
+        for seq in list(handle.seqs):
+            if self._seq_owner.get(seq) is handle:
+                self._engine.cancel(seq)
+                self._engine.release(seq)
+                del self._seq_owner[seq]
+        with self._cond:
+            self._waiting = collections.deque(w for w in self._waiting if w.handle is not handle)
+
+    def _cancel_now(self, handle: TranscriptionHandle) -> None:
+        if handle.done:
+            return
+        handle.done = True
+        self._release_all(handle)
+        self._stats["cancelled"] += 1
+        for item in handle.transcript.windows:
+            item.finish_reason = item.finish_reason or CANCELLED
+
+    def _fail(self, handle: TranscriptionHandle, exc: Exception) -> None:
+        if handle.done:
+            return
+        handle.done = True
+        self._release_all(handle)
+        self._stats["failed"] += 1
+        if handle.on_done is not None:
+            handle.on_done(None, exc)
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self) -> dict[str, Any]:
+        with self._cond:
+            s = dict(self._stats)
+            running = len(self._seq_owner)
+            waiting = len(self._waiting)
+        rows, calls = s["decode_rows"], s["decode_calls"]
+        return {
+            "healthy": self.healthy, "error": self.error, "model": self.model,
+            "slots": self.decoder.slots, "slots_in_use": running, "windows_waiting": waiting,
+            "max_waiting_windows": self.max_waiting_windows,
+            "capacity": self.decoder.capacity, "decode_widths": list(self.decoder.decode_widths),
+            "max_new_tokens": self.max_new_tokens,
+            "requests": s["requests"], "completed": s["completed"], "cancelled": s["cancelled"],
+            "failed": s["failed"], "windows": s["windows"], "tokens_generated": s["tokens"], "steps": s["calls"],
+            "decode_steps": calls, "mean_batch_width": round(rows / calls, 3) if calls else None,
+            "device_s": round(s["device_s"], 4), "prefill_stage_s": round(s["prefill_stage_s"], 4),
+        }
+
+
+#: Tokens a server's decoder holds beyond a window with the default instruction: a language's name or a
+#: client's prompt (a longer one is refused with 400, naming the limit).
+PROMPT_HEADROOM = 48
+
+
+def build_transcription_service(scheduler: Any, checkpoint: Any, *, target: str, contract: str, slots: int,
+                                max_new_tokens: int, cache: Any, cuda_arch: str | None = None,
+                                kernels: str = "auto", artifact: Any = None, model: str | None = None,
+                                progress: Callable[[str], None] | None = None) -> TranscriptionService:
+    """The service over the scheduler's prefill stage and a decoder program sized for its windows (built or
+    reused through the artifact cache, or `artifact`).  Raises ValueError (e.g. GenerationError) or
+    SessionError / CompileError when that cannot be."""
+    from pathlib import Path
+
+    from ..runtime.emulated_decoder import read_decoder_config
+    from ..runtime.generate import stop_token_ids
+    from ..runtime.transcribe import DEFAULT_PROMPT
+    from ..runtime.transcribe_decoder import load_transcription_decoder
+
+    prefill = scheduler.prefill
+    if prefill is None:
+        raise ValueError(f"transcription needs the prefill stage: {scheduler.prefill_unavailable}")
+    # the headroom where the model's context allows it (the tiny test model has 256 positions)
+    positions = read_decoder_config(checkpoint).max_position_embeddings
+    default = len(prefill.expand(DEFAULT_PROMPT, [1]))
+    prompt_tokens = max(default, min(default + PROMPT_HEADROOM, positions + 1 - max_new_tokens))
+    decoder = load_transcription_decoder(checkpoint, target, contract, prompt_tokens=prompt_tokens,
+                                         max_new_tokens=max_new_tokens, slots=slots, cache=cache,
+                                         cuda_arch=cuda_arch, kernels=kernels, artifact=artifact, progress=progress)
+    stops = stop_token_ids(checkpoint, decoder.cfg.eos_token_ids, prefill.tokenizer)
+    return TranscriptionService(decoder, prefill, model=model or Path(checkpoint).name,
+                                max_new_tokens=max_new_tokens, stop_ids=stops, prefill_lock=scheduler.prefill_lock)

@@ -1,0 +1,57 @@
+"""The transcription decoder program's shape (`runtime/transcribe_decoder.py`): pure policies, property-tested,
+and the GPU script's build commands held to them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gemma3n_iree.decoder_config import builtin_decoder_config
+from gemma3n_iree.runtime.generate import GenerationError
+from gemma3n_iree.runtime.transcribe_decoder import (PROMPT_ROUND, TARGET_WIDTHS, decode_widths, prompt_bucket,
+                                                     transcription_buckets)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@given(st.sampled_from(sorted(TARGET_WIDTHS)), st.integers(1, 300))
+def test_decode_widths_are_the_targets_up_to_the_slots(target, slots):
+    widths = decode_widths(target, slots)
+    assert list(widths) == sorted(set(widths)) and widths[0] == 1
+    assert widths[-1] == min(slots, TARGET_WIDTHS[target][-1])  # a call never wider than the slots
+    assert set(widths[:-1]) <= set(TARGET_WIDTHS[target])
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 5000), st.integers(1, 2000), st.integers(1, 40000), st.sampled_from(sorted(TARGET_WIDTHS)),
+       st.integers(1, 128))
+def test_every_window_fits_the_program_it_sizes(prompt, new, positions, target, slots):
+    if prompt + new - 1 > positions:
+        with pytest.raises(GenerationError, match="more than the model's context"):
+            transcription_buckets(prompt, new, positions, target, slots)
+        return
+    b = transcription_buckets(prompt, new, positions, target, slots)
+    [bucket] = b.prompts
+    assert prompt <= bucket <= b.capacity <= positions  # the prompt fits its entry, the entry the cache
+    assert prompt + new - 1 <= b.capacity  # GenerationEngine's rule: the last token is never decoded
+    assert bucket in (prompt, prompt_bucket(prompt)) and prompt_bucket(prompt) % PROMPT_ROUND == 0
+    assert b.contexts == (b.capacity,) and b.batches == decode_widths(target, slots) and b.slots == slots
+
+
+def test_the_gpu_scripts_decoder_program_is_the_one_transcription_sizes():
+    """scripts/gpu_transcribe.sh builds its decoder with emit-gemma3n: the same buckets as
+    `transcription_buckets` gives the bench's windows (the default prompt: 208 tokens, 64 new, 64 slots)."""
+    header = (ROOT / "scripts" / "gpu_transcribe.sh").read_text()
+    command = re.search(r"--stage decoder(.*?)-o \S*decoder\.vmfb", header, re.S).group(1)
+
+    def values(flag: str) -> list[int]:
+        return [int(v) for v in re.findall(rf"--{flag} (\d+)", command)]
+
+    b = transcription_buckets(208, 64, builtin_decoder_config("e4b").max_position_embeddings, "cuda", 64)
+    assert values("slots") == [b.slots] and values("capacity") == [b.capacity]
+    assert tuple(values("prompt")) == b.prompts and tuple(values("batch")) == b.batches
+    assert tuple(values("context")) == b.contexts

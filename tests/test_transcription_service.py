@@ -1,0 +1,158 @@
+"""serve/transcription.py's decode thread on a scripted decoder and prefill stage (no compiled program): windows of
+many requests share decode calls, each request gets exactly what it gets alone, cancellation frees slots at
+once, a failing call fails only its requests, and the backlog bound."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
+from gemma3n_iree.serve.transcription import TranscriptionService
+
+WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
+HIDDEN = 4
+
+
+@dataclass
+class Inputs:
+    inputs_embeds: np.ndarray
+    per_layer_inputs: np.ndarray
+
+
+class FakePrefill:
+    """The prefill stage's interface: a window's rows carry its clip's first feature, so a window's tokens
+    depend on its audio."""
+
+    def __init__(self) -> None:
+        self.tokenizer = build_test_tokenizer()
+        self.runs = 0
+
+    def expand(self, prompt: str, clips: list[int]) -> np.ndarray:
+        return np.arange(5 + len(prompt) % 3)
+
+    def capacity_for(self, length: int, clips: int) -> int:
+        return 256
+
+    def prepare(self, capacity: int, clips: int) -> None:
+        pass
+
+    def run(self, ids: np.ndarray, features: np.ndarray) -> Inputs:
+        self.runs += 1
+        embeds = np.full((len(ids), HIDDEN), features[0, 0, 0], np.float32)
+        return Inputs(embeds, np.zeros((len(ids), 1, 1), np.float32))
+
+
+class FakeDecoder:
+    """Tokens WORDS[(audio + position) % 7]; `gate` (when set) blocks each decode call until released."""
+
+    def __init__(self, slots: int = 2, widths: tuple[int, ...] = (1, 2)) -> None:
+        self.slots, self.capacity, self.decode_widths, self.max_prompt_tokens = slots, 64, widths, 32
+        self.audio: dict[int, int] = {}
+        self.widths_used: list[int] = []
+        self.gate: threading.Semaphore | None = None
+        self.fail_on: int | None = None  # an audio value whose decode raises
+
+    def _row(self, audio: int, position: int) -> np.ndarray:
+        row = np.zeros(400, np.float32)
+        row[WORDS[(audio + position) % len(WORDS)]] = 1.0
+        return row
+
+    def prefill(self, slot, inputs_embeds, per_layer_inputs):
+        self.audio[slot] = int(inputs_embeds[0, 0])
+        return self._row(self.audio[slot], len(inputs_embeds))
+
+    def decode(self, slots, positions, token_ids):
+        if self.gate is not None:
+            self.gate.acquire()
+        if self.fail_on is not None and any(self.audio[s] == self.fail_on for s in slots):
+            raise RuntimeError("device lost")
+        self.widths_used.append(len(slots))
+        return np.stack([self._row(self.audio[s], p + 1) for s, p in zip(slots, positions)])
+
+
+def features(*audio: int) -> np.ndarray:
+    out = np.zeros((len(audio), 188, HIDDEN), np.float32)
+    out[:, 0, 0] = audio
+    return out
+
+
+def run(service: TranscriptionService, name: str, audio: tuple[int, ...]):
+    """Submit one request; returns (handle, event set when it is answered, result holder)."""
+    done, result = threading.Event(), {}
+
+    def on_done(transcript, error):
+        result.update(transcript=transcript, error=error)
+        done.set()
+    duration = 30.0 * (len(audio) - 1) + 12.0
+    handle = service.submit(name, features(*audio), duration, service.prompt_ids("x"), on_done=on_done)
+    return handle, done, result
+
+
+def wait_for(condition, what: str, seconds: float = 10.0) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def service():
+    s = TranscriptionService(FakeDecoder(), FakePrefill(), model="m", max_new_tokens=6, stop_ids=frozenset(),
+                             max_waiting_windows=6)
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_concurrent_requests_share_calls_and_equal_their_results_alone(service):
+    alone = {}
+    for audio in [(1,), (2, 3), (4,)]:
+        _, done, result = run(service, "a", audio)
+        assert done.wait(10) and result["error"] is None
+        alone[audio] = [w.tokens for w in result["transcript"].windows]
+    service.decoder.widths_used.clear()
+    pending = [(audio, *run(service, "b", audio)[1:]) for audio in [(1,), (2, 3), (4,)] * 2]
+    for audio, done, result in pending:
+        assert done.wait(10) and result["error"] is None
+        windows = result["transcript"].windows
+        assert [w.tokens for w in windows] == alone[audio] and all(len(w.tokens) == 6 for w in windows)
+        assert windows[-1].window.end_s == 30.0 * (len(audio) - 1) + 12.0
+    assert service.decoder.widths_used.count(2) >= 5  # windows of different requests step together
+    m = service.metrics()
+    assert m["completed"] == 9 and m["slots_in_use"] == 0 and m["windows"] == 12 and m["tokens_generated"] == 72
+    assert m["mean_batch_width"] > 1
+
+
+def test_cancel_frees_the_slots_and_a_failing_call_fails_only_its_requests(service):
+    decoder = service.decoder
+    gate = decoder.gate = threading.Semaphore(0)
+    handle, done, _ = run(service, "long", (1, 2, 3, 4))
+    wait_for(lambda: service.metrics()["slots_in_use"] == 2, "two windows in the slots")
+    service.cancel(handle)
+    gate.release(1000)  # the decode call in flight completes; then the cancellation is applied
+    wait_for(lambda: service.metrics()["cancelled"] == 1, "the cancellation")
+    m = service.metrics()
+    assert (m["completed"], m["slots_in_use"], m["windows_waiting"]) == (0, 0, 0)
+    assert not done.is_set()  # a cancelled request is not answered: its client has gone
+    decoder.gate, decoder.fail_on = None, 5
+    _, bad_done, bad = run(service, "bad", (5,))
+    _, good_done, good = run(service, "good", (6,))
+    assert bad_done.wait(10) and isinstance(bad["error"], RuntimeError)
+    assert good_done.wait(10) and good["error"] is None and len(good["transcript"].windows[0].tokens) == 6
+    assert service.metrics()["failed"] == 1 and service.healthy
+
+
+def test_a_full_backlog_is_refused_before_the_upload(service):
+    decoder = service.decoder
+    gate = decoder.gate = threading.Semaphore(0)
+    assert service.busy() is None
+    _, done, _ = run(service, "a", (1, 2, 3, 4, 5, 6, 7, 8))  # 2 windows in the slots, 6 waiting
+    wait_for(lambda: service.metrics()["slots_in_use"] == 2, "two windows in the slots")
+    assert "6 windows are waiting for the decoder (the limit is 6); retry later" == service.busy()
+    gate.release(1000)
+    assert done.wait(10) and service.busy() is None
