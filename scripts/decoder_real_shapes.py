@@ -62,7 +62,10 @@ F32 = np.float32
 
 def prompt_ids(cfg, length: int, steps: int) -> tuple[list[int], list[int]]:
     rng = np.random.default_rng(1)
-    ids = [2] + [int(i) for i in rng.integers(3, cfg.vocab_size_per_layer_input * 2, length - 1)]
+    top = min(cfg.vocab_size, cfg.vocab_size_per_layer_input * 2)
+    ids = [2] + [int(i) for i in rng.integers(3, top, length - 1)]
+    if top == cfg.vocab_size:  # the real vocabularies: a random id past the per-layer table is rare, so one is set
+        ids[-1] = cfg.vocab_size - 1
     return ids, [int(i) for i in rng.integers(3, 262144, steps)]
 
 
