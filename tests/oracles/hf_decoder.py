@@ -222,6 +222,14 @@ def cache_contents(cache: DynamicCache) -> dict[int, tuple[np.ndarray, np.ndarra
     return out
 
 
+def per_layer_token_part(model: Gemma3nForCausalLM, ids: torch.Tensor) -> torch.Tensor:
+    """The per-layer table rows of `ids`, an id past the table taking row 0 as the model's forward does it
+    (transformers before 5.2x masked in `forward`, not in `get_per_layer_inputs`: there an id past the table is
+    an out-of-bounds gather, a device-side fault on CUDA)."""
+    in_table = (ids >= 0) & (ids < model.config.vocab_size_per_layer_input)
+    return model.model.get_per_layer_inputs(torch.where(in_table, ids, 0))
+
+
 @torch.no_grad()
 def run_cached(model: Gemma3nForCausalLM, prompt: Sequence[int], continuation: Sequence[int]) -> dict[str, Any]:
     """Spec §11.2's manual loop: prefill the prompt from `inputs_embeds` + `per_layer_inputs` (the token part,
@@ -231,7 +239,7 @@ def run_cached(model: Gemma3nForCausalLM, prompt: Sequence[int], continuation: S
     device = model.device
     ids = torch.tensor([list(prompt)], device=device)
     embeds = model.model.embed_tokens(ids)
-    token_part = model.model.get_per_layer_inputs(ids)
+    token_part = per_layer_token_part(model, ids)
     cache = DynamicCache(config=model.config)
     out = model(inputs_embeds=embeds, per_layer_inputs=token_part, use_cache=True, logits_to_keep=1,
                 **_with_cache(model, cache))
@@ -249,7 +257,7 @@ def greedy_from_embeds(model: Gemma3nForCausalLM, prompt: Sequence[int], max_new
     device = model.device
     ids = torch.tensor([list(prompt)], device=device)
     cache = DynamicCache(config=model.config)
-    out = model(inputs_embeds=model.model.embed_tokens(ids), per_layer_inputs=model.model.get_per_layer_inputs(ids),
+    out = model(inputs_embeds=model.model.embed_tokens(ids), per_layer_inputs=per_layer_token_part(model, ids),
                 use_cache=True, logits_to_keep=1, **_with_cache(model, cache))
     tokens: list[int] = []
     while True:
