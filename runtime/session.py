@@ -16,6 +16,7 @@ registering one for the download, costs more than the transfer itself (on the H2
 from __future__ import annotations
 
 import re
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -119,18 +120,33 @@ class EntryInfo:
     input_shape: tuple[int, ...]
 
 
+_DEVICE_THREADS: dict[str, ThreadPoolExecutor] = {}
+_DEVICE_THREADS_LOCK = threading.Lock()
+
+
+def device_thread(device: str) -> ThreadPoolExecutor:
+    """The one thread that makes every IREE call on `device` in this process.  IREE's runtime hands out one
+    device per URI, and its CUDA driver binds that device's context to the thread that first used it: a
+    second program loaded or called from another thread (the prefill stage's encoder beside the encoder,
+    the decoder beside both) fails with CUDA_ERROR_INVALID_CONTEXT."""
+    with _DEVICE_THREADS_LOCK:
+        if device not in _DEVICE_THREADS:
+            _DEVICE_THREADS[device] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"iree-{device}")
+        return _DEVICE_THREADS[device]
+
+
 class LoadedProgram:
     """A compiled artifact loaded in one IREE context with its parameters (the resident weights).
 
-    Every IREE call of a program (loading, invoking, reading results back) runs on the program's
-    own thread: the CUDA driver binds its context to the thread that created it, so a context
-    loaded on one thread and called from another (a server's device thread) fails with
-    CUDA_ERROR_INVALID_CONTEXT.  Callers may use the program from any thread.
+    Every IREE call of a program (loading, invoking, reading results back) runs on its device's one
+    thread (`device_thread`), shared by every program on that device: calls of all of them run one at a
+    time in the order queued.  Callers may use a program from any thread, but never from inside a call
+    of another program on the same device (that call would wait for itself).
     """
 
     def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
                  scope: str = "model") -> None:
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iree-program")
+        self._thread = device_thread(device)
         self._invokers: dict[str, object] = {}
         self._on_thread(self._load, vmfb, parameter_files, device, scope)
 
