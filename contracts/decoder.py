@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from . import decoder_ops as D
 from . import prefill as P
 from .decoder_ops import CORRECTLY_ROUNDED, Transcendentals, Weights, weight

@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from . import emulation as E
 from . import iree_math
 from .decoder_policy import DENOMINATOR_READS, MEAN_READS, rounds

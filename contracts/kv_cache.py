@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from .policy import NumericContract
 
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.mel import HOST_MEL, MelFrontEnd
 from ..contracts.policy import NumericContract
 from .entries import EncodeEntry
@@ -14,7 +14,7 @@ from .kernels import IREE_CODEGEN, LinkedKernels
 from .mel import MelEmitter, mel_tables
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.audio_weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
 from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
-from .weights import LAYOUTS
+from ..model.audio_weights import LAYOUTS
 
 
 def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> AudioConfig:
@@ -35,7 +35,7 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     import json
 
-    from ..decoder_config import DecoderConfig, builtin_decoder_config
+    from ..model.decoder_config import DecoderConfig, builtin_decoder_config
     from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
 
     given = [s for s in (checkpoint, config_file, builtin) if s is not None]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from ..kernels import GEMM_SM90
 from .kernels import LinkedKernels
 from .ops import OpEmitter, f32

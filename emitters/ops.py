@@ -27,8 +27,8 @@ from .specialisations import (AffineDequant, Attention, AudioOutput, ConformerBl
                               MlxRmsNorm, PrefixScan, Reduction, RmsNorm, SscpBlock, SscpConv, TokenMerge, ValidMask)
 
 if TYPE_CHECKING:
-    from ..config import AudioConfig
-    from .weights import WeightLayout
+    from ..model.audio_config import AudioConfig
+    from ..model.audio_weights import WeightLayout
 
 
 def f32(shape: Sequence[int]) -> str:
@@ -321,7 +321,7 @@ class OpEmitter:
                          cout=cout, conv=conv, norm=norm, mask=mask)
 
     def conformer_block(self, cfg: AudioConfig, b: int, t: int, layout: WeightLayout) -> Func:
-        from .weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
+        from ..model.audio_weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
 
         d, eps, clip = cfg.hidden_size, cfg.rms_norm_eps, cfg.gradient_clipping
         ffw = self.feed_forward(b, t, d, eps, clip, cfg.conf_residual_weight)

@@ -28,13 +28,13 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from ..contracts.policy import NumericContract
-from ..text_config import TextConfig
+from ..model.text_config import TextConfig
 from .entries import PrefillEntry
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from .weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 #: The fewest prompt rows one clip takes: `<start_of_audio>` + 188 placeholders + `<end_of_audio>`.
@@ -178,8 +178,8 @@ def resolve_text_config(checkpoint: Path | None, config_file: Path | None, built
     """The text configuration from the same single source `emitters.cli.resolve_config` reads."""
     import json
 
-    from ..config import ConfigError
-    from ..text_config import builtin_text_config
+    from ..model.audio_config import ConfigError
+    from ..model.text_config import builtin_text_config
 
     if checkpoint is not None:
         return TextConfig.from_checkpoint(checkpoint)

@@ -10,7 +10,7 @@ from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
 if TYPE_CHECKING:
-    from ..decoder_config import DecoderConfig
+    from ..model.decoder_config import DecoderConfig
     from .decoder_ops import DecoderOpEmitter
 
 

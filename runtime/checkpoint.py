@@ -34,8 +34,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import ml_dtypes
 import numpy as np
 
-from ..config import AudioConfig
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.audio_config import AudioConfig
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 # safetensors' own limit on the JSON header (MAX_HEADER_SIZE in the reference implementation).
 MAX_HEADER_BYTES = 100_000_000

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
@@ -247,8 +247,8 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
     envelope: inside = a legitimate F32 summation order, outside = a bug.
     """
     from .artifacts import ArtifactCache
-    from .diagnose import Thresholds
-    from .diagnose_run import run_diagnosis
+    from ..diagnostics.diagnose import Thresholds
+    from ..diagnostics.diagnose_run import run_diagnosis
 
     if plot is not None:
         try:
@@ -300,7 +300,7 @@ def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cu
           artifact: Path | None, cache_dir: Path | None) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
     from .artifacts import ArtifactCache
-    from .bench import bench_entries, print_records
+    from ..diagnostics.bench import bench_entries, print_records
     from .encode import AudioEncoder
     from .synthetic import write_random_checkpoint
 
@@ -431,16 +431,16 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
           max_upload_mb: int, max_concurrent_uploads: int, upload_timeout: float, max_client_held_mb: int | None,
           max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
           capacities: tuple[int, ...], prefill_artifact: Path | None, **options) -> None:
-    """Serve encode and prefill requests over HTTP with continuous batching (see runtime/server.py).
+    """Serve encode and prefill requests over HTTP with continuous batching (see serve/server.py).
 
     One resident copy of the weights; uploads are decoded and featurized on worker threads while one
     device thread packs clips from all requests into the compiled (frame bucket, clips) entries.
     Audio over --max-seconds (default 600 here) is refused with 413.
     """
     from ..emitters.compile import CompileError
-    from .scheduler import MIB, Limits
+    from ..serve.scheduler import MIB, Limits
     from .pipeline import default_workers
-    from .server import build_scheduler, run_server, server_info
+    from ..serve.server import build_scheduler, run_server, server_info
     from .session import SessionError
 
     if max_batch_clips is None:

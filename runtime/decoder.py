@@ -31,8 +31,8 @@ from ..contracts import decoder as DEC
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import read_decoder_weights
+from ..model.decoder_config import DecoderConfig
+from ..model.decoder_weights import read_decoder_weights
 from ..emitters.compile import Target
 from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
@@ -175,7 +175,7 @@ class DecoderSession(LoadedProgram):
 
 def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
     """The checkpoint tensors a program binds (names, shapes, BF16): part of its artifact identity."""
-    from ..decoder_weights import decoder_weight_specs
+    from ..model.decoder_weights import decoder_weight_specs
 
     specs = decoder_weight_specs(spec.cfg, spec.layout).values()
     return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()

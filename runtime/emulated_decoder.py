@@ -19,15 +19,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import ConfigError
+from ..model.audio_config import ConfigError
 from ..contracts import decoder as DEC
 from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
 from ..contracts.kv_cache import KVCache, KVCacheLayout
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import read_decoder_weights
+from ..model.decoder_config import DecoderConfig
+from ..model.decoder_weights import read_decoder_weights
 from ..emitters.prefill import TEXT_PREFIX
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from .checkpoint import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from ..contracts.mel import resolve_mel
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec

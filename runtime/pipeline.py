@@ -1,5 +1,5 @@
 """The parallel host pipeline: audio files in, the encoder's calls kept busy (`AudioEncoder.encode_files`,
-the CLI's `encode`; the server's front end uses the same pool, `runtime/scheduler.py`).
+the CLI's `encode`; the server's front end uses the same pool, `serve/scheduler.py`).
 
     decode + resample (pool) ─▶ host log-mel per clip (pool) ─▶ bucket queues ─▶ calls (device thread)
         files ahead of the                                  (input order)      one running, the next
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from . import frontend
 from .batching import call_width, may_run
 from .decode import AudioError

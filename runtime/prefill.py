@@ -24,14 +24,14 @@ from typing import Callable, Sequence
 import ml_dtypes
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
                                 resident_weight_specs, text_weight_specs)
 from ..emitters.compile import Target, parse_target
 from ..emitters import entries
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
-from ..text_config import TextConfig
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.text_config import TextConfig
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .checkpoint import (CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header)
 from .session import DEVICE_FOR_TARGET, LoadedProgram, SessionError

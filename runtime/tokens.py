@@ -29,8 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..text_config import TextConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.text_config import TextConfig
 
 AUDIO_TOKEN = "<audio_soft_token>"
 BOA_TOKEN = "<start_of_audio>"

@@ -16,7 +16,7 @@ from typing import Callable
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS
 from .cli import _encoder_options, _say
 from .generate import DecoderBackend
 from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun

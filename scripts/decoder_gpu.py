@@ -60,7 +60,7 @@ def artifact_path(variant: str, contract: str, target: str) -> Path:
 
 def module_spec(variant: str, contract: str, target: str, kernels: str):
     from gemma3n_iree.contracts import get_contract
-    from gemma3n_iree.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
     from gemma3n_iree.emitters.kernels import select_kernels
@@ -117,7 +117,7 @@ def parity(args: argparse.Namespace) -> None:
     prompt, forced = prompt_ids(cfg, args.prompt_length, args.steps)
     c = session.contract
     weights = {k: session.tables[k] for k in ("embed_tokens", "embed_tokens_per_layer")}
-    from gemma3n_iree.decoder_weights import read_decoder_weights
+    from gemma3n_iree.model.decoder_weights import read_decoder_weights
 
     mapped = read_decoder_weights(checkpoint, cfg)
     projection = {k: np.asarray(mapped[k], np.float32) for k in ("per_layer_model_projection",
@@ -182,8 +182,8 @@ def bench_torch(args: argparse.Namespace, mode: str) -> dict:
     from oracles import hf_decoder as H
     from transformers import DynamicCache
 
-    from gemma3n_iree.decoder_config import builtin_decoder_config
-    from gemma3n_iree.decoder_weights import decoder_weight_specs, read_decoder_weights
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights
 
     cfg = builtin_decoder_config(args.variant)
     checkpoint = args.workdir / f"decoder-{args.variant}"

@@ -40,15 +40,15 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gemma3n_iree.config import AudioConfig, builtin_config
+from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
 from gemma3n_iree.contracts.policy import CONTRACTS, NumericContract
 from gemma3n_iree.emitters import render
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import Target, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
-from gemma3n_iree.text_config import builtin_text_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
+from gemma3n_iree.model.text_config import builtin_text_config
 
 TARGETS = {"cuda-sm_90": ("cuda", "sm_90"), "cuda-sm_80": ("cuda", "sm_80"), "llvm-cpu": ("llvm-cpu", None)}
 KERNEL_CHOICES = ("auto", "iree", "triton-sm90")

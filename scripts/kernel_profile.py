@@ -40,7 +40,7 @@ def main() -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from gemma3n_iree.runtime.bench import speechlike_mel
+    from gemma3n_iree.diagnostics.bench import speechlike_mel
     from gemma3n_iree.runtime.checkpoint import open_checkpoint
     from gemma3n_iree.runtime.session import AudioSession
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from gemma3n_iree.config import builtin_config
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.runtime import checkpoint as ckpt_mod
 from gemma3n_iree.runtime.checkpoint import (CheckpointFormatError, CheckpointNonFiniteError,
                                              CheckpointSchemaError, open_checkpoint, read_safetensors_header)
@@ -522,7 +522,7 @@ def test_quantized_scale_that_overflows_on_dequantize(tmp_path: Path) -> None:
     (lambda c: c.__setitem__("audio_config", [1]), "audio_config must be an object, got a list [1]"),
 ])
 def test_config_errors_name_the_field(tmp_path, change, message):
-    from gemma3n_iree.config import AudioConfig, ConfigError
+    from gemma3n_iree.model.audio_config import AudioConfig, ConfigError
 
     config = hf_config_json(CFG)
     change(config)
@@ -535,7 +535,7 @@ def test_config_errors_name_the_field(tmp_path, change, message):
 
 
 def test_config_defaults_only_what_transformers_defaults(tmp_path):
-    from gemma3n_iree.config import AUDIO_DEFAULTABLE, AudioConfig
+    from gemma3n_iree.model.audio_config import AUDIO_DEFAULTABLE, AudioConfig
 
     config = hf_config_json(CFG)
     for name in AUDIO_DEFAULTABLE:  # numeric constants, as Gemma3nAudioConfig defaults them
@@ -545,9 +545,9 @@ def test_config_defaults_only_what_transformers_defaults(tmp_path):
 
 
 def test_text_config_errors_name_the_field(tmp_path):
-    from gemma3n_iree.config import ConfigError
-    from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors
-    from gemma3n_iree.text_config import TextConfig, builtin_text_config
+    from gemma3n_iree.model.audio_config import ConfigError
+    from synthetic_text import add_random_text_tensors
+    from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
 
     write_random_checkpoint(tmp_path, CFG, seed=0)
     add_random_text_tensors(tmp_path, builtin_text_config("tiny"), seed=1)

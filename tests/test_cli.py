@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.runtime.cli import main as iree_main
 from gemma3n_iree.runtime.encode import AudioEncoder

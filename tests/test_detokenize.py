@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gemma3n_iree.runtime.detokenize import TextStream
-from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
+from synthetic_text import build_test_tokenizer
 
 from gemma_like_tokenizer import BYTE_BASE, PIECES, SPECIALS, build
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.contracts.mel import samples_for_frames
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.runtime.cli import main as iree_main
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
-from gemma3n_iree.runtime.scheduler import Limits
-from gemma3n_iree.runtime.server import build_scheduler, server_info
+from gemma3n_iree.serve.scheduler import Limits
+from gemma3n_iree.serve.server import build_scheduler, server_info
 from gemma3n_iree.runtime.session import AudioSession, SessionError
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 

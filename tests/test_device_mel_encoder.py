@@ -21,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
-from gemma3n_iree.config import AudioConfig  # noqa: E402
+from gemma3n_iree.model.audio_config import AudioConfig  # noqa: E402
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
 from gemma3n_iree.contracts import mel as M  # noqa: E402
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
@@ -129,7 +129,7 @@ def test_real_size_speech_with_the_device_mel():
     same two criteria with the device mel (one of CI's few real-size tests, about a minute and a half)."""
     import copy
 
-    from gemma3n_iree.config import builtin_config
+    from gemma3n_iree.model.audio_config import builtin_config
     from gemma3n_iree.runtime.synthetic import random_weights
     from oracles.configs import REAL
     from test_real_speech_parity import as_bf16_like_from_pretrained, hf_modules as real_hf_modules, hf_outputs

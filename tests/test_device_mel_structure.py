@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.contracts import mel as M
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec

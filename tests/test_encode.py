@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.contracts import encoder as emulated
 from gemma3n_iree.contracts import emulation as E
@@ -38,7 +38,7 @@ from gemma3n_iree.contracts.emulation import affine_dequantize
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeError, EncodeFailed, plan_calls
@@ -558,7 +558,7 @@ def test_reused_staging_buffers_never_leak_one_call_into_the_next(encoder: Audio
 
 
 def test_bench_reports_end_to_end_and_device_side_time(encoder: AudioEncoder):
-    from gemma3n_iree.runtime.bench import bench_entries
+    from gemma3n_iree.diagnostics.bench import bench_entries
 
     records = list(bench_entries(encoder.session, warmup=1, repeats=2, entries=[(320, 2)]))
     assert len(records) == 1 and records[0]["batch"] == 2 and records[0]["frames"] == 320

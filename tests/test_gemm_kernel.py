@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target

@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
-from gemma3n_iree.config import AudioConfig  # noqa: E402
+from gemma3n_iree.model.audio_config import AudioConfig  # noqa: E402
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
 from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import parse_target

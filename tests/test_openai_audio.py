@@ -145,7 +145,7 @@ def test_compression_ratio_is_whispers():
 
 
 def test_transcript_from_a_file_transcript():
-    from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
+    from synthetic_text import build_test_tokenizer
 
     windows = [WindowTranscript(Window(0, 0, 0.0, 30.0), 200, [300, 301, 106], " Transcribe the", "stop",
                                 [-0.5, -1.0, -0.25], 0.5),

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_info
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from gemma3n_iree.runtime import frontend
 from gemma3n_iree.runtime.batching import call_width, may_run, power_of_two_widths
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed

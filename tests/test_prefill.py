@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1, get_contract
 from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.emulation import round_bf16
@@ -34,11 +34,11 @@ from gemma3n_iree.emitters.prefill import PrefillBucketError, PrefillModuleSpec
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors, build_test_tokenizer, write_test_tokenizer
+from synthetic_text import add_random_text_tensors, build_test_tokenizer, write_test_tokenizer
 from gemma3n_iree.runtime.tokens import (AUDIO_TOKEN, AudioMarkerError, ContextCapacityError, PlaceholderCountError,
                                          PlaceholderRunError, TokenizerError, TokenRangeError, VisionTokenError,
                                          audio_row_map, chat_prompt, expand_prompt, load_tokenizer)
-from gemma3n_iree.text_config import TextConfig, builtin_text_config
+from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")
@@ -158,10 +158,10 @@ def test_host_gather_rows_and_the_per_layer_vocabulary(checkpoint):
 
 
 def test_text_tensors_are_validated(tmp_path):
-    from gemma3n_iree.emitters.weights import MLX_LAYOUT
+    from gemma3n_iree.model.audio_weights import MLX_LAYOUT
     from gemma3n_iree.runtime.checkpoint import CheckpointSchemaError
     from gemma3n_iree.runtime.prefill import TextTables
-    from gemma3n_iree.runtime.synthetic_text import add_text_tensors
+    from synthetic_text import add_text_tensors
 
     mlx = tmp_path / "mlx"
     write_random_checkpoint(mlx, AUDIO, seed=0)
@@ -274,7 +274,7 @@ def hf_case(tmp_path_factory):
     from safetensors.numpy import save_file
 
     from gemma3n_iree.runtime.synthetic import hf_config_json
-    from gemma3n_iree.runtime.synthetic_text import add_text_tensors
+    from synthetic_text import add_text_tensors
     from oracles.configs import TINY
     from oracles.hf_prefill import checkpoint_tensors, make_model
 

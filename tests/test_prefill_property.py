@@ -27,7 +27,7 @@ from conftest import _invoker, assert_bits_equal, compile_cpu
 from gemma3n_iree.contracts import emulation as em
 from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
-from gemma3n_iree.text_config import TextConfig
+from gemma3n_iree.model.text_config import TextConfig
 from gemma3n_iree.emitters.probe import probe_module
 from test_schedules_property import PROPERTY, bf16_weights, daz, emulate, f32_arrays, note_values
 

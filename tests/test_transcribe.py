@@ -31,7 +31,7 @@ torch = pytest.importorskip("torch", reason="transformers parity needs torch (te
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
 from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
-from gemma3n_iree.decoder_config import builtin_decoder_config  # noqa: E402
+from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.runtime.artifacts import ArtifactCache  # noqa: E402
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder  # noqa: E402
 from gemma3n_iree.runtime.frontend import load_audio  # noqa: E402

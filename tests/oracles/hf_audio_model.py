@@ -87,7 +87,7 @@ def write_checkpoint(model: NoVisionGemma3nForConditionalGeneration, directory: 
     """The model as users get a checkpoint: `save_pretrained` of its BF16 copy, plus the test tokenizer."""
     from transformers.utils import logging as hf_logging
 
-    from gemma3n_iree.runtime.synthetic_text import write_test_tokenizer
+    from synthetic_text import write_test_tokenizer
 
     directory = Path(directory)
     bars = hf_logging.is_progress_bar_enabled()

@@ -105,7 +105,7 @@ def write_checkpoint(model: Gemma3nForCausalLM, cfg: Any, directory: Any) -> Non
     configuration's nested `config.json`: what the project reads."""
     import ml_dtypes
 
-    from gemma3n_iree.runtime.synthetic_text import write_decoder_checkpoint
+    from synthetic_text import write_decoder_checkpoint
 
     tensors = {k: v.astype(ml_dtypes.bfloat16) for k, v in checkpoint_tensors(model).items()}
     write_decoder_checkpoint(directory, cfg, tensors)

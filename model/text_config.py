@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
+from .audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
 
 # What the prefill stage's shapes depend on: never defaulted for a checkpoint.
 TEXT_SHAPE_FIELDS = ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input", "vocab_size",

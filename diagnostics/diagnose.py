@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..config import AudioConfig
+from ..model.audio_config import AudioConfig
 from ..contracts.envelope import inside_envelope
 from ..contracts.metrics import bf16_ulp_distance
 

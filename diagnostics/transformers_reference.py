@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..config import AudioConfig
+from ..model.audio_config import AudioConfig
 
 TOWER = "model.audio_tower."
 EMBED = "model.embed_audio."

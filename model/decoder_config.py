@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .config import ConfigError
+from .audio_config import ConfigError
 from .text_config import TextConfig, multimodal_fields
 
 SLIDING = "sliding_attention"

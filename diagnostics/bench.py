@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .session import AudioSession
+from ..runtime.session import AudioSession
 
 FRAME_SECONDS = 0.01  # 10 ms hop: 3000 frames = 30 s
 

@@ -1,6 +1,6 @@
 """Continuous batching of audio requests onto one resident copy of the weights (the core of `serve`).
 
-The HTTP layer (`runtime/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
+The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
 about admission, batching, cancellation and result lifetime lives here and is thread-based, so it is
 usable (and tested) without a network.
 
@@ -75,12 +75,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from .batching import call_width, may_run
-from .decode import AudioError, AudioInfo, decode_audio, probe_audio
-from .encode import Clip, EncodeError, choose_bucket
-from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
-from .pipeline import FrontEndPool, default_workers
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
+from ..runtime.batching import call_width, may_run
+from ..runtime.decode import AudioError, AudioInfo, decode_audio, probe_audio
+from ..runtime.encode import Clip, EncodeError, choose_bucket
+from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
+from ..runtime.pipeline import FrontEndPool, default_workers
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -761,7 +761,7 @@ class Scheduler:
         return clips, samples.shape[0]
 
     def _expand(self, job: Job, clips: int) -> np.ndarray:
-        from .tokens import PromptError
+        from ..runtime.tokens import PromptError
 
         try:
             ids = self.prefill.expand(job.prompt or "", [clips], job.chat)
@@ -915,7 +915,7 @@ class Scheduler:
                         self._post.append(job)
 
     def _run_prefill(self, job: Job) -> None:
-        from .tokens import PromptError
+        from ..runtime.tokens import PromptError
 
         self._hook("prefill", job)
         with self._lock:
