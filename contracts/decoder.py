@@ -17,7 +17,8 @@ sequence's results do not depend on its batch, and prefill(S) + decode steps equ
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 

@@ -20,9 +20,9 @@ dtype is accepted).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Callable, Mapping
 
 import numpy as np
 

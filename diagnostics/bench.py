@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -16,15 +16,16 @@ artifact's value; outside = a bug.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..model.audio_config import AudioConfig
 from ..contracts.envelope import inside_envelope
 from ..contracts.metrics import bf16_ulp_distance
+from ..model.audio_config import AudioConfig
 
 OUTLIERS = 32
 ENVELOPE_SAMPLES = 64
@@ -189,8 +190,7 @@ class Report:
                 f"{'-' if local is None else str(local['differing']):>8s} "
                 + ("" if env is None else f"{env['inside']}/{env['checked']} inside"))
         first = self.first_divergence
-        lines.append("verdict: PASS (no stage over max_abs {0} / rms {1})".format(
-            self.thresholds.max_abs, self.thresholds.rms) if first is None else
+        lines.append(f"verdict: PASS (no stage over max_abs {self.thresholds.max_abs} / rms {self.thresholds.rms})" if first is None else
             f"verdict: FAIL — first divergence at {first['stage']} (max_abs {first.get('max_abs', 0):.3g}, "
             f"rms {first.get('rms', 0):.3g}; thresholds {self.thresholds.max_abs} / {self.thresholds.rms})")
         if self.explanation():

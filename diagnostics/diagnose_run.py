@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -16,8 +16,8 @@ from ..emitters.kernels import select_kernels
 from ..model.audio_weights import HF_LAYOUT, audio_weight_specs
 from ..runtime.artifacts import ArtifactCache
 from ..runtime.checkpoint import Checkpoint, open_checkpoint
-from .diagnose import Report, Thresholds, diagnose_stages
 from ..runtime.session import DEVICE_FOR_TARGET, AudioSession
+from .diagnose import Report, Thresholds, diagnose_stages
 
 Progress = Callable[[str], None]
 REFERENCES = ("contract", "transformers")
@@ -48,9 +48,12 @@ def hf_named(checkpoint: Checkpoint, logical: dict[str, np.ndarray]) -> dict[str
     return named
 
 
+DEFAULT_THRESHOLDS = Thresholds()
+
+
 def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "llvm-cpu",
                   contract: str = "mlx-cuda-v1", reference: str = "contract",
-                  thresholds: Thresholds = Thresholds(), clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS, clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
                   cache: ArtifactCache | None = None, progress: Progress | None = None,
                   artifact: str | Path | None = None) -> Report:
     """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count).

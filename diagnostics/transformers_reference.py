@@ -7,7 +7,8 @@ out as this project's stages ([T, F, C] for the SSCP tensors, one clip, no batch
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.mel import HOST_MEL, MelFrontEnd
 from ..contracts.policy import NumericContract
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
+from ..model.audio_weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 from .entries import EncodeEntry
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .mel import MelEmitter, mel_tables
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from ..model.audio_weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 

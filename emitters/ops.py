@@ -12,8 +12,9 @@ branches on whether a kernel is linked.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,10 +22,31 @@ from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_si
 from ..contracts.policy import NumericContract
 from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
 from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
-from .render import Func, ModuleBuilder, tensor_type as tensor
-from .specialisations import (AffineDequant, Attention, AudioOutput, ConformerBlock, CumulativeGroupNorm, DensePle,
-                              Embedder, FeedForward, LaneXorSum, LightConv, Linear, MaskFrames, MelBoundary,
-                              MlxRmsNorm, PrefixScan, Reduction, RmsNorm, SscpBlock, SscpConv, TokenMerge, ValidMask)
+from .render import Func, ModuleBuilder
+from .render import tensor_type as tensor
+from .specialisations import (
+    AffineDequant,
+    Attention,
+    AudioOutput,
+    ConformerBlock,
+    CumulativeGroupNorm,
+    DensePle,
+    Embedder,
+    FeedForward,
+    LaneXorSum,
+    LightConv,
+    Linear,
+    MaskFrames,
+    MelBoundary,
+    MlxRmsNorm,
+    PrefixScan,
+    Reduction,
+    RmsNorm,
+    SscpBlock,
+    SscpConv,
+    TokenMerge,
+    ValidMask,
+)
 
 if TYPE_CHECKING:
     from ..model.audio_config import AudioConfig

@@ -28,13 +28,13 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from ..contracts.policy import NumericContract
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 from ..model.text_config import TextConfig
 from .entries import PrefillEntry
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 #: The fewest prompt rows one clip takes: `<start_of_audio>` + 188 placeholders + `<end_of_audio>`.

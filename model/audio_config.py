@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 # Frame buckets (mel frames) an artifact is specialised on.  2997 frames = 30 s, the longest clip the
 # feature extractor produces; smaller buckets make short clips cheap.
@@ -133,7 +134,7 @@ class AudioConfig:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "",
-                     overrides: bool = False) -> "AudioConfig":
+                     overrides: bool = False) -> AudioConfig:
         """From config values by field name, each type-checked; keys that are not fields (``model_type``,
         ``torch_dtype`` ...) are ignored.  A field the graph's shapes depend on must be present (see
         :data:`AUDIO_DEFAULTABLE`) unless `overrides` (a flat file of changes to the built-in E4B values).
@@ -151,7 +152,7 @@ class AudioConfig:
             raise ConfigError(f"{source}: {exc}") from exc
 
     @classmethod
-    def from_json_file(cls, path: str | Path) -> "AudioConfig":
+    def from_json_file(cls, path: str | Path) -> AudioConfig:
         """Read a checkpoint `config.json` (nested `audio_config`/`text_config`: every shape present) or a
         flat JSON file of fields (``text_hidden_size`` included) that change the built-in E4B values."""
         path = Path(path)
@@ -183,7 +184,7 @@ class AudioConfig:
         return cls.from_mapping(values, source=str(path), where="audio_config.")
 
     @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> "AudioConfig":
+    def from_checkpoint(cls, directory: str | Path) -> AudioConfig:
         path = Path(directory) / "config.json"
         if not path.is_file():
             raise ConfigError(f"{directory}: checkpoint directory has no config.json")

@@ -16,9 +16,9 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .decoder_config import DecoderConfig
 from ..emitters.prefill import TEXT_PREFIX
 from .audio_weights import HF_LAYOUT, WeightLayout, WeightSpec
+from .decoder_config import DecoderConfig
 
 #: Read on the host only (one row per token is gathered; the table never reaches the device).
 HOST_TABLES = frozenset({"embed_tokens_per_layer"})

@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
 
@@ -83,7 +84,7 @@ class TextConfig:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> "TextConfig":
+    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> TextConfig:
         """From a parsed checkpoint `config.json` (nested transformers layout).
 
         The shapes (``text_config``'s widths, depth and both vocabulary sizes) must be present; what
@@ -110,7 +111,7 @@ class TextConfig:
             raise ConfigError(f"{source}: {exc}") from None
 
     @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> "TextConfig":
+    def from_checkpoint(cls, directory: str | Path) -> TextConfig:
         path = Path(directory) / "config.json"
         try:
             data = json.loads(path.read_text())

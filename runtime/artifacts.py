@@ -15,10 +15,10 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..emitters.audio import AudioModuleSpec, emit_audio_module
 from ..emitters.compile import Target, compile_mlir, compiler_version

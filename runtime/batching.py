@@ -7,7 +7,7 @@ contract, `runtime/encode.py`), so these functions decide speed only, never resu
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 #: The server's widest call per target when --max-batch-clips is not given.  On the H200 a call of 32
 #: 30 s clips runs at 6,555 audio-s/s, 8 clips at 6,180 and 1 clip at 3,100 (BENCHMARKS.md, k12): a

@@ -28,8 +28,9 @@ import hashlib
 import json
 import math
 import struct
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np

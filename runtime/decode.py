@@ -32,10 +32,11 @@ import bisect
 import io
 import mmap
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence, Union
+from typing import Union
 
 import numpy as np
 

@@ -20,9 +20,9 @@ sees from positions alone (kv_cache.py), so rows a previous sequence left in a r
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -31,11 +31,11 @@ from ..contracts import decoder as DEC
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
-from ..model.decoder_config import DecoderConfig
-from ..model.decoder_weights import read_decoder_weights
 from ..emitters.compile import Target
 from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from ..model.decoder_config import DecoderConfig
+from ..model.decoder_weights import read_decoder_weights
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .session import LoadedProgram, SessionError
 
@@ -75,7 +75,7 @@ class DecoderSession(LoadedProgram):
 
     @classmethod
     def from_checkpoint(cls, vmfb: bytes | str | Path, checkpoint: str | Path, cfg: DecoderConfig | None = None,
-                        device: str = "local-task") -> "DecoderSession":
+                        device: str = "local-task") -> DecoderSession:
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
         from .checkpoint import find_safetensors_files

@@ -14,20 +14,20 @@ own), which is the property a compiled program must have too.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from ..model.audio_config import ConfigError
 from ..contracts import decoder as DEC
 from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
 from ..contracts.kv_cache import KVCache, KVCacheLayout
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
+from ..emitters.prefill import TEXT_PREFIX
+from ..model.audio_config import ConfigError
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import read_decoder_weights
-from ..emitters.prefill import TEXT_PREFIX
-from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from .checkpoint import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)

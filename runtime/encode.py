@@ -14,18 +14,19 @@ the others are still encoded, and :class:`EncodeFailed` names every failure and 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from ..contracts.mel import resolve_mel
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from . import frontend
 from .artifacts import ArtifactCache
 from .batching import call_width
@@ -258,7 +259,7 @@ class AudioEncoder:
 
     def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None, *,
                      workers: int | None = None,
-                     on_progress: Callable[["PipelineProgress"], None] | None = None) -> EncodeResult:
+                     on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
         """Encode audio files through the parallel host pipeline (`runtime/pipeline.py`): decoding,
         resampling and the host log-mel on `workers` threads (default: this process's cores),
         overlapped with the device calls.  The result is bit for bit what the serial path

@@ -36,11 +36,12 @@ import collections
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -121,7 +122,7 @@ class FrontEndPool:
         finally:
             self._blas.__exit__(None, None, None)
 
-    def __enter__(self) -> "FrontEndPool":
+    def __enter__(self) -> FrontEndPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -214,7 +215,7 @@ class _Rows:
 class _Run:
     """One `encode_files` call: the conductor loop on the caller's thread."""
 
-    def __init__(self, encoder: "AudioEncoder", paths: Sequence[str | Path], max_seconds: float | None,
+    def __init__(self, encoder: AudioEncoder, paths: Sequence[str | Path], max_seconds: float | None,
                  pool: FrontEndPool, on_progress: Callable[[PipelineProgress], None] | None) -> None:
         self.encoder, self.session, self.pool = encoder, encoder.session, pool
         self.max_seconds, self.on_progress = max_seconds, on_progress
@@ -388,7 +389,7 @@ class _Run:
         return result
 
 
-def encode_files(encoder: "AudioEncoder", paths: Sequence[str | Path], *, max_seconds: float | None = None,
+def encode_files(encoder: AudioEncoder, paths: Sequence[str | Path], *, max_seconds: float | None = None,
                  workers: int | None = None,
                  on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
     """`AudioEncoder.encode_files` (see there): one run of the pipeline on a pool of its own."""

@@ -17,23 +17,29 @@ resident weights are the audio embedder's hard path and `per_layer_model_project
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
-                                resident_weight_specs, text_weight_specs)
-from ..emitters.compile import Target, parse_target
 from ..emitters import entries
+from ..emitters.compile import Target, parse_target
+from ..emitters.prefill import (
+    DEFAULT_CAPACITIES,
+    TEXT_PREFIX,
+    PrefillModuleSpec,
+    emit_prefill_module,
+    resident_weight_specs,
+    text_weight_specs,
+)
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ..model.text_config import TextConfig
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
-from .checkpoint import (CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header)
+from .checkpoint import CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header
 from .session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
 from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
 

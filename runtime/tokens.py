@@ -24,8 +24,8 @@ Every violation is a typed `PromptError`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -60,10 +60,10 @@ def artifact_path(variant: str, contract: str, target: str) -> Path:
 
 def module_spec(variant: str, contract: str, target: str, kernels: str):
     from gemma3n_iree.contracts import get_contract
-    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
     from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
     cfg, c = builtin_decoder_config(variant), get_contract(contract)
     slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]

@@ -47,6 +47,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from synthetic_text import add_random_decoder_tensors  # noqa: E402
+
 from gemma3n_iree.contracts import decoder as DEC  # noqa: E402
 from gemma3n_iree.contracts import decoder_ops as D  # noqa: E402
 from gemma3n_iree.contracts import emulation as E  # noqa: E402
@@ -55,7 +57,6 @@ from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout  # noqa: E402
 from gemma3n_iree.contracts.metrics import bf16_ulp_distance, relative_l2  # noqa: E402
 from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights  # noqa: E402
-from synthetic_text import add_random_decoder_tensors  # noqa: E402
 
 F32 = np.float32
 

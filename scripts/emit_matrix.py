@@ -36,17 +36,17 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator
 
-from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
 from gemma3n_iree.contracts.policy import CONTRACTS, NumericContract
 from gemma3n_iree.emitters import render
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import Target, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
+from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
 from gemma3n_iree.model.text_config import builtin_text_config
 

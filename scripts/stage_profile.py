@@ -16,8 +16,8 @@ import json
 import re
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from gemma3n_iree.model.audio_config import builtin_config
 

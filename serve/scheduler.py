@@ -68,10 +68,11 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -287,7 +288,7 @@ def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: 
 class UploadSlot:
     """One body being received: its reservation (the largest body) in the budget, released once."""
 
-    def __init__(self, scheduler: "Scheduler", client: str, reserved: int) -> None:
+    def __init__(self, scheduler: Scheduler, client: str, reserved: int) -> None:
         self.scheduler, self.client, self.reserved = scheduler, client, reserved
         self.open = True
 
@@ -380,7 +381,7 @@ class Scheduler:
         self._audio_seconds_done = 0.0
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "Scheduler":
+    def start(self) -> Scheduler:
         with self._lock:
             if self._device_thread is not None:
                 return self
@@ -407,7 +408,7 @@ class Scheduler:
                 self._drop(job)
             self._device_thread = self._reaper_thread = self._pool = None
 
-    def __enter__(self) -> "Scheduler":
+    def __enter__(self) -> Scheduler:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -848,7 +849,7 @@ class Scheduler:
                     self._device_busy = running is not None
                     self._cond.notify_all()
 
-    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> "_Call | None":
+    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> _Call | None:
         """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
         started = time.monotonic()
         with self._lock:
@@ -877,7 +878,7 @@ class Scheduler:
             for item in items:
                 self._finish(item.job, error=error)
 
-    def _complete_encode(self, call: "_Call | None") -> None:
+    def _complete_encode(self, call: _Call | None) -> None:
         """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
         if call is None:
             return

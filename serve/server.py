@@ -51,8 +51,9 @@ import json
 import logging
 import math
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -60,8 +61,19 @@ from aiohttp.multipart import BodyPartReader
 
 from ..runtime.decode import MIN_SAMPLE_RATE
 from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
-from .scheduler import (ENCODE, PREFILL, BadInput, Job, Limits, NotFound, Rejected, Scheduler, ServeError,
-                        State, Unavailable)
+from .scheduler import (
+    ENCODE,
+    PREFILL,
+    BadInput,
+    Job,
+    Limits,
+    NotFound,
+    Rejected,
+    Scheduler,
+    ServeError,
+    State,
+    Unavailable,
+)
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -485,8 +497,8 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
                     mel: str | None = None) -> Scheduler:
     """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
     prefill stage; returns a scheduler that is not started yet."""
-    from ..model.audio_config import DEFAULT_FRAME_BUCKETS
     from ..contracts.policy import DEFAULT_CONTRACT
+    from ..model.audio_config import DEFAULT_FRAME_BUCKETS
     from ..runtime.artifacts import ArtifactCache
     from ..runtime.encode import AudioEncoder
 

@@ -22,16 +22,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 import ml_dtypes
 import numpy as np
 
-from gemma3n_iree.model.decoder_config import DecoderConfig
-from gemma3n_iree.model.decoder_weights import decoder_weight_specs
 from gemma3n_iree.emitters.prefill import text_weight_specs
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, WeightLayout
+from gemma3n_iree.model.decoder_config import DecoderConfig
+from gemma3n_iree.model.decoder_weights import decoder_weight_specs
 from gemma3n_iree.model.text_config import TextConfig
 
 TEXT_SHARD = "model-text.safetensors"

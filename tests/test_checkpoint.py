@@ -14,8 +14,13 @@ from safetensors.numpy import save_file
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.runtime import checkpoint as ckpt_mod
-from gemma3n_iree.runtime.checkpoint import (CheckpointFormatError, CheckpointNonFiniteError,
-                                             CheckpointSchemaError, open_checkpoint, read_safetensors_header)
+from gemma3n_iree.runtime.checkpoint import (
+    CheckpointFormatError,
+    CheckpointNonFiniteError,
+    CheckpointSchemaError,
+    open_checkpoint,
+    read_safetensors_header,
+)
 from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")
@@ -545,8 +550,9 @@ def test_config_defaults_only_what_transformers_defaults(tmp_path):
 
 
 def test_text_config_errors_name_the_field(tmp_path):
-    from gemma3n_iree.model.audio_config import ConfigError
     from synthetic_text import add_random_text_tensors
+
+    from gemma3n_iree.model.audio_config import ConfigError
     from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
 
     write_random_checkpoint(tmp_path, CFG, seed=0)

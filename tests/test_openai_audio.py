@@ -16,11 +16,31 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.runtime.transcribe import (TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner, Window,
-                                             WindowTranscript, join_windows)
-from gemma3n_iree.serve.openai_audio import (AudioRequest, OpenAIError, Segment, TokenLogprob, Transcript,
-                                             UploadedFile, compression_ratio, delta_event, done_event, error_event,
-                                             parse_audio_request, response_body, sse, transcript_from)
+from gemma3n_iree.runtime.transcribe import (
+    TRANSCRIBE,
+    TRANSLATE,
+    FileTranscript,
+    Window,
+    WindowJoiner,
+    WindowTranscript,
+    join_windows,
+)
+from gemma3n_iree.serve.openai_audio import (
+    AudioRequest,
+    OpenAIError,
+    Segment,
+    TokenLogprob,
+    Transcript,
+    UploadedFile,
+    compression_ratio,
+    delta_event,
+    done_event,
+    error_event,
+    parse_audio_request,
+    response_body,
+    sse,
+    transcript_from,
+)
 
 MODELS = {"gemma-3n-e4b-it"}
 FILE = UploadedFile("talk.flac", "audio/flac", 1234)

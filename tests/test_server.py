@@ -39,22 +39,29 @@ import numpy as np
 import pytest
 import soundfile as sf
 from click.testing import CliRunner
+from conftest import assert_bits_equal
+from synthetic_text import add_random_text_tensors, write_test_tokenizer
 
 from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.text_config import builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.cli import main as cli_main
+from gemma3n_iree.runtime.decode import probe_audio
 from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
 from gemma3n_iree.runtime.prefill import AudioPrefill
-from gemma3n_iree.runtime.decode import probe_audio
-from gemma3n_iree.serve.scheduler import (ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, BadInput, Limits, NotFound,
-                                            Rejected, Scheduler)
-from gemma3n_iree.serve.server import BackgroundServer
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from synthetic_text import add_random_text_tensors, write_test_tokenizer
-from gemma3n_iree.model.text_config import builtin_text_config
-
-from conftest import assert_bits_equal
+from gemma3n_iree.serve.scheduler import (
+    ENCODE_OUTPUTS,
+    PREFILL,
+    PREFILL_OUTPUTS,
+    BadInput,
+    Limits,
+    NotFound,
+    Rejected,
+    Scheduler,
+)
+from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")

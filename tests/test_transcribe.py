@@ -30,15 +30,15 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
+from oracles import hf_audio_model as A  # noqa: E402
+from oracles.configs import TINY  # noqa: E402
+
 from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
 from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.runtime.artifacts import ArtifactCache  # noqa: E402
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder  # noqa: E402
 from gemma3n_iree.runtime.frontend import load_audio  # noqa: E402
 from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber, windows_of  # noqa: E402
-
-from oracles import hf_audio_model as A  # noqa: E402
-from oracles.configs import TINY  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
