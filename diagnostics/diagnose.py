@@ -25,6 +25,7 @@ import numpy as np
 
 from ..contracts.envelope import inside_envelope
 from ..contracts.metrics import bf16_ulp_distance
+from ..files import write_atomically
 from ..model.audio_config import AudioConfig
 
 OUTLIERS = 32
@@ -198,7 +199,7 @@ class Report:
         return "\n".join(lines)
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        write_atomically(path, (json.dumps(self.to_json(), indent=1) + "\n").encode())
 
     def plot(self, path: str | Path) -> None:
         """Per-stage max |diff| and RMS on a log scale (needs matplotlib)."""

@@ -10,6 +10,7 @@ import click
 
 from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
+from ..files import write_atomically
 from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
 from ..model.audio_weights import LAYOUTS
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
@@ -66,14 +67,6 @@ def emit_decoder(spec) -> str:
     from .decoder import emit_decoder_module
 
     return emit_decoder_module(spec)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write next to the destination and rename, so a reader never sees a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{int(time.time() * 1e6)}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

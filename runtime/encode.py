@@ -26,6 +26,7 @@ from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
+from ..files import atomic_writer
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from . import frontend
 from .artifacts import ArtifactCache
@@ -91,27 +92,17 @@ class EncodeResult:
         place: an interrupted write never leaves a partial file under `path`).  Laid out straight from
         the arrays (`npz_stream`: no second copy, half of `np.savez`'s time); a result past plain
         ZIP's 4 GiB (about 1,500 clips) is written by `np.savez`, which writes ZIP64."""
-        import os
-        import tempfile
-
-        path = Path(path)
         arrays = self.arrays()
         try:
             pieces = npz_pieces(arrays)
         except ValueError:  # more than plain ZIP holds
             pieces = None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                if pieces is None:
-                    np.savez(handle, **arrays)
-                else:
-                    for piece in pieces.chunks(8 << 20):
-                        handle.write(piece)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(path) as handle:
+            if pieces is None:
+                np.savez(handle, **arrays)
+            else:
+                for piece in pieces.chunks(8 << 20):
+                    handle.write(piece)
 
 
 class EncodeFailed(EncodeError):

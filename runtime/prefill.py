@@ -35,6 +35,7 @@ from ..emitters.prefill import (
     resident_weight_specs,
     text_weight_specs,
 )
+from ..files import atomic_writer
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ..model.text_config import TextConfig
@@ -173,8 +174,14 @@ class PrefillResult:
     stages: dict[str, np.ndarray] | None = None  # diagnostics builds only (full capacity)
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
-                 per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
+        """Write the four arrays as an .npz, atomically (`np.savez`'s naming: `.npz` is appended
+        to a name without it)."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        with atomic_writer(path) as handle:
+            np.savez(handle, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
+                     per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
 
 
 class AudioPrefill:

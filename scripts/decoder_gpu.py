@@ -74,9 +74,9 @@ def module_spec(variant: str, contract: str, target: str, kernels: str):
 
 
 def build(args: argparse.Namespace) -> None:
-    from gemma3n_iree.emitters.cli import write_atomically
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
     from gemma3n_iree.emitters.decoder import emit_decoder_module
+    from gemma3n_iree.files import write_atomically
 
     spec = module_spec(args.variant, args.contract, args.target, args.kernels)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target("llvm-cpu")
