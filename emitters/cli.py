@@ -11,8 +11,16 @@ import click
 from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
 from ..files import write_atomically
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
+from ..model.audio_config import (
+    DEFAULT_FRAME_BUCKETS,
+    MAX_CLIP_FRAMES,
+    AudioConfig,
+    ConfigError,
+    builtin_config,
+    read_json_object,
+)
 from ..model.audio_weights import LAYOUTS
+from ..model.checkpoint_config import CheckpointConfig
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
 from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
@@ -24,7 +32,7 @@ def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: s
     if len(given) > 1:
         raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
     if checkpoint is not None:
-        return AudioConfig.from_checkpoint(checkpoint)
+        return CheckpointConfig.read(checkpoint).audio
     if config_file is not None:
         return AudioConfig.from_json_file(config_file)
     return builtin_config(builtin or "e4b")
@@ -34,8 +42,6 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
                  capacities: tuple[int, ...], slots: int, prompts: tuple[int, ...], batches: tuple[int, ...],
                  contexts: tuple[int, ...], layout: str, kernels=IREE_CODEGEN):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
-    import json
-
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
     from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
 
@@ -43,15 +49,9 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
     if len(given) > 1:
         raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
     if checkpoint is not None:
-        cfg = DecoderConfig.from_checkpoint(checkpoint)
+        cfg = CheckpointConfig.read(checkpoint).decoder
     elif config_file is not None:
-        try:
-            data = json.loads(config_file.read_text())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{config_file}: cannot read: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{config_file}: expected a checkpoint-style config.json object")
-        cfg = DecoderConfig.from_config_json(data, source=str(config_file))
+        cfg = DecoderConfig.from_config_json(read_json_object(config_file), source=str(config_file))
     else:
         cfg = builtin_decoder_config(builtin or "e4b")
     if len(capacities) > 1:

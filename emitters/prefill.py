@@ -31,6 +31,7 @@ from pathlib import Path
 from ..contracts.policy import NumericContract
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.checkpoint_config import CheckpointConfig
 from ..model.text_config import TextConfig
 from .entries import PrefillEntry
 from .ops import OpEmitter
@@ -182,7 +183,7 @@ def resolve_text_config(checkpoint: Path | None, config_file: Path | None, built
     from ..model.text_config import builtin_text_config
 
     if checkpoint is not None:
-        return TextConfig.from_checkpoint(checkpoint)
+        return CheckpointConfig.read(checkpoint).text
     if config_file is not None:
         try:
             data = json.loads(config_file.read_text())

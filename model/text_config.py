@@ -16,7 +16,6 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
@@ -109,19 +108,6 @@ class TextConfig:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{source}: {exc}") from None
-
-    @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> TextConfig:
-        path = Path(directory) / "config.json"
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"{directory}: checkpoint directory has no config.json") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
-        return cls.from_config_json(data, source=str(path))
 
 
 def multimodal_fields(data: Mapping[str, Any], source: str) -> dict[str, int]:

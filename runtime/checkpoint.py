@@ -37,6 +37,7 @@ import numpy as np
 
 from ..model.audio_config import AudioConfig
 from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.checkpoint_config import CheckpointConfig
 
 # safetensors' own limit on the JSON header (MAX_HEADER_SIZE in the reference implementation).
 MAX_HEADER_BYTES = 100_000_000
@@ -242,14 +243,9 @@ def _quant_params(block: Any, where: str) -> tuple[int, int]:
     return bits, group
 
 
-def read_quantization_block(config_path: Path) -> dict[str, Any] | None:
-    """The `quantization` (or `quantization_config`) block of config.json as mlx-vlm writes it, or None."""
-    try:
-        data = json.loads(config_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointFormatError(f"{config_path}: cannot read: {exc}") from None
-    if not isinstance(data, dict):
-        raise CheckpointFormatError(f"{config_path}: expected a JSON object")
+def read_quantization_block(data: Mapping[str, Any], config_path: Path) -> dict[str, Any] | None:
+    """The `quantization` (or `quantization_config`) block of the parsed config.json `data` as mlx-vlm
+    writes it, or None."""
     blocks = {k: data[k] for k in ("quantization", "quantization_config") if data.get(k) is not None}
     if not blocks:
         return None
@@ -542,9 +538,10 @@ def open_checkpoint(directory: str | Path) -> Checkpoint:
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointFormatError(f"{directory}: not a checkpoint directory")
-    config_path = directory / "config.json"
-    cfg = AudioConfig.from_checkpoint(directory)  # ConfigError (a ValueError) names the file
-    qblock = read_quantization_block(config_path)
+    config = CheckpointConfig.read(directory)
+    config_path = config.path
+    cfg = config.audio  # ConfigError (a ValueError) names the file
+    qblock = read_quantization_block(config.document, config_path)
 
     files, weight_map, index_path = find_safetensors_files(directory)
     everything: dict[str, TensorInfo] = {}

@@ -34,6 +34,7 @@ from ..contracts.policy import NumericContract, get_contract
 from ..emitters.compile import Target
 from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from ..model.checkpoint_config import CheckpointConfig
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import read_decoder_weights
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
@@ -81,7 +82,7 @@ class DecoderSession(LoadedProgram):
         from .checkpoint import find_safetensors_files
 
         checkpoint = Path(checkpoint)
-        cfg = cfg or DecoderConfig.from_checkpoint(checkpoint)
+        cfg = cfg or CheckpointConfig.read(checkpoint).decoder
         tables = read_decoder_weights(checkpoint, cfg)
         files, _, _ = find_safetensors_files(checkpoint)
         return cls(vmfb, files, cfg, tables, device)

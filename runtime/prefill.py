@@ -38,6 +38,7 @@ from ..emitters.prefill import (
 from ..files import atomic_writer
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.checkpoint_config import CheckpointConfig
 from ..model.text_config import TextConfig
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .checkpoint import CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header
@@ -205,7 +206,7 @@ class AudioPrefill:
                                         f"({', '.join(self.checkpoint.quantized_names())}) are not supported by the "
                                         f"prefill stage yet; use a BF16 checkpoint")
         self.audio_config = self.checkpoint.config
-        self.text = TextConfig.from_checkpoint(self.directory)
+        self.text = CheckpointConfig.read(self.directory).text
         self.tables = TextTables(self.directory, self.text, self.checkpoint.layout)
         self.target, self.contract, self.cuda_arch, self.stages = target, get_contract(contract), cuda_arch, stages
         self.capacities = tuple(sorted(set(capacities)))

@@ -32,6 +32,7 @@ from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound, relative_l2
 from gemma3n_iree.emitters.prefill import PrefillBucketError, PrefillModuleSpec
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
+from gemma3n_iree.model.checkpoint_config import CheckpointConfig
 from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.prefill import AudioPrefill
@@ -151,7 +152,7 @@ def test_spec_and_capacity_errors(prefillers):
 
 
 def test_config_json_round_trip(checkpoint):
-    assert TextConfig.from_checkpoint(checkpoint) == TEXT
+    assert CheckpointConfig.read(checkpoint).text == TEXT
     index = json.loads((checkpoint / "model.safetensors.index.json").read_text())["weight_map"]
     assert index["model.language_model.embed_tokens_per_layer.weight"] == "model-text.safetensors"
 
