@@ -177,19 +177,14 @@ def emit_prefill_module(spec: PrefillModuleSpec) -> str:
 
 def resolve_text_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> TextConfig:
     """The text configuration from the same single source `emitters.cli.resolve_config` reads."""
-    import json
-
-    from ..model.audio_config import ConfigError
+    from ..model.audio_config import ConfigError, read_json_object
     from ..model.text_config import builtin_text_config
 
     if checkpoint is not None:
         return CheckpointConfig.read(checkpoint).text
     if config_file is not None:
-        try:
-            data = json.loads(config_file.read_text())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{config_file}: cannot read: {exc}") from None
-        if not isinstance(data, dict) or "text_config" not in data:
+        data = read_json_object(config_file)
+        if "text_config" not in data:
             raise ConfigError(f"{config_file}: the prefill stage needs a checkpoint-style config.json with text_config")
         return TextConfig.from_config_json(data, source=str(config_file))
     return builtin_text_config(builtin or "e4b")
