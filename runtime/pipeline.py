@@ -47,7 +47,7 @@ import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from . import frontend
-from .batching import call_width, may_run
+from .batching import BucketQueue, Wait, next_encode_call
 from .decode import AudioError
 from .encode import Clip, EncodeError, EncodeFailed, EncodeResult, InputFailure, choose_bucket
 
@@ -312,23 +312,15 @@ class _Run:
     def _launch(self) -> float | None:
         """Queue the calls the policy allows (at most CALLS_IN_FLIGHT); returns how long to wait for a
         partial call's clips, or None."""
-        wait_s = None
         while len(self.in_flight) < CALLS_IN_FLIGHT:
-            now = time.monotonic()
-            idle = not self.in_flight
-            heads = sorted((q[0].since, b) for b, q in self.queues.items() if q)
-            runnable = [b for since, b in heads
-                        if may_run(len(self.queues[b]), max(self.widths[b]), settled=self.settled,
-                                   waited_s=now - since, max_wait_s=MAX_WAIT_S, device_idle=idle)]
-            if not runnable:
-                if heads and idle:
-                    wait_s = max(0.0, heads[0][0] + MAX_WAIT_S - now)
-                return wait_s
-            bucket = runnable[0]  # the oldest head first
-            queue = self.queues[bucket]
-            width = call_width(len(queue), self.widths[bucket])
-            taken = [queue.popleft() for _ in range(min(width, len(queue)))]
-            inputs, counts = self.encoder.call_inputs(bucket, width, [w.clip for w in taken])
+            queues = [BucketQueue(b, len(q), q[0].since, self.widths[b]) for b, q in self.queues.items() if q]
+            call = next_encode_call(queues, time.monotonic(), settled=self.settled, device_idle=not self.in_flight,
+                                    max_wait_s=MAX_WAIT_S)
+            if isinstance(call, Wait):
+                return call.seconds
+            queue = self.queues[call.bucket]
+            taken = [queue.popleft() for _ in range(call.take)]
+            inputs, counts = self.encoder.call_inputs(call.bucket, call.width, [w.clip for w in taken])
             self.in_flight.append((self.session.run_async(inputs, counts), [w.index for w in taken]))
         return None
 

@@ -61,19 +61,8 @@ from aiohttp.multipart import BodyPartReader
 
 from ..runtime.decode import MIN_SAMPLE_RATE
 from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
-from .scheduler import (
-    ENCODE,
-    PREFILL,
-    BadInput,
-    Job,
-    Limits,
-    NotFound,
-    Rejected,
-    Scheduler,
-    ServeError,
-    State,
-    Unavailable,
-)
+from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
+from .scheduler import ENCODE, PREFILL, Job, Limits, Scheduler, State
 
 log = logging.getLogger("gemma3n_iree.server")
 

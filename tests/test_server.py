@@ -51,16 +51,8 @@ from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.serve.scheduler import (
-    ENCODE_OUTPUTS,
-    PREFILL,
-    PREFILL_OUTPUTS,
-    BadInput,
-    Limits,
-    NotFound,
-    Rejected,
-    Scheduler,
-)
+from gemma3n_iree.serve.errors import BadInput, NotFound, Rejected
+from gemma3n_iree.serve.scheduler import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, Limits, Scheduler
 from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")
@@ -738,7 +730,7 @@ def test_serve_command_is_registered():
 
 def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
     """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
-    from gemma3n_iree.serve.scheduler import Unavailable
+    from gemma3n_iree.serve.errors import Unavailable
     from gemma3n_iree.serve.server import build_scheduler
 
     directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
