@@ -44,7 +44,7 @@ ROWS_PER_CLIP = AUDIO_SOFT_TOKENS_PER_CLIP + 2
 DEFAULT_CAPACITIES: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
 #: Prefix of the language-model tensors in each checkpoint layout.
 TEXT_PREFIX = {HF_LAYOUT.name: "model.language_model.", MLX_LAYOUT.name: "language_model.model."}
-#: The audio embedder weights the hard path reads (logical names of `emitters.weights`).
+#: The audio embedder weights the hard path reads (logical names of `model.audio_weights`).
 HARD_PATH = ("embed.embedding", "embed.hard_norm", "embed.projection")
 
 

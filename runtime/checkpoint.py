@@ -7,7 +7,7 @@ one `CheckpointSchemaError` lists every missing, unexpected, mistyped and missha
 anything is loaded.  Language-model (and vision) tensors in the same files are ignored: their headers
 are sanity-checked like every other tensor's, but their data is never read.
 
-Supported layouts (`emitters.weights`):
+Supported layouts (`model.audio_weights`):
 
 * Hugging Face (`model.audio_tower.*`, `model.embed_audio.*`; conv OIHW, depthwise [D, 1, K]), all BF16;
 * mlx-vlm (`audio_tower.*`, `embed_audio.*`; conv [O, kt, kf, I], depthwise [D, K, 1]), BF16, where a
@@ -327,7 +327,7 @@ class Checkpoint:
 
     # ------------------------------------------------------------------ schema facts
     def quantized_names(self) -> tuple[str, ...]:
-        """Logical names (`emitters.weights`) of the quantized weights, in schema order."""
+        """Logical names (`model.audio_weights`) of the quantized weights, in schema order."""
         return self._quantized
 
     def is_quantized(self, logical: str) -> bool:

@@ -4,7 +4,7 @@
     python scripts/decoder_real_shapes.py --variant e4b --workdir /tmp/w --out $OUT --compare program.npz
 
 Writes a deterministic random checkpoint of the variant's language model unless it exists (every decoder
-tensor, BF16, streamed: 8.9 GB E2B / 13.7 GB E4B; `runtime.synthetic_text.add_random_decoder_tensors`),
+tensor, BF16, streamed: 8.9 GB E2B / 13.7 GB E4B; `tests/synthetic_text.py: add_random_decoder_tensors`),
 then runs one fixed prompt (`--prompt-length` tokens, longer than nothing in particular: ids spread over
 the vocabulary, some past the per-layer table) and `--steps` forced decode tokens through:
 
