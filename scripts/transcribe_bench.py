@@ -1,7 +1,8 @@
 """Speech in, text out on the H200: our transcription against transformers', and the server under load.
 
 Run by scripts/gpu_transcribe.sh (one GPU call, JSON lines to $OUT); every part also runs on the CPU with the
-tiny configuration (tests/test_transcribe_bench.py), so nothing here is first run on the GPU.
+tiny configuration (tests/test_transcribe.py::test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model), so
+nothing here is first run on the GPU.
 
     python scripts/transcribe_bench.py checkpoint --dir /tmp/ckpt17 --variant e4b
     python scripts/transcribe_bench.py ours --checkpoint /tmp/ckpt17 --target cuda --encoder-artifact E \
