@@ -17,11 +17,12 @@ sequence's results do not depend on its batch, and prefill(S) + decode steps equ
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from . import decoder_ops as D
 from . import prefill as P
 from .decoder_ops import CORRECTLY_ROUNDED, Transcendentals, Weights, weight

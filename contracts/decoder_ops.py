@@ -20,13 +20,13 @@ dtype is accepted).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Callable, Mapping
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from . import emulation as E
 from . import iree_math
 from .decoder_policy import DENOMINATOR_READS, MEAN_READS, rounds

@@ -2,17 +2,17 @@
 
 Mirrors the emitted module op for op (same masks, blocking, rounding points and schedules), so its
 stage tensors can be compared with the compiled artifact's stage outputs one by one.  Weights are
-given by logical name (see `gemma3n_iree.emitters.weights`), as float32 arrays of BF16 values in the
+given by logical name (see `gemma3n_iree.model.audio_weights`), as float32 arrays of BF16 values in the
 checkpoint's layout.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from . import emulation as E
 from .policy import NumericContract
 

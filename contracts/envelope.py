@@ -17,7 +17,7 @@ The enumeration is bounded (`budget` orders at most) and deterministic.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..decoder_config import DecoderConfig
+from ..model.decoder_config import DecoderConfig
 from .policy import NumericContract
 
 
@@ -85,7 +85,7 @@ class KVCacheLayout:
             raise ValueError(f"dtype must be bf16 or f32, got {self.dtype!r}")
 
     @classmethod
-    def for_config(cls, cfg: DecoderConfig, contract: NumericContract, slots: int, capacity: int) -> "KVCacheLayout":
+    def for_config(cls, cfg: DecoderConfig, contract: NumericContract, slots: int, capacity: int) -> KVCacheLayout:
         if capacity > cfg.max_position_embeddings:
             raise ValueError(f"capacity {capacity} exceeds max_position_embeddings {cfg.max_position_embeddings}")
         return cls(slots=slots, capacity=capacity, window=cfg.sliding_window, kv_heads=cfg.num_key_value_heads,
@@ -127,7 +127,7 @@ class KVCache:
         self.keys[layer][slot, row] = k
         self.values[layer][slot, row] = v
 
-    def copy(self) -> "KVCache":
+    def copy(self) -> KVCache:
         other = KVCache.__new__(KVCache)
         other.layout = self.layout
         other.keys = [k.copy() for k in self.keys]

@@ -43,8 +43,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..runtime.frontend import (FFT_LENGTH, FRAME_LENGTH, HOP_LENGTH, MEL_FLOOR, MIN_SAMPLES, N_MELS,
-                                PAD_MULTIPLE, PREEMPHASIS, WINDOW_SIZE, _window, mel_filterbank)
+from ..runtime.frontend import (
+    FFT_LENGTH,
+    FRAME_LENGTH,
+    HOP_LENGTH,
+    MEL_FLOOR,
+    MIN_SAMPLES,
+    N_MELS,
+    PAD_MULTIPLE,
+    PREEMPHASIS,
+    WINDOW_SIZE,
+    _window,
+    mel_filterbank,
+)
 
 F32 = np.float32
 BINS = FFT_LENGTH // 2 + 1  # 513

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..text_config import TextConfig
+from ..model.text_config import TextConfig
 from . import emulation as E
 from .policy import NumericContract
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
 from ..contracts.mel import HOST_MEL, MelFrontEnd
 from ..contracts.policy import NumericContract
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, AudioConfig
+from ..model.audio_weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 from .entries import EncodeEntry
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .mel import MelEmitter, mel_tables
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from .weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 
@@ -93,6 +93,7 @@ class _Entry:
     embed_soft: Func | None = None
     embed_hard: Func | None = None
     output: Func | None = None
+    outputs: list[tuple[str, str, str]] = field(default_factory=list)  # (name, value, type), as the prefill's
 
     @property
     def name(self) -> str:
@@ -107,6 +108,8 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     weights = audio_weight_specs(cfg, spec.layout)
     stored, dequantized = _stored_weights(ops, spec, weights)
     entries = [_build_entry(ops, cfg, spec.layout, frames, clips, spec.mel) for frames, clips in spec.entries]
+    for e in entries:
+        e.outputs = _outputs(e, cfg, spec.stages)
     block_weights = [[f"%{_symbol(f'conformer.{layer}.{name}')}" for name in BLOCK_WEIGHTS]
                      for layer in range(cfg.conf_num_hidden_layers)]
     calls = [f for e in entries for f in _entry_funcs(e)] + [d.func for d in dequantized]
@@ -115,8 +118,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     module.add_raw("entry", template, calls=calls, c=contract, weights=stored, mel_tables=tables,
                    mel_front_end=spec.mel.name,
                    dequantized=dequantized,
-                   scope=PARAMETER_SCOPE, entries=entries, stages=spec.stages, mel=cfg.input_feat_size,
-                   rows=AUDIO_SOFT_TOKENS_PER_CLIP, th=cfg.text_hidden_size, d=cfg.hidden_size,
+                   scope=PARAMETER_SCOPE, entries=entries, mel=cfg.input_feat_size,
                    layers=cfg.conf_num_hidden_layers, block_weights=block_weights,
                    table_type=tensor_type([cfg.vocab_size, cfg.hidden_size], "bf16"),
                    kernels_name=spec.kernels.identity)
@@ -159,6 +161,40 @@ def _stored_weights(ops: OpEmitter, spec: AudioModuleSpec,
 
 def _symbol(logical: str) -> str:
     return WeightSpec(logical, "", ()).symbol
+
+
+#: The running statistics of the sub-sample convolutions' cumulative group norm, in result order (from #3).
+_NORM_STATISTICS = ("sum_at_time", "cumulative_sum", "mean", "squared_at_time", "cumulative_squared", "variance",
+                    "stabilized_variance", "inverse_stddev")
+#: The conformer block's stage outputs after its final one (#0): name, result number.
+_BLOCK_STAGES = (("feed_forward_start", 1), ("attention", 2), ("light_conv", 3), ("feed_forward_end", 4),
+                 ("final_norm", 0))
+
+
+def _outputs(e: _Entry, cfg: AudioConfig, stages: bool) -> list[tuple[str, str, str]]:
+    """The entry's results as (name, SSA value, type): the three products, then (stage builds) every named
+    stage tensor the diagnostics compare, in the order `gemma3n.outputs` records them."""
+    rows = AUDIO_SOFT_TOKENS_PER_CLIP
+    outputs = [("audio_features", "%result#0", tensor_type([e.b, rows, cfg.text_hidden_size], "f32")),
+               ("encoder_hidden", "%result#1", tensor_type([e.b, rows, cfg.hidden_size], "f32")),
+               ("valid_tokens", "%reduced#2", tensor_type([e.b], "i32"))]
+    if not stages:
+        return outputs
+    outputs.append(("mel", "%mel_valid", tensor_type([e.b, e.t, cfg.input_feat_size], "f32")))
+    for i, s in enumerate(e.sscp):
+        outputs.append((f"sscp_conv_{i}_convolution", f"%sscp{i}#1", s.result_types[1]))
+        outputs += [(f"sscp_conv_{i}_norm_{stat}", f"%sscp{i}#{k + 3}", s.result_types[3])
+                    for k, stat in enumerate(_NORM_STATISTICS)]
+        outputs += [(f"sscp_conv_{i}_norm", f"%sscp{i}#2", s.result_types[2]),
+                    (f"sscp_conv_{i}", f"%sscp{i}#0", s.result_types[0])]
+    outputs.append(("input_projection", "%input_projection", e.block.arg_types[0]))
+    outputs += [(f"conformer.{layer}.{name}", f"%layer{layer}#{k}", e.block.arg_types[0])
+                for layer in range(cfg.conf_num_hidden_layers) for name, k in _BLOCK_STAGES]
+    outputs.append(("encoded_reduced", "%reduced#0", e.reduction.result_types[0]))
+    for path, f in (("soft", e.embed_soft), ("hard", e.embed_hard)):
+        outputs += [(f"{path}_norm", f"%{path}#0", f.result_types[0]), (f"{path}_linear", f"%{path}#1", f.result_types[1]),
+                    (f"{path}_post_norm", f"%{path}#2", f.result_types[2])]
+    return outputs
 
 
 def _entry_funcs(e: _Entry) -> Sequence[Func]:

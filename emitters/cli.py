@@ -8,13 +8,22 @@ from pathlib import Path
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, AudioConfig, ConfigError, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
+from ..files import write_atomically
+from ..model.audio_config import (
+    DEFAULT_FRAME_BUCKETS,
+    MAX_CLIP_FRAMES,
+    AudioConfig,
+    ConfigError,
+    builtin_config,
+    read_json_object,
+)
+from ..model.audio_weights import LAYOUTS
+from ..model.checkpoint_config import CheckpointConfig
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
 from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
-from .weights import LAYOUTS
 
 
 def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> AudioConfig:
@@ -23,7 +32,7 @@ def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: s
     if len(given) > 1:
         raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
     if checkpoint is not None:
-        return AudioConfig.from_checkpoint(checkpoint)
+        return CheckpointConfig.read(checkpoint).audio
     if config_file is not None:
         return AudioConfig.from_json_file(config_file)
     return builtin_config(builtin or "e4b")
@@ -33,24 +42,16 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
                  capacities: tuple[int, ...], slots: int, prompts: tuple[int, ...], batches: tuple[int, ...],
                  contexts: tuple[int, ...], layout: str, kernels=IREE_CODEGEN):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
-    import json
-
-    from ..decoder_config import DecoderConfig, builtin_decoder_config
+    from ..model.decoder_config import DecoderConfig, builtin_decoder_config
     from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
 
     given = [s for s in (checkpoint, config_file, builtin) if s is not None]
     if len(given) > 1:
         raise click.UsageError("give at most one of --checkpoint, --config and --builtin")
     if checkpoint is not None:
-        cfg = DecoderConfig.from_checkpoint(checkpoint)
+        cfg = CheckpointConfig.read(checkpoint).decoder
     elif config_file is not None:
-        try:
-            data = json.loads(config_file.read_text())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{config_file}: cannot read: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{config_file}: expected a checkpoint-style config.json object")
-        cfg = DecoderConfig.from_config_json(data, source=str(config_file))
+        cfg = DecoderConfig.from_config_json(read_json_object(config_file), source=str(config_file))
     else:
         cfg = builtin_decoder_config(builtin or "e4b")
     if len(capacities) > 1:
@@ -66,14 +67,6 @@ def emit_decoder(spec) -> str:
     from .decoder import emit_decoder_module
 
     return emit_decoder_module(spec)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write next to the destination and rename, so a reader never sees a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{int(time.time() * 1e6)}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

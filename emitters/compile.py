@@ -25,8 +25,8 @@ from __future__ import annotations
 import ctypes
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .targets import (
     DEFAULT_CUDA_ARCH,
@@ -81,7 +81,7 @@ class Diagnostic:
     severity: str
     location: str
     message: str
-    notes: tuple["Diagnostic", ...] = ()
+    notes: tuple[Diagnostic, ...] = ()
 
     @property
     def file_line_col(self) -> tuple[str, int, int] | None:
@@ -272,7 +272,7 @@ class _Lib:
     argtypes here does not touch iree.compiler.api's function objects.
     """
 
-    _instance: "_Lib | None" = None
+    _instance: _Lib | None = None
     _lock = threading.Lock()
 
     # MLIR C API: MlirLogicalResult (*)(MlirDiagnostic, void *).  Both
@@ -305,7 +305,7 @@ class _Lib:
         self.api_version = sig("ireeCompilerGetAPIVersion", ctypes.c_int, [])
 
     @classmethod
-    def get(cls) -> "_Lib":
+    def get(cls) -> _Lib:
         with cls._lock:
             if cls._instance is None:
                 cls._instance = _Lib()

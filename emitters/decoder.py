@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.kv_cache import KVCacheLayout
 from ..contracts.policy import NumericContract
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
+from ..model.audio_weights import HF_LAYOUT, WeightLayout
+from ..model.decoder_config import DecoderConfig
+from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
 from .decoder_ops import DecoderOpEmitter
-from .kernels import IREE_CODEGEN, LinkedKernels
 from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, EntryPoint
+from .kernels import IREE_CODEGEN, LinkedKernels
 from .render import Func, ModuleBuilder, tensor_type
 from .specialisations import DecoderLayer
-from .weights import HF_LAYOUT, WeightLayout
 
 PARAMETER_SCOPE = "model"
 DEFAULT_PROMPT_BUCKETS: tuple[int, ...] = (64, 256, 1024, 4096)

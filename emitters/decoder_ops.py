@@ -16,15 +16,35 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..decoder_config import DecoderConfig
 from ..kernels import GEMM_SM90
+from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels
 from .ops import OpEmitter, f32
-from .render import Func, tensor_type as tensor
-from .specialisations import (AltupCollapse, AltupCorrect, AltupInit, AltupPredict, AltupRescale, AltupRouter,
-                              AttentionResidual, BlockSum, DecoderAttention, DecoderEmbedding, DecoderHead, DecoderMlp,
-                              GaussianTopk, GeluTanh, KeyValueProjection, Laurel, PleGate, QueryProjection, RmsMagnitude,
-                              Rope, RowMean)
+from .render import Func
+from .render import tensor_type as tensor
+from .specialisations import (
+    AltupCollapse,
+    AltupCorrect,
+    AltupInit,
+    AltupPredict,
+    AltupRescale,
+    AltupRouter,
+    AttentionResidual,
+    BlockSum,
+    DecoderAttention,
+    DecoderEmbedding,
+    DecoderHead,
+    DecoderMlp,
+    GaussianTopk,
+    GeluTanh,
+    KeyValueProjection,
+    Laurel,
+    PleGate,
+    QueryProjection,
+    RmsMagnitude,
+    Rope,
+    RowMean,
+)
 
 BF16 = "bf16"
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).

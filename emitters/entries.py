@@ -9,8 +9,9 @@ the name itself is written here only (`.symbol`: `encode_f2997_c8`, `prefill_c51
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, TypeVar
+from typing import ClassVar, TypeVar
 
 from .symbols import Int, Specialisation, token
 

@@ -13,12 +13,21 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..contracts.mel import (BINS, DFT_METHODS, MelFrontEnd, dft_table, filterbank_f32, hann_window,
-                             samples_for_frames)
-from ..runtime.frontend import (FFT_LENGTH, FRAME_LENGTH, HOP_LENGTH, MEL_FLOOR, MIN_SAMPLES, N_MELS, PAD_MULTIPLE,
-                                PREEMPHASIS, WINDOW_SIZE)
+from ..contracts.mel import BINS, DFT_METHODS, MelFrontEnd, dft_table, filterbank_f32, hann_window, samples_for_frames
+from ..runtime.frontend import (
+    FFT_LENGTH,
+    FRAME_LENGTH,
+    HOP_LENGTH,
+    MEL_FLOOR,
+    MIN_SAMPLES,
+    N_MELS,
+    PAD_MULTIPLE,
+    PREEMPHASIS,
+    WINDOW_SIZE,
+)
 from .ops import OpEmitter, f32, hex_blob
-from .render import Func, tensor_type as tensor
+from .render import Func
+from .render import tensor_type as tensor
 from .symbols import Choice, Int, Specialisation, token
 
 

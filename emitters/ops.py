@@ -12,8 +12,9 @@ branches on whether a kernel is linked.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,14 +22,35 @@ from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_si
 from ..contracts.policy import NumericContract
 from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
 from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
-from .render import Func, ModuleBuilder, tensor_type as tensor
-from .specialisations import (AffineDequant, Attention, AudioOutput, ConformerBlock, CumulativeGroupNorm, DensePle,
-                              Embedder, FeedForward, LaneXorSum, LightConv, Linear, MaskFrames, MelBoundary,
-                              MlxRmsNorm, PrefixScan, Reduction, RmsNorm, SscpBlock, SscpConv, TokenMerge, ValidMask)
+from .render import Func, ModuleBuilder
+from .render import tensor_type as tensor
+from .specialisations import (
+    AffineDequant,
+    Attention,
+    AudioOutput,
+    ConformerBlock,
+    CumulativeGroupNorm,
+    DensePle,
+    Embedder,
+    FeedForward,
+    LaneXorSum,
+    LightConv,
+    Linear,
+    MaskFrames,
+    MelBoundary,
+    MlxRmsNorm,
+    PrefixScan,
+    Reduction,
+    RmsNorm,
+    SscpBlock,
+    SscpConv,
+    TokenMerge,
+    ValidMask,
+)
 
 if TYPE_CHECKING:
-    from ..config import AudioConfig
-    from .weights import WeightLayout
+    from ..model.audio_config import AudioConfig
+    from ..model.audio_weights import WeightLayout
 
 
 def f32(shape: Sequence[int]) -> str:
@@ -321,7 +343,7 @@ class OpEmitter:
                          cout=cout, conv=conv, norm=norm, mask=mask)
 
     def conformer_block(self, cfg: AudioConfig, b: int, t: int, layout: WeightLayout) -> Func:
-        from .weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
+        from ..model.audio_weights import BLOCK_WEIGHTS, _block_shape  # local: weights imports config only
 
         d, eps, clip = cfg.hidden_size, cfg.rms_norm_eps, cfg.gradient_clipping
         ffw = self.feed_forward(b, t, d, eps, clip, cfg.conf_residual_weight)

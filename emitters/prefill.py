@@ -28,13 +28,14 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
 from ..contracts.policy import NumericContract
-from ..text_config import TextConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.checkpoint_config import CheckpointConfig
+from ..model.text_config import TextConfig
 from .entries import PrefillEntry
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
-from .weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 PARAMETER_SCOPE = "model"
 #: The fewest prompt rows one clip takes: `<start_of_audio>` + 188 placeholders + `<end_of_audio>`.
@@ -43,7 +44,7 @@ ROWS_PER_CLIP = AUDIO_SOFT_TOKENS_PER_CLIP + 2
 DEFAULT_CAPACITIES: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
 #: Prefix of the language-model tensors in each checkpoint layout.
 TEXT_PREFIX = {HF_LAYOUT.name: "model.language_model.", MLX_LAYOUT.name: "language_model.model."}
-#: The audio embedder weights the hard path reads (logical names of `emitters.weights`).
+#: The audio embedder weights the hard path reads (logical names of `model.audio_weights`).
 HARD_PATH = ("embed.embedding", "embed.hard_norm", "embed.projection")
 
 
@@ -176,19 +177,14 @@ def emit_prefill_module(spec: PrefillModuleSpec) -> str:
 
 def resolve_text_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> TextConfig:
     """The text configuration from the same single source `emitters.cli.resolve_config` reads."""
-    import json
-
-    from ..config import ConfigError
-    from ..text_config import builtin_text_config
+    from ..model.audio_config import ConfigError, read_json_object
+    from ..model.text_config import builtin_text_config
 
     if checkpoint is not None:
-        return TextConfig.from_checkpoint(checkpoint)
+        return CheckpointConfig.read(checkpoint).text
     if config_file is not None:
-        try:
-            data = json.loads(config_file.read_text())
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{config_file}: cannot read: {exc}") from None
-        if not isinstance(data, dict) or "text_config" not in data:
+        data = read_json_object(config_file)
+        if "text_config" not in data:
             raise ConfigError(f"{config_file}: the prefill stage needs a checkpoint-style config.json with text_config")
         return TextConfig.from_config_json(data, source=str(config_file))
     return builtin_text_config(builtin or "e4b")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..contracts.policy import NumericContract
 from .kernels import IREE_CODEGEN, LinkedKernels
@@ -10,7 +11,7 @@ from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
 if TYPE_CHECKING:
-    from ..decoder_config import DecoderConfig
+    from ..model.decoder_config import DecoderConfig
     from .decoder_ops import DecoderOpEmitter
 
 
@@ -23,7 +24,7 @@ def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], 
     return module.build()
 
 
-def decoder_probe_module(contract: NumericContract, cfg: "DecoderConfig", build: Callable[["DecoderOpEmitter"], Func],
+def decoder_probe_module(contract: NumericContract, cfg: DecoderConfig, build: Callable[[DecoderOpEmitter], Func],
                          name: str = "main") -> str:
     """`probe_module` for the decoder's op families (a `DecoderOpEmitter` of configuration `cfg`)."""
     from .decoder_ops import DecoderOpEmitter

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -161,7 +162,7 @@ class ModuleBuilder:
         context = session.context
         with context, ir.Location.unknown():
             module = ir.Module.parse(f"module @{self.name} {{}}")
-            for key, fragment in self.fragments.items():
+            for fragment in self.fragments.values():
                 parsed = parse_fragment(fragment_source(fragment), fragment.template, context)
                 for op in list(parsed.body.operations):
                     if _is_declaration(op):

@@ -10,8 +10,16 @@ from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .gemm import GEMM_SM90, GemmKernel
 from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90, RowKernel, lane_sum_call, rms_norm_call
 from .registry import KERNEL_FILES
-from .spec import (KernelCall, KernelFile, KernelFileError, KernelSignature, Launch, Pointer, PushConstant,
-                   VerifiedKernel)
+from .spec import (
+                   KernelCall,
+                   KernelFile,
+                   KernelFileError,
+                   KernelSignature,
+                   Launch,
+                   Pointer,
+                   PushConstant,
+                   VerifiedKernel,
+)
 
 __all__ = ["ATTENTION_SM90", "AttentionKernel", "ConvKernel", "ElementwiseKernel", "GEMM_SM90", "GLU_DEPTHWISE_SM90",
            "GemmKernel", "KERNEL_FILES", "KernelCall", "KernelFile", "KernelFileError", "KernelSignature",

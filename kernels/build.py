@@ -23,6 +23,7 @@ import os
 import re
 from pathlib import Path
 
+from ..files import write_atomically
 from .registry import KERNEL_FILES
 from .spec import MANIFEST_NAME, PTX_DIR, KernelFile
 
@@ -70,8 +71,7 @@ def build_file(file: KernelFile, out_dir: Path) -> dict[str, object]:
     compiled = triton.compile(source, target=GPUTarget("cuda", SM90, 32),
                               options={"num_warps": file.warps, "num_stages": file.stages, "ptx_version": PTX_VERSION})
     ptx = strip_scratch_params(compiled.asm["ptx"], file.entry)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{file.stem}.ptx").write_text(ptx)
+    write_atomically(out_dir / f"{file.stem}.ptx", ptx.encode())
     return {"entry": file.entry, "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
             "shared_bytes": compiled.metadata.shared, "threads": file.threads, **file.build_parameters()}
 
@@ -88,7 +88,7 @@ def build_all(out_dir: Path = PTX_DIR) -> list[Path]:
         print(f"[{number}/{len(KERNEL_FILES)}] {out_dir / file.stem}.ptx", flush=True)
     for stale in set(out_dir.glob("*.ptx")) - {out_dir / f"{stem}.ptx" for stem in records}:
         stale.unlink()
-    (out_dir / MANIFEST_NAME).write_text(manifest_text(records))
+    write_atomically(out_dir / MANIFEST_NAME, manifest_text(records).encode())
     return sorted(out_dir.iterdir())
 
 

@@ -14,14 +14,14 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..emitters.audio import AudioModuleSpec, emit_audio_module
 from ..emitters.compile import Target, compile_mlir, compiler_version
+from ..files import write_atomically
 
 MANIFEST_SCHEMA = "gemma3n-iree-artifact-v1"
 Progress = Callable[[str], None]
@@ -55,19 +55,6 @@ class BuiltArtifact:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @contextmanager
@@ -113,9 +100,9 @@ class ArtifactCache:
             say(f"compiling {what} for {target.describe()} (cache miss) ...")
             vmfb = compile_mlir(mlir, target)
             manifest_path.unlink(missing_ok=True)
-            _write_atomically(vmfb_path, vmfb)
+            write_atomically(vmfb_path, vmfb)
             manifest = {"identity": identity, "vmfb_sha256": _sha256(vmfb), "vmfb_bytes": len(vmfb)}
-            _write_atomically(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
+            write_atomically(manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode())
         return BuiltArtifact(vmfb_path, identity, reused=False)
 
     @staticmethod

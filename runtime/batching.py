@@ -1,5 +1,6 @@
 """How clips waiting for the device are packed into calls: pure functions shared by the encode
-pipeline (`runtime/pipeline.py`), the serial `encode_clips` plan and the server's scheduler.
+pipeline (`runtime/pipeline.py`), the serial `encode_clips` plan and the server's scheduler
+(`serve/scheduler.py`), which both ask `next_encode_call` for their next call.
 
 A clip's rows never depend on the other clips of its call or on the call's width (the artifact's
 contract, `runtime/encode.py`), so these functions decide speed only, never results.
@@ -7,7 +8,8 @@ contract, `runtime/encode.py`), so these functions decide speed only, never resu
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 #: The server's widest call per target when --max-batch-clips is not given.  On the H200 a call of 32
 #: 30 s clips runs at 6,555 audio-s/s, 8 clips at 6,180 and 1 clip at 3,100 (BENCHMARKS.md, k12): a
@@ -40,3 +42,46 @@ def may_run(queued: int, widest: int, *, settled: bool, waited_s: float, max_wai
     if queued <= 0:
         return False
     return queued >= widest or settled or (device_idle and waited_s >= max_wait_s)
+
+
+@dataclass(frozen=True)
+class BucketQueue:
+    """What the policy sees of one frame bucket's waiting clips."""
+
+    bucket: int
+    queued: int  # clips waiting, oldest first
+    oldest_s: float  # when the oldest became ready (a monotonic clock)
+    widths: tuple[int, ...]  # the call widths this bucket's entries take
+
+
+@dataclass(frozen=True)
+class EncodeCall:
+    """Run `bucket`'s entry of `width` clips on its `take` oldest clips (the other slots are padding)."""
+
+    bucket: int
+    width: int
+    take: int
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing may run now; look again after `seconds` (None: when something changes)."""
+
+    seconds: float | None
+
+
+def next_encode_call(queues: Sequence[BucketQueue], now: float, *, settled: bool, device_idle: bool,
+                     max_wait_s: float) -> EncodeCall | Wait:
+    """The next encoder call, shared by the encode pipeline and the server's scheduler: among the buckets
+    that `may_run`, the one whose oldest clip has waited longest (ties: the smaller bucket), so no
+    bucket starves; it runs the widest call its clips fill (`call_width`).  Otherwise how long until a
+    partial call on an idle device has waited `max_wait_s`."""
+    heads = sorted((q.oldest_s, q.bucket, q) for q in queues if q.queued > 0)
+    for oldest, _, q in heads:
+        if may_run(q.queued, max(q.widths), settled=settled, waited_s=now - oldest, max_wait_s=max_wait_s,
+                   device_idle=device_idle):
+            width = call_width(q.queued, q.widths)
+            return EncodeCall(q.bucket, width, min(width, q.queued))
+    if heads and device_idle:
+        return Wait(max(0.0, heads[0][0] + max_wait_s - now))
+    return Wait(None)

@@ -7,7 +7,7 @@ one `CheckpointSchemaError` lists every missing, unexpected, mistyped and missha
 anything is loaded.  Language-model (and vision) tensors in the same files are ignored: their headers
 are sanity-checked like every other tensor's, but their data is never read.
 
-Supported layouts (`emitters.weights`):
+Supported layouts (`model.audio_weights`):
 
 * Hugging Face (`model.audio_tower.*`, `model.embed_audio.*`; conv OIHW, depthwise [D, 1, K]), all BF16;
 * mlx-vlm (`audio_tower.*`, `embed_audio.*`; conv [O, kt, kf, I], depthwise [D, K, 1]), BF16, where a
@@ -28,14 +28,16 @@ import hashlib
 import json
 import math
 import struct
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
 
-from ..config import AudioConfig
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.audio_config import AudioConfig
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.checkpoint_config import CheckpointConfig
 
 # safetensors' own limit on the JSON header (MAX_HEADER_SIZE in the reference implementation).
 MAX_HEADER_BYTES = 100_000_000
@@ -241,14 +243,9 @@ def _quant_params(block: Any, where: str) -> tuple[int, int]:
     return bits, group
 
 
-def read_quantization_block(config_path: Path) -> dict[str, Any] | None:
-    """The `quantization` (or `quantization_config`) block of config.json as mlx-vlm writes it, or None."""
-    try:
-        data = json.loads(config_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointFormatError(f"{config_path}: cannot read: {exc}") from None
-    if not isinstance(data, dict):
-        raise CheckpointFormatError(f"{config_path}: expected a JSON object")
+def read_quantization_block(data: Mapping[str, Any], config_path: Path) -> dict[str, Any] | None:
+    """The `quantization` (or `quantization_config`) block of the parsed config.json `data` as mlx-vlm
+    writes it, or None."""
     blocks = {k: data[k] for k in ("quantization", "quantization_config") if data.get(k) is not None}
     if not blocks:
         return None
@@ -330,7 +327,7 @@ class Checkpoint:
 
     # ------------------------------------------------------------------ schema facts
     def quantized_names(self) -> tuple[str, ...]:
-        """Logical names (`emitters.weights`) of the quantized weights, in schema order."""
+        """Logical names (`model.audio_weights`) of the quantized weights, in schema order."""
         return self._quantized
 
     def is_quantized(self, logical: str) -> bool:
@@ -541,9 +538,10 @@ def open_checkpoint(directory: str | Path) -> Checkpoint:
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointFormatError(f"{directory}: not a checkpoint directory")
-    config_path = directory / "config.json"
-    cfg = AudioConfig.from_checkpoint(directory)  # ConfigError (a ValueError) names the file
-    qblock = read_quantization_block(config_path)
+    config = CheckpointConfig.read(directory)
+    config_path = config.path
+    cfg = config.audio  # ConfigError (a ValueError) names the file
+    qblock = read_quantization_block(config.document, config_path)
 
     files, weight_map, index_path = find_safetensors_files(directory)
     everything: dict[str, TensorInfo] = {}

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from ..contracts.mel import MEL_CHOICES, MEL_HELP
 from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from .batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def _pipeline_options(func):
     return func
 
 
-def progress_line(p: "PipelineProgress") -> str:
+def progress_line(p: PipelineProgress) -> str:
     """One line of `encode`'s terminal progress."""
     failed = f", {p.failed} failed" if p.failed else ""
     return (f"encoding: {p.files_done}/{p.files} files{failed}, {p.clips_done} clips, "
@@ -82,7 +82,7 @@ class _ProgressLine:
         self._last, self._width, self._shown = 0.0, 0, False
         self.last: PipelineProgress | None = None  # the latest state, drawn or not
 
-    def __call__(self, p: "PipelineProgress") -> None:
+    def __call__(self, p: PipelineProgress) -> None:
         self.last = p
         now = time.monotonic()
         if not self.enabled or (now - self._last < 0.1 and p.files_done < p.files):
@@ -246,9 +246,9 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
     linear layers and convolutions, differing elements are classified against the accumulation
     envelope: inside = a legitimate F32 summation order, outside = a bug.
     """
+    from ..diagnostics.diagnose import Thresholds
+    from ..diagnostics.diagnose_run import run_diagnosis
     from .artifacts import ArtifactCache
-    from .diagnose import Thresholds
-    from .diagnose_run import run_diagnosis
 
     if plot is not None:
         try:
@@ -299,8 +299,8 @@ def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cu
           mel: str | None, frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
           artifact: Path | None, cache_dir: Path | None) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
+    from ..diagnostics.bench import bench_entries, print_records
     from .artifacts import ArtifactCache
-    from .bench import bench_entries, print_records
     from .encode import AudioEncoder
     from .synthetic import write_random_checkpoint
 
@@ -440,7 +440,7 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
           capacities: tuple[int, ...], prefill_artifact: Path | None, decoder_slots: int | None, max_new_tokens: int,
           decoder_artifact: Path | None, **options) -> None:
     """Serve encode, prefill and OpenAI-style transcription requests over HTTP with continuous batching (see
-    runtime/server.py and serve/openai_routes.py).
+    serve/server.py and serve/openai_routes.py).
 
     One resident copy of the weights; uploads are decoded and featurized on worker threads while one
     device thread packs clips from all requests into the compiled (frame bucket, clips) entries; one
@@ -449,9 +449,9 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     here) is refused with 413.
     """
     from ..emitters.compile import CompileError
-    from .scheduler import MIB, Limits
+    from ..serve.scheduler import MIB, Limits
+    from ..serve.server import build_scheduler, run_server, server_info
     from .pipeline import default_workers
-    from .server import build_scheduler, run_server, server_info
     from .session import SessionError
 
     if max_batch_clips is None:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import mmap
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
-Buffer = Union[bytes, bytearray, mmap.mmap]
+Buffer = bytes | bytearray | mmap.mmap
 
 __all__ = ["Buffer", "Container", "CONTAINERS", "Extent", "Inconsistent", "MPEG", "Truncated", "sniff"]
 

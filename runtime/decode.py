@@ -3,7 +3,7 @@
     decoded = decode_audio("talk.flac")                  # or decode_audio(upload_bytes, "talk.flac")
     decoded.samples, decoded.info.rate, decoded.info.length_checked
 
-The CLI (`encode`, `prefill`, via :func:`load_audio`) and the server (`runtime/scheduler.py`) both call
+The CLI (`encode`, `prefill`, via :func:`load_audio`) and the server (`serve/scheduler.py`) both call
 :func:`decode_audio`, so the same bytes give the same samples -- or the same error -- either way.
 Steps, each with an :class:`AudioError` that names the input and says what is wrong:
 
@@ -32,10 +32,11 @@ import bisect
 import io
 import mmap
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence, Union
+from typing import Union
 
 import numpy as np
 

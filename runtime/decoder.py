@@ -20,9 +20,9 @@ sees from positions alone (kv_cache.py), so rows a previous sequence left in a r
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -31,12 +31,13 @@ from ..contracts import decoder as DEC
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import read_decoder_weights
 from ..emitters.compile import Target
 from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
 from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
-from ..emitters.weights import HF_LAYOUT, WeightLayout
+from ..model.audio_weights import HF_LAYOUT, WeightLayout
+from ..model.checkpoint_config import CheckpointConfig
+from ..model.decoder_config import DecoderConfig
+from ..model.decoder_weights import read_decoder_weights
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
 from .session import LoadedProgram, SessionError
 
@@ -76,13 +77,13 @@ class DecoderSession(LoadedProgram):
 
     @classmethod
     def from_checkpoint(cls, vmfb: bytes | str | Path, checkpoint: str | Path, cfg: DecoderConfig | None = None,
-                        device: str = "local-task", layout: WeightLayout = HF_LAYOUT) -> "DecoderSession":
+                        device: str = "local-task", layout: WeightLayout = HF_LAYOUT) -> DecoderSession:
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
         from .checkpoint import find_safetensors_files
 
         checkpoint = Path(checkpoint)
-        cfg = cfg or DecoderConfig.from_checkpoint(checkpoint)
+        cfg = cfg or CheckpointConfig.read(checkpoint).decoder
         tables = read_decoder_weights(checkpoint, cfg, layout)
         files, _, _ = find_safetensors_files(checkpoint)
         return cls(vmfb, files, cfg, tables, device)
@@ -193,7 +194,7 @@ class DecoderSession(LoadedProgram):
 
 def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
     """The checkpoint tensors a program binds (names, shapes, BF16): part of its artifact identity."""
-    from ..decoder_weights import decoder_weight_specs
+    from ..model.decoder_weights import decoder_weight_specs
 
     specs = decoder_weight_specs(spec.cfg, spec.layout).values()
     return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()

@@ -27,7 +27,8 @@ run continues across them, exactly as `decode` drops them before its pipeline.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 _REPLACEMENT = "\ufffd"

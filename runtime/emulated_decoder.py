@@ -13,38 +13,23 @@ own), which is the property a compiled program must have too.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from ..config import ConfigError
 from ..contracts import decoder as DEC
 from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
 from ..contracts.kv_cache import KVCache, KVCacheLayout
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import read_decoder_weights
 from ..emitters.prefill import TEXT_PREFIX
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.audio_config import ConfigError
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.checkpoint_config import CheckpointConfig
+from ..model.decoder_weights import read_decoder_weights
 from .checkpoint import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)
-
-
-def read_decoder_config(checkpoint: str | Path) -> DecoderConfig:
-    """The checkpoint's whole language-model configuration (`config.json`, strictly: `DecoderConfig`)."""
-    path = Path(checkpoint) / "config.json"
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{checkpoint}: checkpoint directory has no config.json") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
-    return DecoderConfig.from_config_json(data, source=str(path))
 
 
 def text_layout(checkpoint: str | Path) -> WeightLayout:
@@ -64,7 +49,7 @@ class EmulatedDecoder:
     def __init__(self, checkpoint: str | Path, contract: str = DEFAULT_CONTRACT, *, slots: int = 4,
                  capacity: int | None = None, decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
                  transcendentals: Transcendentals = CORRECTLY_ROUNDED) -> None:
-        self.cfg = read_decoder_config(checkpoint)
+        self.cfg = CheckpointConfig.read(checkpoint).decoder
         self.contract = get_contract(contract)
         weights = read_decoder_weights(checkpoint, self.cfg, text_layout(checkpoint))
         self.weights = {name: np.asarray(w, np.float32) for name, w in weights.items()}

@@ -14,18 +14,20 @@ the others are still encoded, and :class:`EncodeFailed` names every failure and 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from ..contracts.mel import resolve_mel
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
+from ..files import atomic_writer
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from . import frontend
 from .artifacts import ArtifactCache
 from .batching import call_width
@@ -90,27 +92,17 @@ class EncodeResult:
         place: an interrupted write never leaves a partial file under `path`).  Laid out straight from
         the arrays (`npz_stream`: no second copy, half of `np.savez`'s time); a result past plain
         ZIP's 4 GiB (about 1,500 clips) is written by `np.savez`, which writes ZIP64."""
-        import os
-        import tempfile
-
-        path = Path(path)
         arrays = self.arrays()
         try:
             pieces = npz_pieces(arrays)
         except ValueError:  # more than plain ZIP holds
             pieces = None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                if pieces is None:
-                    np.savez(handle, **arrays)
-                else:
-                    for piece in pieces.chunks(8 << 20):
-                        handle.write(piece)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(path) as handle:
+            if pieces is None:
+                np.savez(handle, **arrays)
+            else:
+                for piece in pieces.chunks(8 << 20):
+                    handle.write(piece)
 
 
 class EncodeFailed(EncodeError):
@@ -258,7 +250,7 @@ class AudioEncoder:
 
     def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None, *,
                      workers: int | None = None,
-                     on_progress: Callable[["PipelineProgress"], None] | None = None) -> EncodeResult:
+                     on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
         """Encode audio files through the parallel host pipeline (`runtime/pipeline.py`): decoding,
         resampling and the host log-mel on `workers` threads (default: this process's cores),
         overlapped with the device calls.  The result is bit for bit what the serial path

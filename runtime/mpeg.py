@@ -83,7 +83,7 @@ class FrameHeader:
             return 17 if self.mono else 32
         return 9 if self.mono else 17
 
-    def same_stream(self, other: "FrameHeader") -> bool:
+    def same_stream(self, other: FrameHeader) -> bool:
         return (self.version_bits, self.layer, self.rate_index) == (other.version_bits, other.layer, other.rate_index)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 

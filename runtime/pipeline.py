@@ -1,5 +1,5 @@
 """The parallel host pipeline: audio files in, the encoder's calls kept busy (`AudioEncoder.encode_files`,
-the CLI's `encode`; the server's front end uses the same pool, `runtime/scheduler.py`).
+the CLI's `encode`; the server's front end uses the same pool, `serve/scheduler.py`).
 
     decode + resample (pool) ─▶ host log-mel per clip (pool) ─▶ bucket queues ─▶ calls (device thread)
         files ahead of the                                  (input order)      one running, the next
@@ -36,17 +36,18 @@ import collections
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from . import frontend
-from .batching import call_width, may_run
+from .batching import BucketQueue, Wait, next_encode_call
 from .decode import AudioError
 from .encode import Clip, EncodeError, EncodeFailed, EncodeResult, InputFailure, choose_bucket
 
@@ -121,7 +122,7 @@ class FrontEndPool:
         finally:
             self._blas.__exit__(None, None, None)
 
-    def __enter__(self) -> "FrontEndPool":
+    def __enter__(self) -> FrontEndPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -214,7 +215,7 @@ class _Rows:
 class _Run:
     """One `encode_files` call: the conductor loop on the caller's thread."""
 
-    def __init__(self, encoder: "AudioEncoder", paths: Sequence[str | Path], max_seconds: float | None,
+    def __init__(self, encoder: AudioEncoder, paths: Sequence[str | Path], max_seconds: float | None,
                  pool: FrontEndPool, on_progress: Callable[[PipelineProgress], None] | None) -> None:
         self.encoder, self.session, self.pool = encoder, encoder.session, pool
         self.max_seconds, self.on_progress = max_seconds, on_progress
@@ -311,23 +312,15 @@ class _Run:
     def _launch(self) -> float | None:
         """Queue the calls the policy allows (at most CALLS_IN_FLIGHT); returns how long to wait for a
         partial call's clips, or None."""
-        wait_s = None
         while len(self.in_flight) < CALLS_IN_FLIGHT:
-            now = time.monotonic()
-            idle = not self.in_flight
-            heads = sorted((q[0].since, b) for b, q in self.queues.items() if q)
-            runnable = [b for since, b in heads
-                        if may_run(len(self.queues[b]), max(self.widths[b]), settled=self.settled,
-                                   waited_s=now - since, max_wait_s=MAX_WAIT_S, device_idle=idle)]
-            if not runnable:
-                if heads and idle:
-                    wait_s = max(0.0, heads[0][0] + MAX_WAIT_S - now)
-                return wait_s
-            bucket = runnable[0]  # the oldest head first
-            queue = self.queues[bucket]
-            width = call_width(len(queue), self.widths[bucket])
-            taken = [queue.popleft() for _ in range(min(width, len(queue)))]
-            inputs, counts = self.encoder.call_inputs(bucket, width, [w.clip for w in taken])
+            queues = [BucketQueue(b, len(q), q[0].since, self.widths[b]) for b, q in self.queues.items() if q]
+            call = next_encode_call(queues, time.monotonic(), settled=self.settled, device_idle=not self.in_flight,
+                                    max_wait_s=MAX_WAIT_S)
+            if isinstance(call, Wait):
+                return call.seconds
+            queue = self.queues[call.bucket]
+            taken = [queue.popleft() for _ in range(call.take)]
+            inputs, counts = self.encoder.call_inputs(call.bucket, call.width, [w.clip for w in taken])
             self.in_flight.append((self.session.run_async(inputs, counts), [w.index for w in taken]))
         return None
 
@@ -388,7 +381,7 @@ class _Run:
         return result
 
 
-def encode_files(encoder: "AudioEncoder", paths: Sequence[str | Path], *, max_seconds: float | None = None,
+def encode_files(encoder: AudioEncoder, paths: Sequence[str | Path], *, max_seconds: float | None = None,
                  workers: int | None = None,
                  on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
     """`AudioEncoder.encode_files` (see there): one run of the pipeline on a pool of its own."""

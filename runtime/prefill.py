@@ -17,23 +17,31 @@ resident weights are the audio embedder's hard path and `per_layer_model_project
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..emitters.prefill import (DEFAULT_CAPACITIES, TEXT_PREFIX, PrefillModuleSpec, emit_prefill_module,
-                                resident_weight_specs, text_weight_specs)
-from ..emitters.compile import Target, parse_target
 from ..emitters import entries
-from ..emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
-from ..text_config import TextConfig
+from ..emitters.compile import Target, parse_target
+from ..emitters.prefill import (
+    DEFAULT_CAPACITIES,
+    TEXT_PREFIX,
+    PrefillModuleSpec,
+    emit_prefill_module,
+    resident_weight_specs,
+    text_weight_specs,
+)
+from ..files import atomic_writer
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ..model.checkpoint_config import CheckpointConfig
+from ..model.text_config import TextConfig
 from .artifacts import ArtifactCache, BuiltArtifact, program_identity
-from .checkpoint import (CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header)
+from .checkpoint import CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header
 from .session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
 from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
 
@@ -167,8 +175,14 @@ class PrefillResult:
     stages: dict[str, np.ndarray] | None = None  # diagnostics builds only (full capacity)
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
-                 per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
+        """Write the four arrays as an .npz, atomically (`np.savez`'s naming: `.npz` is appended
+        to a name without it)."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        with atomic_writer(path) as handle:
+            np.savez(handle, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
+                     per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
 
 
 class AudioPrefill:
@@ -192,7 +206,7 @@ class AudioPrefill:
                                         f"({', '.join(self.checkpoint.quantized_names())}) are not supported by the "
                                         f"prefill stage yet; use a BF16 checkpoint")
         self.audio_config = self.checkpoint.config
-        self.text = TextConfig.from_checkpoint(self.directory)
+        self.text = CheckpointConfig.read(self.directory).text
         self.tables = TextTables(self.directory, self.text, self.checkpoint.layout)
         self.target, self.contract, self.cuda_arch, self.stages = target, get_contract(contract), cuda_arch, stages
         self.capacities = tuple(sorted(set(capacities)))

@@ -14,8 +14,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from ..config import AudioConfig
-from ..emitters.weights import HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
+from ..model.audio_config import AudioConfig
+from ..model.audio_weights import HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 
 
 def random_weight(spec: WeightSpec, rng: np.random.Generator) -> np.ndarray:

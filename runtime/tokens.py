@@ -24,13 +24,13 @@ Every violation is a typed `PromptError`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..text_config import TextConfig
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..model.text_config import TextConfig
 
 AUDIO_TOKEN = "<audio_soft_token>"
 BOA_TOKEN = "<start_of_audio>"

@@ -28,16 +28,16 @@ audio of all inputs is encoded first, in the encoder's batched calls.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..contracts.policy import DEFAULT_CONTRACT
-from .emulated_decoder import read_decoder_config
-from .generate import (DecoderBackend, GenerationEngine, GenerationError, GenerationRequest, TokenEvent,
-                       stop_token_ids)
+from ..model.checkpoint_config import CheckpointConfig
+from .generate import DecoderBackend, GenerationEngine, GenerationError, GenerationRequest, TokenEvent, stop_token_ids
 
 Progress = Callable[[str], None]
 SAMPLE_RATE = 16000
@@ -178,7 +178,7 @@ class Transcriber:
         self.prefill = prefill or AudioPrefill(checkpoint, target=target, contract=contract, progress=self.progress,
                                                **prefill_options)
         self.decoder = decoder
-        self.config = read_decoder_config(checkpoint)
+        self.config = CheckpointConfig.read(checkpoint).decoder
         self.tokenizer = self.prefill.tokenizer
         self.stop_ids = stop_token_ids(checkpoint, self.config.eos_token_ids, self.tokenizer)
 

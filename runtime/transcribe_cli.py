@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
 
 import click
 
-from ..config import DEFAULT_FRAME_BUCKETS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS
 from .artifacts import ArtifactCache
 from .cli import _encoder_options, _say
 from .generate import DecoderBackend

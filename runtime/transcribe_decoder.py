@@ -18,17 +18,18 @@ against the request (contract, slots, capacity, prompt bucket) and returns the `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..contracts.policy import get_contract
 from ..emitters.compile import parse_target
 from ..emitters.decoder import DecoderModuleSpec
 from ..emitters.kernels import select_kernels
+from ..model.checkpoint_config import CheckpointConfig
 from .artifacts import ArtifactCache
 from .decoder import DecoderSession, build_decoder_artifact
-from .emulated_decoder import read_decoder_config, text_layout
+from .emulated_decoder import text_layout
 from .generate import GenerationError
 
 #: Prompt buckets are multiples of this many tokens.
@@ -86,7 +87,7 @@ def transcription_spec(checkpoint: str | Path, target: str, contract: str, *, pr
                        max_new_tokens: int, slots: int, cuda_arch: str | None = None,
                        kernels: str = "auto") -> DecoderModuleSpec:
     """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring)."""
-    cfg = read_decoder_config(checkpoint)
+    cfg = CheckpointConfig.read(checkpoint).decoder
     b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
     c = get_contract(contract)
     linked = select_kernels(kernels, parse_target(target, cuda_arch), c)

@@ -60,10 +60,10 @@ def artifact_path(variant: str, contract: str, target: str) -> Path:
 
 def module_spec(variant: str, contract: str, target: str, kernels: str):
     from gemma3n_iree.contracts import get_contract
-    from gemma3n_iree.decoder_config import builtin_decoder_config
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
     from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
     cfg, c = builtin_decoder_config(variant), get_contract(contract)
     slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]
@@ -74,9 +74,9 @@ def module_spec(variant: str, contract: str, target: str, kernels: str):
 
 
 def build(args: argparse.Namespace) -> None:
-    from gemma3n_iree.emitters.cli import write_atomically
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
     from gemma3n_iree.emitters.decoder import emit_decoder_module
+    from gemma3n_iree.files import write_atomically
 
     spec = module_spec(args.variant, args.contract, args.target, args.kernels)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target("llvm-cpu")
@@ -117,7 +117,7 @@ def parity(args: argparse.Namespace) -> None:
     prompt, forced = prompt_ids(cfg, args.prompt_length, args.steps)
     c = session.contract
     weights = {k: session.tables[k] for k in ("embed_tokens", "embed_tokens_per_layer")}
-    from gemma3n_iree.decoder_weights import read_decoder_weights
+    from gemma3n_iree.model.decoder_weights import read_decoder_weights
 
     mapped = read_decoder_weights(checkpoint, cfg)
     projection = {k: np.asarray(mapped[k], np.float32) for k in ("per_layer_model_projection",
@@ -182,8 +182,8 @@ def bench_torch(args: argparse.Namespace, mode: str) -> dict:
     from oracles import hf_decoder as H
     from transformers import DynamicCache
 
-    from gemma3n_iree.decoder_config import builtin_decoder_config
-    from gemma3n_iree.decoder_weights import decoder_weight_specs, read_decoder_weights
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights
 
     cfg = builtin_decoder_config(args.variant)
     checkpoint = args.workdir / f"decoder-{args.variant}"

@@ -4,7 +4,7 @@
     python scripts/decoder_real_shapes.py --variant e4b --workdir /tmp/w --out $OUT --compare program.npz
 
 Writes a deterministic random checkpoint of the variant's language model unless it exists (every decoder
-tensor, BF16, streamed: 8.9 GB E2B / 13.7 GB E4B; `runtime.synthetic_text.add_random_decoder_tensors`),
+tensor, BF16, streamed: 8.9 GB E2B / 13.7 GB E4B; `tests/synthetic_text.py: add_random_decoder_tensors`),
 then runs one fixed prompt (`--prompt-length` tokens, longer than nothing in particular: ids spread over
 the vocabulary, some past the per-layer table) and `--steps` forced decode tokens through:
 
@@ -47,15 +47,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from synthetic_text import add_random_decoder_tensors  # noqa: E402
+
 from gemma3n_iree.contracts import decoder as DEC  # noqa: E402
 from gemma3n_iree.contracts import decoder_ops as D  # noqa: E402
 from gemma3n_iree.contracts import emulation as E  # noqa: E402
 from gemma3n_iree.contracts import get_contract  # noqa: E402
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout  # noqa: E402
 from gemma3n_iree.contracts.metrics import bf16_ulp_distance, relative_l2  # noqa: E402
-from gemma3n_iree.decoder_config import builtin_decoder_config  # noqa: E402
-from gemma3n_iree.decoder_weights import decoder_weight_specs, read_decoder_weights  # noqa: E402
-from gemma3n_iree.runtime.synthetic_text import add_random_decoder_tensors  # noqa: E402
+from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
+from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights  # noqa: E402
 
 F32 = np.float32
 

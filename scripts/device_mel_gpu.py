@@ -87,7 +87,6 @@ def build(target_name: str, arch: str | None, batches: tuple[int, ...], repeats:
     from oracles.configs import TINY
     from oracles.mel_cases import case
 
-    from gemma3n_iree.config import AudioConfig, builtin_config
     from gemma3n_iree.contracts.mel import MelFrontEnd, resolve_mel
     from gemma3n_iree.contracts.policy import MLX_CUDA_V1, get_contract
     from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
@@ -95,6 +94,7 @@ def build(target_name: str, arch: str | None, batches: tuple[int, ...], repeats:
     from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.emitters.mel import MelEmitter
     from gemma3n_iree.emitters.probe import probe_module
+    from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
 
     target = parse_target(target_name, arch)
     directory = artifacts(target_name)
@@ -251,7 +251,7 @@ def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
     from gemma3n_iree.runtime.session import AudioSession
 
     if not (checkpoint / "model.safetensors").is_file():
-        from gemma3n_iree.config import builtin_config
+        from gemma3n_iree.model.audio_config import builtin_config
         from gemma3n_iree.runtime.synthetic import write_random_checkpoint
         write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
     session = AudioSession(_vmfb(job), [checkpoint / "model.safetensors"], device=DEVICES[job["target"]])

@@ -25,7 +25,9 @@ the second folder's texts first (an attribute a change adds on purpose), and it 
 entry point of the second folder does carry such a key. Module texts must then be identical.
 Fragment texts may differ only in their type aliases (`!rows = tensor<...>`, which the parser
 resolves and the printed module never shows): they must be identical once every alias is replaced by
-its type and the alias lines are dropped; such fragments are counted.
+its type and the alias lines are dropped; such fragments are counted.  With `--ignore-blank-lines`
+(a template whose whitespace changed on purpose), fragments may also differ in blank lines, which the
+parser skips; those are counted separately.
 """
 
 from __future__ import annotations
@@ -36,19 +38,19 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator
 
-from gemma3n_iree.config import AudioConfig, builtin_config
 from gemma3n_iree.contracts.policy import CONTRACTS, NumericContract
 from gemma3n_iree.emitters import render
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import Target, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
-from gemma3n_iree.text_config import builtin_text_config
+from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
+from gemma3n_iree.model.text_config import builtin_text_config
 
 TARGETS = {"cuda-sm_90": ("cuda", "sm_90"), "cuda-sm_80": ("cuda", "sm_80"), "llvm-cpu": ("llvm-cpu", None)}
 KERNEL_CHOICES = ("auto", "iree", "triton-sm90")
@@ -173,13 +175,17 @@ def _aliases_expanded(text: str) -> str:
     return "".join(expand(p) if not p.startswith("// ---- ") else p for p in parts)
 
 
-def compare(before: Path, after: Path, ignore: list[str]) -> int:
+def _without_blank_lines(text: str) -> str:
+    return "".join(line for line in text.splitlines(True) if line.strip())
+
+
+def compare(before: Path, after: Path, ignore: list[str], ignore_blank_lines: bool = False) -> int:
     old, new = (json.loads((d / "index.json").read_text()) for d in (before, after))
     failures = []
     if set(old) != set(new):
         failures.append(f"cases differ: only before {sorted(set(old) - set(new))}, only after "
                         f"{sorted(set(new) - set(old))}")
-    stripped_cases = aliased_cases = 0
+    stripped_cases = aliased_cases = blank_cases = 0
     for name in sorted(set(old) & set(new)):
         a, b = old[name], new[name]
         if "refused" in a or "refused" in b:
@@ -197,6 +203,9 @@ def compare(before: Path, after: Path, ignore: list[str]) -> int:
             want = (before / "texts" / f"{a[part]}.mlir").read_text()
             if got != want and part == "fragments" and _aliases_expanded(got) == _aliases_expanded(want):
                 aliased_cases += 1
+            elif (got != want and part == "fragments" and ignore_blank_lines
+                  and _without_blank_lines(_aliases_expanded(got)) == _without_blank_lines(_aliases_expanded(want))):
+                blank_cases += 1
             elif got != want:
                 diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "before",
                                                          "after", n=2))[:40])
@@ -207,7 +216,9 @@ def compare(before: Path, after: Path, ignore: list[str]) -> int:
         print(failure)
     refused = sum("refused" in v for v in old.values())
     print(f"{len(old)} cases ({refused} refusals): modules of {stripped_cases} equal only after removing {ignore}; "
-          f"fragments of {aliased_cases} equal only up to type aliases; {len(failures)} differences")
+          f"fragments of {aliased_cases} equal only up to type aliases"
+          + (f", of {blank_cases} only up to blank lines" if ignore_blank_lines else "")
+          + f"; {len(failures)} differences")
     return 1 if failures else 0
 
 
@@ -222,11 +233,13 @@ def main() -> None:
     cmp.add_argument("after", type=Path)
     cmp.add_argument("--ignore-reflection", action="append", default=[], metavar="KEY",
                      help="an iree.reflection key the second dump adds on purpose (repeatable)")
+    cmp.add_argument("--ignore-blank-lines", action="store_true",
+                     help="fragment texts may differ in blank lines (modules must still be identical)")
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.out, args.only)
     else:
-        sys.exit(compare(args.before, args.after, args.ignore_reflection))
+        sys.exit(compare(args.before, args.after, args.ignore_reflection, args.ignore_blank_lines))
 
 
 if __name__ == "__main__":

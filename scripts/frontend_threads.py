@@ -34,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 CLIP_S = 30.0
 _INPUTS: dict[str, object] = {}
 

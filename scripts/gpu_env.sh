@@ -8,5 +8,5 @@ python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile
 export PYTHONUNBUFFERED=1
 G3="env PYTHONPATH=/tmp/pkg:/tmp/site python3"
 cd /tmp
-[ -f /tmp/ckpt/model.safetensors ] || $G3 -c "from gemma3n_iree.runtime.synthetic import write_random_checkpoint as w; from gemma3n_iree.config import builtin_config as b; w('/tmp/ckpt', b('e4b'), seed=0)"
+[ -f /tmp/ckpt/model.safetensors ] || $G3 -c "from gemma3n_iree.runtime.synthetic import write_random_checkpoint as w; from gemma3n_iree.model.audio_config import builtin_config as b; w('/tmp/ckpt', b('e4b'), seed=0)"
 [ -f /tmp/long45.wav ] || $G3 "$R/scripts/long_speech.py" /tmp/long45.wav 45

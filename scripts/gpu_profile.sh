@@ -6,7 +6,7 @@ set -uo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 TOOLS=/tmp/site/iree/_runtime_libs
 VMFB="$R/.gpu/audio_bench_sm90.vmfb"
-$G3 -c "import numpy as np; from gemma3n_iree.runtime.bench import speechlike_mel as m
+$G3 -c "import numpy as np; from gemma3n_iree.diagnostics.bench import speechlike_mel as m
 for b in (1, 8): np.save(f'/tmp/mel{b}.npy', m(b, 2997)); np.save(f'/tmp/frames{b}.npy', np.full(b, 2997, np.int32))"
 for b in 1 8; do
   "$TOOLS/iree-benchmark-module" --device=cuda --module="$VMFB" --function=encode_f2997_c$b \

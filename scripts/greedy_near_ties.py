@@ -58,7 +58,7 @@ def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdi
     from oracles import hf_audio_model as A
     from oracles.configs import TINY
 
-    from gemma3n_iree.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
     from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber
     from gemma3n_iree.runtime.transcribe_decoder import load_transcription_decoder

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 #: The committed kernels by entry name; every other kernel is one of IREE's dispatches.
 FAMILIES = {"gemm_bf16_nt": "GEMM", "attention_core": "attention core", "glu_depthwise": "GLU + depthwise",
             "rms_norm": "RMS norms", "rms_norm_residual": "RMS norms", "lane_xor_sum": "lane sums", "silu_bf16": "SiLU"}
@@ -40,7 +39,7 @@ def main() -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from gemma3n_iree.runtime.bench import speechlike_mel
+    from gemma3n_iree.diagnostics.bench import speechlike_mel
     from gemma3n_iree.runtime.checkpoint import open_checkpoint
     from gemma3n_iree.runtime.session import AudioSession
 

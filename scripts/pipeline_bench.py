@@ -159,8 +159,8 @@ def run_torch(args: argparse.Namespace) -> None:
     import torch
     from transformers import Gemma3nAudioFeatureExtractor
 
-    from gemma3n_iree.config import builtin_config
-    from gemma3n_iree.runtime.transformers_reference import build_modules
+    from gemma3n_iree.diagnostics.transformers_reference import build_modules
+    from gemma3n_iree.model.audio_config import builtin_config
 
     torch.manual_seed(0)
     device = torch.device(args.device)

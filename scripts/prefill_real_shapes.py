@@ -21,21 +21,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from gemma3n_iree.config import builtin_config
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # synthetic_text (test helpers)
+
+from synthetic_text import add_random_text_tensors, write_test_tokenizer
+
 from gemma3n_iree.contracts import get_contract
 from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.metrics import bf16_ulp, bf16_ulp_distance, f32_accumulation_bound, relative_l2
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.text_config import builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.encode import AudioEncoder, Clip
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors, write_test_tokenizer
-from gemma3n_iree.text_config import builtin_text_config
 
 PROMPT = "Transcribe the following speech segment in English: <audio_soft_token> and then <audio_soft_token>."
 

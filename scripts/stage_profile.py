@@ -16,10 +16,10 @@ import json
 import re
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
 
 CFG = builtin_config("e4b")
 T, T0, T1, TOUT = 2997, 1499, 750, 188

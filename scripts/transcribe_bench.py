@@ -1,7 +1,8 @@
 """Speech in, text out on the H200: our transcription against transformers', and the server under load.
 
 Run by scripts/gpu_transcribe.sh (one GPU call, JSON lines to $OUT); every part also runs on the CPU with the
-tiny configuration (tests/test_transcribe_bench.py), so nothing here is first run on the GPU.
+tiny configuration (tests/test_transcribe.py::test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model), so
+nothing here is first run on the GPU.
 
     python scripts/transcribe_bench.py checkpoint --dir /tmp/ckpt17 --variant e4b
     python scripts/transcribe_bench.py ours --checkpoint /tmp/ckpt17 --target cuda --encoder-artifact E \
@@ -10,7 +11,7 @@ tiny configuration (tests/test_transcribe_bench.py), so nothing here is first ru
     python scripts/transcribe_bench.py server --url http://127.0.0.1:8080 --model ckpt17 --concurrency 1 16 64
 
 * `checkpoint`: a deterministic random checkpoint of the variant's real shapes (the audio tower,
-  `runtime/synthetic.py`; every decoder tensor, `runtime/synthetic_text.add_random_decoder_tensors`, streamed:
+  `runtime/synthetic.py`; every decoder tensor, `tests/synthetic_text.py: add_random_decoder_tensors`, streamed:
   13.7 GB for E4B) with the test tokenizer (Gemma 3n's special tokens at their real ids; random weights
   produce ids it has no text for, which decode to nothing: the text is meaningless, the token counts are real).
 * `ours`: `runtime.transcribe.Transcriber` (host mel -> encoder -> prefill stage -> compiled decoder) on N
@@ -64,10 +65,11 @@ def clip_samples(seconds: float = CLIP_S) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- checkpoint
 def make_checkpoint(args: argparse.Namespace) -> None:
-    from gemma3n_iree.config import builtin_config
-    from gemma3n_iree.decoder_config import builtin_decoder_config
+    from synthetic_text import add_random_decoder_tensors, write_test_tokenizer
+
+    from gemma3n_iree.model.audio_config import builtin_config
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-    from gemma3n_iree.runtime.synthetic_text import add_random_decoder_tensors, write_test_tokenizer
 
     started = time.perf_counter()
     directory = Path(args.dir)
@@ -87,7 +89,10 @@ def bench_ours(args: argparse.Namespace) -> None:
     from gemma3n_iree.runtime.transcribe_decoder import load_transcription_decoder
 
     started = time.perf_counter()
-    say = (lambda m: print(m, file=sys.stderr, flush=True))
+
+    def say(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
     cache = ArtifactCache(Path(args.cache_dir) if args.cache_dir else None)
     widths = tuple(sorted({min(c, args.max_clips_per_call) for c in (1, 8, 32, 64)}))
     prefill = AudioPrefill(args.checkpoint, target=args.target, contract=args.contract, cache=cache,
@@ -128,10 +133,10 @@ def bench_torch(args: argparse.Namespace) -> None:
     from oracles import configs
     from oracles import hf_audio_model as A
 
-    from gemma3n_iree.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.checkpoint_config import CheckpointConfig
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.runtime.tokens import expand_prompt, load_tokenizer
     from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT
-    from gemma3n_iree.text_config import TextConfig
 
     started = time.perf_counter()
     device = torch.device(args.device)
@@ -146,7 +151,7 @@ def bench_torch(args: argparse.Namespace) -> None:
     forward = model.forward
     if args.mode == "compile":
         model.forward = torch.compile(forward, dynamic=True)
-    text = TextConfig.from_checkpoint(args.checkpoint)
+    text = CheckpointConfig.read(args.checkpoint).text
     ids = expand_prompt(load_tokenizer(args.checkpoint, text), text, DEFAULT_PROMPT, [1], True)
     samples = clip_samples()
 

@@ -30,7 +30,7 @@ def main() -> None:
 
     import iree.runtime as rt
 
-    from gemma3n_iree.runtime.bench import speechlike_mel
+    from gemma3n_iree.diagnostics.bench import speechlike_mel
     from gemma3n_iree.runtime.checkpoint import open_checkpoint
     from gemma3n_iree.runtime.session import AudioSession
 

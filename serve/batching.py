@@ -20,8 +20,8 @@ The policy, as functions of plain values (the engine in `runtime/generate.py` ap
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 
 class BatchingError(ValueError):

@@ -36,8 +36,9 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any
 
 from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, instruction
 from .languages import LANGUAGES

@@ -30,10 +30,11 @@ from aiohttp import web
 from aiohttp.multipart import BodyPartReader
 
 from ..runtime.generate import GenerationError, TokenEvent
-from ..runtime.scheduler import ENCODE, Scheduler, ServeError, State
-from ..runtime.server import _CHUNK, REPORTS, SCHEDULER, _Body
 from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
 from . import openai_audio as api
+from .errors import ServeError
+from .scheduler import ENCODE, Scheduler, State
+from .server import _CHUNK, REPORTS, SCHEDULER, _Body
 from .transcription import TranscriptionService
 
 SERVICE = web.AppKey("transcription_service", TranscriptionService)

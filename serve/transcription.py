@@ -25,14 +25,22 @@ import collections
 import logging
 import threading
 import time
-from contextlib import nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager
+from typing import Any
 
 import numpy as np
 
-from ..runtime.generate import (CANCELLED, ERROR, DecoderBackend, GenerationEngine, GenerationError,
-                                GenerationRequest, TokenEvent)
+from ..runtime.generate import (
+    CANCELLED,
+    ERROR,
+    DecoderBackend,
+    GenerationEngine,
+    GenerationError,
+    GenerationRequest,
+    TokenEvent,
+)
 from ..runtime.transcribe import FileTranscript, WindowTranscript, windows_of
 
 log = logging.getLogger("gemma3n_iree.server")
@@ -70,7 +78,7 @@ class TranscriptionService:
     """A decoder backend served to many requests at once (module docstring)."""
 
     def __init__(self, decoder: DecoderBackend, prefill: Any, *, model: str, max_new_tokens: int,
-                 stop_ids: frozenset[int], prefill_lock: ContextManager | None = None,
+                 stop_ids: frozenset[int], prefill_lock: AbstractContextManager | None = None,
                  max_waiting_windows: int | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
         """`prefill`: the `AudioPrefill` (tokenizer, `expand`, `run`); `prefill_lock`: held around its `run`
         (the scheduler's device thread runs the same stage for /v1/prefill); `max_waiting_windows`: windows
@@ -97,7 +105,7 @@ class TranscriptionService:
         self._started = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "TranscriptionService":
+    def start(self) -> TranscriptionService:
         if self._thread is None:
             self._stopping = False
             self._thread = threading.Thread(target=self._loop, name="gemma3n-decode", daemon=True)
@@ -320,7 +328,7 @@ def build_transcription_service(scheduler: Any, checkpoint: Any, *, target: str,
     SessionError / CompileError when that cannot be."""
     from pathlib import Path
 
-    from ..runtime.emulated_decoder import read_decoder_config
+    from ..model.checkpoint_config import CheckpointConfig
     from ..runtime.generate import stop_token_ids
     from ..runtime.transcribe import DEFAULT_PROMPT
     from ..runtime.transcribe_decoder import load_transcription_decoder
@@ -329,7 +337,7 @@ def build_transcription_service(scheduler: Any, checkpoint: Any, *, target: str,
     if prefill is None:
         raise ValueError(f"transcription needs the prefill stage: {scheduler.prefill_unavailable}")
     # the headroom where the model's context allows it (the tiny test model has 256 positions)
-    positions = read_decoder_config(checkpoint).max_position_embeddings
+    positions = CheckpointConfig.read(checkpoint).decoder.max_position_embeddings
     default = len(prefill.expand(DEFAULT_PROMPT, [1]))
     prompt_tokens = max(default, min(default + PROMPT_HEADROOM, positions + 1 - max_new_tokens))
     decoder = load_transcription_decoder(checkpoint, target, contract, prompt_tokens=prompt_tokens,

@@ -14,7 +14,7 @@ from gemma3n_iree.emitters.compile import compile_mlir, parse_target
 from gemma3n_iree.runtime.session import AudioSession
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled_cpu(spec: AudioModuleSpec) -> bytes:
     return compile_mlir(emit_audio_module(spec), parse_target("llvm-cpu", None))
 

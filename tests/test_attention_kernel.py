@@ -16,6 +16,8 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_files import entry_parameters, f32_arithmetic, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.contracts.emulation import BF16_MIN, round_bf16
@@ -25,9 +27,6 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import ATTENTION_SM90
-
-from kernel_files import entry_parameters, f32_arithmetic, rebuilt_ptx
-from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
 CAP = 50.0

@@ -19,8 +19,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.serve.batching import (Admitted, BatchingError, DecodeCall, PrefillCall, Running, Waiting,
-                                         assign_slots, entry_width, next_call, plan_decode)
+from gemma3n_iree.serve.batching import (
+    Admitted,
+    BatchingError,
+    DecodeCall,
+    PrefillCall,
+    Running,
+    Waiting,
+    assign_slots,
+    entry_width,
+    next_call,
+    plan_decode,
+)
 
 
 def test_entry_width_is_the_narrowest_that_holds():

@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from gemma3n_iree.config import builtin_config
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.checkpoint_config import CheckpointConfig
 from gemma3n_iree.runtime import checkpoint as ckpt_mod
-from gemma3n_iree.runtime.checkpoint import (CheckpointFormatError, CheckpointNonFiniteError,
-                                             CheckpointSchemaError, open_checkpoint, read_safetensors_header)
+from gemma3n_iree.runtime.checkpoint import (
+    CheckpointFormatError,
+    CheckpointNonFiniteError,
+    CheckpointSchemaError,
+    open_checkpoint,
+    read_safetensors_header,
+)
 from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")
@@ -522,32 +528,33 @@ def test_quantized_scale_that_overflows_on_dequantize(tmp_path: Path) -> None:
     (lambda c: c.__setitem__("audio_config", [1]), "audio_config must be an object, got a list [1]"),
 ])
 def test_config_errors_name_the_field(tmp_path, change, message):
-    from gemma3n_iree.config import AudioConfig, ConfigError
+    from gemma3n_iree.model.audio_config import ConfigError
 
     config = hf_config_json(CFG)
     change(config)
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(ConfigError) as err:
-        AudioConfig.from_checkpoint(tmp_path)
+        _ = CheckpointConfig.read(tmp_path).audio
     text = str(err.value)
     assert text == f"{tmp_path / 'config.json'}: {message}" or text.startswith(f"{tmp_path / 'config.json'}: {message}")
     assert "\n" not in text
 
 
 def test_config_defaults_only_what_transformers_defaults(tmp_path):
-    from gemma3n_iree.config import AUDIO_DEFAULTABLE, AudioConfig
+    from gemma3n_iree.model.audio_config import AUDIO_DEFAULTABLE
 
     config = hf_config_json(CFG)
     for name in AUDIO_DEFAULTABLE:  # numeric constants, as Gemma3nAudioConfig defaults them
         config["audio_config"].pop(name)
     (tmp_path / "config.json").write_text(json.dumps(config))
-    assert AudioConfig.from_checkpoint(tmp_path) == CFG  # CFG uses the released values for them
+    assert CheckpointConfig.read(tmp_path).audio == CFG  # CFG uses the released values for them
 
 
 def test_text_config_errors_name_the_field(tmp_path):
-    from gemma3n_iree.config import ConfigError
-    from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors
-    from gemma3n_iree.text_config import TextConfig, builtin_text_config
+    from synthetic_text import add_random_text_tensors
+
+    from gemma3n_iree.model.audio_config import ConfigError
+    from gemma3n_iree.model.text_config import builtin_text_config
 
     write_random_checkpoint(tmp_path, CFG, seed=0)
     add_random_text_tensors(tmp_path, builtin_text_config("tiny"), seed=1)
@@ -562,5 +569,5 @@ def test_text_config_errors_name_the_field(tmp_path):
         change(config)
         path.write_text(json.dumps(config))
         with pytest.raises(ConfigError, match=None) as err:
-            TextConfig.from_checkpoint(tmp_path)
+            _ = CheckpointConfig.read(tmp_path).text
         assert str(err.value).startswith(f"{path}: {message}") and "\n" not in str(err.value), str(err.value)

@@ -16,17 +16,16 @@ import numpy as np
 import pytest
 import soundfile as sf
 from click.testing import CliRunner
+from conftest import assert_bits_equal
+from test_checkpoint import write_dir
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.emitters.cli import main as emit_main
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.runtime.cli import main as iree_main
 from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import num_frames
 from gemma3n_iree.runtime.session import AudioSession
 from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
-
-from conftest import assert_bits_equal
-from test_checkpoint import write_dir
 
 CFG = builtin_config("tiny")
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"

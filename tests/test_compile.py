@@ -6,18 +6,12 @@ no GPU needed).  Each test takes well under a few seconds.
 
 from __future__ import annotations
 
-import pathlib
 import re
-import sys
 
 import numpy as np
 import pytest
 
-_REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(_REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(_REPO_ROOT))
-
-import emitters.compile as ic  # once packaged: import gemma3n_iree.emitters.compile as ic
+import gemma3n_iree.emitters.compile as ic
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 

@@ -14,6 +14,8 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.contracts.emulation import clamp, rms_norm, round_bf16
@@ -22,9 +24,6 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import GLU_DEPTHWISE_SM90, RMS_NORMS_SM90, rms_norm_call
-
-from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
-from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
 

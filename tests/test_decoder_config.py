@@ -9,9 +9,16 @@ import dataclasses
 
 import pytest
 
-from gemma3n_iree.config import ConfigError
-from gemma3n_iree.decoder_config import (BUILTIN_DECODER_CONFIGS, DEFAULTED_TEXT_FIELDS, FULL, REQUIRED_TEXT_FIELDS,
-                                         SLIDING, DecoderConfig, builtin_decoder_config)
+from gemma3n_iree.model.audio_config import ConfigError
+from gemma3n_iree.model.decoder_config import (
+    BUILTIN_DECODER_CONFIGS,
+    DEFAULTED_TEXT_FIELDS,
+    FULL,
+    REQUIRED_TEXT_FIELDS,
+    SLIDING,
+    DecoderConfig,
+    builtin_decoder_config,
+)
 
 E2B, E4B, TINY = (builtin_decoder_config(n) for n in ("e2b", "e4b", "tiny"))
 

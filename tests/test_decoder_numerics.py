@@ -45,8 +45,8 @@ from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
-from gemma3n_iree.decoder_config import builtin_decoder_config
-from gemma3n_iree.decoder_weights import decoder_weight_specs, read_decoder_weights
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights
 
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")

@@ -12,14 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.config import ConfigError
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.contracts import decoder_ops as D
 from gemma3n_iree.contracts import emulation as E
 from gemma3n_iree.contracts.decoder_policy import FAMILIES, POINTS, decoder_contract_identity, rounds
-from gemma3n_iree.contracts.kv_cache import (KVCache, KVCacheLayout, column_positions, visible, visible_columns,
-                                             write_row)
-from gemma3n_iree.decoder_config import FULL, SLIDING, builtin_decoder_config, default_layer_types
+from gemma3n_iree.contracts.kv_cache import (
+    KVCache,
+    KVCacheLayout,
+    column_positions,
+    visible,
+    visible_columns,
+    write_row,
+)
+from gemma3n_iree.model.audio_config import ConfigError
+from gemma3n_iree.model.decoder_config import FULL, SLIDING, builtin_decoder_config, default_layer_types
 
 F32 = np.float32
 PROPERTY = settings(max_examples=200, deadline=None)

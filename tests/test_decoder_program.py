@@ -45,10 +45,10 @@ from gemma3n_iree.contracts.envelope import envelope_bf16
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
-from gemma3n_iree.decoder_config import builtin_decoder_config
-from gemma3n_iree.decoder_weights import read_decoder_weights
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import DecoderBucketError, DecoderModuleSpec, emit_decoder_module
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+from gemma3n_iree.model.decoder_weights import read_decoder_weights
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.decoder import DecoderSession, build_decoder_artifact, greedy
 from gemma3n_iree.runtime.session import SessionError

@@ -23,6 +23,7 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import assert_bits_equal, compile_cpu, run_vmfb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,12 +33,10 @@ from gemma3n_iree.contracts import decoder_ops as D
 from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
-from gemma3n_iree.decoder_config import builtin_decoder_config
 from gemma3n_iree.emitters.decoder_ops import DecoderOpEmitter
 from gemma3n_iree.emitters.probe import decoder_probe_module
 from gemma3n_iree.emitters.render import ModuleBuilder
-
-from conftest import assert_bits_equal, compile_cpu, run_vmfb
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
 CFG = builtin_decoder_config("tiny")
 F32 = np.float32
@@ -63,7 +62,7 @@ def values(shape, seed: int, scale: float = 1.0) -> np.ndarray:
 @pytest.fixture(scope="module")
 def w() -> dict[str, np.ndarray]:
     """Random BF16 weights of the tiny decoder's shapes (as the checkpoint writer draws them)."""
-    from gemma3n_iree.decoder_weights import decoder_weight_specs
+    from gemma3n_iree.model.decoder_weights import decoder_weight_specs
 
     rng = np.random.default_rng(11)
     out = {}

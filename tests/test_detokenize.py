@@ -11,13 +11,12 @@ not) and ids no token has.
 from __future__ import annotations
 
 import pytest
+from gemma_like_tokenizer import BYTE_BASE, PIECES, SPECIALS, build
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic_text import build_test_tokenizer
 
 from gemma3n_iree.runtime.detokenize import TextStream
-from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
-
-from gemma_like_tokenizer import BYTE_BASE, PIECES, SPECIALS, build
 
 TOKENIZERS = {"gemma": build(), "metaspace": build(metaspace=True), "wordlevel": build_test_tokenizer()}
 _UTF8_BYTES = [0x41, 0x20, 0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80, 0xE6, 0x97, 0xA5, 0xFA, 0xFF]

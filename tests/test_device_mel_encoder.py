@@ -21,18 +21,18 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
-from gemma3n_iree.config import AudioConfig  # noqa: E402
+from audio_artifacts import load_session  # noqa: E402
+from oracles.configs import TINY  # noqa: E402
+from oracles.hf_oracle import make_hf_modules, run_hf, state_dict_hf_names  # noqa: E402
+from oracles.mel_cases import chirp, speech  # noqa: E402
+from oracles.reference_f64 import forward_f64, log_mel_f64  # noqa: E402
+
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
 from gemma3n_iree.contracts import mel as M  # noqa: E402
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
 from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
+from gemma3n_iree.model.audio_config import AudioConfig  # noqa: E402
 from gemma3n_iree.runtime import frontend as fe  # noqa: E402
-
-from audio_artifacts import load_session  # noqa: E402
-from oracles.configs import TINY  # noqa: E402
-from oracles.hf_oracle import make_hf_modules, run_hf, state_dict_hf_names  # noqa: E402
-from oracles.reference_f64 import forward_f64, log_mel_f64  # noqa: E402
-from oracles.mel_cases import chirp, speech  # noqa: E402
 
 CFG = AudioConfig.from_mapping(TINY, source="tests/oracles/configs.py TINY")
 DEVICE = M.MelFrontEnd("matmul")
@@ -129,10 +129,12 @@ def test_real_size_speech_with_the_device_mel():
     same two criteria with the device mel (one of CI's few real-size tests, about a minute and a half)."""
     import copy
 
-    from gemma3n_iree.config import builtin_config
-    from gemma3n_iree.runtime.synthetic import random_weights
     from oracles.configs import REAL
-    from test_real_speech_parity import as_bf16_like_from_pretrained, hf_modules as real_hf_modules, hf_outputs
+    from test_real_speech_parity import as_bf16_like_from_pretrained, hf_outputs
+    from test_real_speech_parity import hf_modules as real_hf_modules
+
+    from gemma3n_iree.model.audio_config import builtin_config
+    from gemma3n_iree.runtime.synthetic import random_weights
 
     cfg = builtin_config("e4b")
     weights = random_weights(cfg, seed=3)

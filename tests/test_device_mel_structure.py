@@ -13,26 +13,25 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
+from test_structure import calls, emit_captured, functions, ops
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts import mel as M
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.entries import EncodeEntry
 from gemma3n_iree.emitters.mel import MelDft, MelFrameCounts, MelFraming, MelFront, MelLog, MelMagnitude
 from gemma3n_iree.emitters.symbols import parse_symbol
-
-from test_structure import calls, emit_captured, functions, ops
+from gemma3n_iree.model.audio_config import builtin_config
 
 TINY = builtin_config("tiny")
 FRAMES, CLIPS = (100,), (1, 2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def module(dft: str | None):
     return emit_captured(AudioModuleSpec(TINY, MLX_CUDA_V1, FRAMES, CLIPS, mel=M.MelFrontEnd(dft)))
 

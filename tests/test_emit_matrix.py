@@ -26,12 +26,12 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "a", root / "b"
 
 
-def _rewrite(folder: Path, case: str, edit) -> None:  # noqa: ANN001
-    """Point `case`'s module at an edited copy of its text (a text is stored under its own hash)."""
+def _rewrite(folder: Path, case: str, edit, part: str = "module") -> None:  # noqa: ANN001
+    """Point `case`'s module (or fragments) at an edited copy of its text (a text is stored under its own hash)."""
     index = json.loads((folder / "index.json").read_text())
-    text = edit((folder / "texts" / f"{index[case]['module']}.mlir").read_text())
-    (folder / "texts" / "edited.mlir").write_text(text)
-    index[case]["module"] = "edited"
+    text = edit((folder / "texts" / f"{index[case][part]}.mlir").read_text())
+    (folder / "texts" / f"edited-{part}.mlir").write_text(text)
+    index[case][part] = f"edited-{part}"
     (folder / "index.json").write_text(json.dumps(index))
 
 
@@ -62,3 +62,16 @@ def test_a_changed_text_is_found_and_an_added_reflection_key_only_when_told(dump
     # the edited module passes; the other five modules and all six fragment listings lack the key
     assert result.returncode == 1 and "11 differences" in result.stdout and "differs" not in result.stdout
     assert f"{case} (module)" not in result.stdout and f"{case} (fragments): 4 entry point(s) without" in result.stdout
+
+
+def test_blank_lines_in_fragments_pass_only_when_told(dumps, tmp_path):
+    a, b = dumps
+    case = f"{ONLY}iree/stages"
+    spaced = tmp_path / "spaced"
+    subprocess.run(["cp", "-r", str(b), str(spaced)], check=True)
+    _rewrite(spaced, case, lambda t: t.replace("\nfunc.func", "\n\n\nfunc.func"), part="fragments")
+    assert _run("compare", str(a), str(spaced)).returncode == 1
+    result = _run("compare", str(a), str(spaced), "--ignore-blank-lines")
+    assert result.returncode == 0 and "of 1 only up to blank lines; 0 differences" in result.stdout, result.stdout
+    _rewrite(spaced, case, lambda t: t.replace("\nfunc.func", "\n\n\nfunc.func") + "%x = 1\n", part="fragments")
+    assert _run("compare", str(a), str(spaced), "--ignore-blank-lines").returncode == 1

@@ -29,25 +29,24 @@ import ml_dtypes
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import assert_bits_equal
+from test_checkpoint import mlx_quantized, quantize, write_dir
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
-from gemma3n_iree.contracts import encoder as emulated
 from gemma3n_iree.contracts import emulation as E
+from gemma3n_iree.contracts import encoder as emulated
 from gemma3n_iree.contracts.emulation import affine_dequantize
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target
-from gemma3n_iree.emitters.weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeError, EncodeFailed, plan_calls
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, resample
 from gemma3n_iree.runtime.session import AudioSession
 from gemma3n_iree.runtime.synthetic import random_weights, write_random_checkpoint
-
-from conftest import assert_bits_equal
-from test_checkpoint import mlx_quantized, quantize, write_dir
 
 CFG = builtin_config("tiny")
 SEED = 5
@@ -208,7 +207,7 @@ def test_mixed_batch_equals_each_file_alone(encoder, mixed):
     np.testing.assert_array_equal(result.clip_start_s, [0.0, 30.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(result.valid_tokens, [tokens(f) for f in frames])
     start = 0
-    for source, path in enumerate(paths):
+    for path in paths:
         alone = encoder.encode_files([path])
         n = len(alone.valid_tokens)
         for name in ("audio_features", "encoder_hidden"):
@@ -558,7 +557,7 @@ def test_reused_staging_buffers_never_leak_one_call_into_the_next(encoder: Audio
 
 
 def test_bench_reports_end_to_end_and_device_side_time(encoder: AudioEncoder):
-    from gemma3n_iree.runtime.bench import bench_entries
+    from gemma3n_iree.diagnostics.bench import bench_entries
 
     records = list(bench_entries(encoder.session, warmup=1, repeats=2, entries=[(320, 2)]))
     assert len(records) == 1 and records[0]["batch"] == 2 and records[0]["frames"] == 320

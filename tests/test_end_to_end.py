@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from audio_artifacts import load_session
+from oracles.reference_f64 import forward_f64
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.contracts import encoder as emulated
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.audio import AudioModuleSpec
-from gemma3n_iree.emitters.weights import audio_weight_specs
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.audio_weights import audio_weight_specs
 from gemma3n_iree.runtime.synthetic import random_weights
-
-from audio_artifacts import load_session
-from oracles.reference_f64 import forward_f64
 
 CFG = builtin_config("tiny")
 SEED = 7

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.envelope import envelope_bf16, exact_f32, inside_envelope, reachable_sums

@@ -13,8 +13,8 @@ import re
 import shutil
 
 import pytest
+from kernel_files import committed_manifest, rebuilt_ptx
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target
@@ -23,8 +23,7 @@ from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import GEMM_SM90, KernelFileError
 from gemma3n_iree.kernels import spec as kernel_spec
 from gemma3n_iree.kernels.build import strip_scratch_params
-
-from kernel_files import committed_manifest, rebuilt_ptx
+from gemma3n_iree.model.audio_config import builtin_config
 
 SM90 = parse_target("cuda", "sm_90")
 PTX = GEMM_SM90.file.ptx_path().read_text()

@@ -16,15 +16,26 @@ import json
 
 import numpy as np
 import pytest
+from synthetic_text import add_random_decoder_tensors, build_test_tokenizer, write_test_tokenizer
 
 from gemma3n_iree.contracts import MLX_CUDA_V1
 from gemma3n_iree.contracts import decoder as DEC
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
-from gemma3n_iree.decoder_config import builtin_decoder_config
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
-from gemma3n_iree.runtime.generate import (CANCELLED, ERROR, LENGTH, STOP, GenerationEngine, GenerationError,
-                                           GenerationRequest, generate, greedy_token, stop_token_ids, token_logprob)
-from gemma3n_iree.runtime.synthetic_text import add_random_decoder_tensors, build_test_tokenizer, write_test_tokenizer
+from gemma3n_iree.runtime.generate import (
+    CANCELLED,
+    ERROR,
+    LENGTH,
+    STOP,
+    GenerationEngine,
+    GenerationError,
+    GenerationRequest,
+    generate,
+    greedy_token,
+    stop_token_ids,
+    token_logprob,
+)
 
 CFG = builtin_decoder_config("tiny")
 TOKENIZER = build_test_tokenizer()

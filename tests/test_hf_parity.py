@@ -17,14 +17,14 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
-from gemma3n_iree.config import AudioConfig  # noqa: E402
-from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
-from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
-from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
-
 from audio_artifacts import load_session  # noqa: E402
 from oracles.configs import TINY  # noqa: E402
 from oracles.hf_oracle import make_hf_modules, run_hf, state_dict_hf_names  # noqa: E402
+
+from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
+from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
+from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
+from gemma3n_iree.model.audio_config import AudioConfig  # noqa: E402
 
 FRAMES = (100, 203)
 CFG = AudioConfig.from_mapping(TINY, source="tests/oracles/configs.py TINY")

@@ -13,12 +13,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-
-from triton_interpreter import interpreted_kernels
 
 F32 = np.float32
 N = 1 << 19

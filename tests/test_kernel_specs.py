@@ -13,8 +13,8 @@ import ast
 import re
 
 import pytest
+from kernel_files import committed_manifest, entry_parameters
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import parse_target
@@ -23,8 +23,7 @@ from gemma3n_iree.emitters.render import TemplateRenderError, render
 from gemma3n_iree.kernels import GEMM_SM90, KERNEL_FILES, SILU_SM90, Launch
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 from gemma3n_iree.kernels.spec import PTX_DIR
-
-from kernel_files import committed_manifest, entry_parameters
+from gemma3n_iree.model.audio_config import builtin_config
 
 SM90 = parse_target("cuda", "sm_90")
 SIGNATURES = sorted({f.signature for f in KERNEL_FILES}, key=lambda s: (s.entry, str(s.pointers)))

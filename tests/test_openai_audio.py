@@ -16,11 +16,31 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.runtime.transcribe import (TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner, Window,
-                                             WindowTranscript, join_windows)
-from gemma3n_iree.serve.openai_audio import (AudioRequest, OpenAIError, Segment, TokenLogprob, Transcript,
-                                             UploadedFile, compression_ratio, delta_event, done_event, error_event,
-                                             parse_audio_request, response_body, sse, transcript_from)
+from gemma3n_iree.runtime.transcribe import (
+    TRANSCRIBE,
+    TRANSLATE,
+    FileTranscript,
+    Window,
+    WindowJoiner,
+    WindowTranscript,
+    join_windows,
+)
+from gemma3n_iree.serve.openai_audio import (
+    AudioRequest,
+    OpenAIError,
+    Segment,
+    TokenLogprob,
+    Transcript,
+    UploadedFile,
+    compression_ratio,
+    delta_event,
+    done_event,
+    error_event,
+    parse_audio_request,
+    response_body,
+    sse,
+    transcript_from,
+)
 
 MODELS = {"gemma-3n-e4b-it"}
 FILE = UploadedFile("talk.flac", "audio/flac", 1234)
@@ -145,7 +165,7 @@ def test_compression_ratio_is_whispers():
 
 
 def test_transcript_from_a_file_transcript():
-    from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
+    from synthetic_text import build_test_tokenizer
 
     windows = [WindowTranscript(Window(0, 0, 0.0, 30.0), 200, [300, 301, 106], " Transcribe the", "stop",
                                 [-0.5, -1.0, -0.25], 0.5),

@@ -16,17 +16,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import assert_bits_equal
 from hypothesis import given
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_info
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from gemma3n_iree.runtime import frontend
 from gemma3n_iree.runtime.batching import call_width, may_run, power_of_two_widths
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
 from gemma3n_iree.runtime.pipeline import FrontEndPool, default_workers, single_threaded_blas
-
-from conftest import assert_bits_equal
 
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
 RATE = 16_000

@@ -24,21 +24,33 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from synthetic_text import add_random_text_tensors, build_test_tokenizer, write_test_tokenizer
 
-from gemma3n_iree.config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1, get_contract
 from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound, relative_l2
 from gemma3n_iree.emitters.prefill import PrefillBucketError, PrefillModuleSpec
+from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
+from gemma3n_iree.model.checkpoint_config import CheckpointConfig
+from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors, build_test_tokenizer, write_test_tokenizer
-from gemma3n_iree.runtime.tokens import (AUDIO_TOKEN, AudioMarkerError, ContextCapacityError, PlaceholderCountError,
-                                         PlaceholderRunError, TokenizerError, TokenRangeError, VisionTokenError,
-                                         audio_row_map, chat_prompt, expand_prompt, load_tokenizer)
-from gemma3n_iree.text_config import TextConfig, builtin_text_config
+from gemma3n_iree.runtime.tokens import (
+    AUDIO_TOKEN,
+    AudioMarkerError,
+    ContextCapacityError,
+    PlaceholderCountError,
+    PlaceholderRunError,
+    TokenizerError,
+    TokenRangeError,
+    VisionTokenError,
+    audio_row_map,
+    chat_prompt,
+    expand_prompt,
+    load_tokenizer,
+)
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")
@@ -140,7 +152,7 @@ def test_spec_and_capacity_errors(prefillers):
 
 
 def test_config_json_round_trip(checkpoint):
-    assert TextConfig.from_checkpoint(checkpoint) == TEXT
+    assert CheckpointConfig.read(checkpoint).text == TEXT
     index = json.loads((checkpoint / "model.safetensors.index.json").read_text())["weight_map"]
     assert index["model.language_model.embed_tokens_per_layer.weight"] == "model-text.safetensors"
 
@@ -158,10 +170,11 @@ def test_host_gather_rows_and_the_per_layer_vocabulary(checkpoint):
 
 
 def test_text_tensors_are_validated(tmp_path):
-    from gemma3n_iree.emitters.weights import MLX_LAYOUT
+    from synthetic_text import add_text_tensors
+
+    from gemma3n_iree.model.audio_weights import MLX_LAYOUT
     from gemma3n_iree.runtime.checkpoint import CheckpointSchemaError
     from gemma3n_iree.runtime.prefill import TextTables
-    from gemma3n_iree.runtime.synthetic_text import add_text_tensors
 
     mlx = tmp_path / "mlx"
     write_random_checkpoint(mlx, AUDIO, seed=0)
@@ -271,12 +284,12 @@ def test_prefill_groups_clips_by_file(prefillers):
 def hf_case(tmp_path_factory):
     torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
     pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
-    from safetensors.numpy import save_file
-
-    from gemma3n_iree.runtime.synthetic import hf_config_json
-    from gemma3n_iree.runtime.synthetic_text import add_text_tensors
     from oracles.configs import TINY
     from oracles.hf_prefill import checkpoint_tensors, make_model
+    from safetensors.numpy import save_file
+    from synthetic_text import add_text_tensors
+
+    from gemma3n_iree.runtime.synthetic import hf_config_json
 
     assert AudioConfig.from_mapping(TINY, source="TINY") == AUDIO
     model = make_model(TINY, TEXT, seed=5)
@@ -295,9 +308,9 @@ def hf_case(tmp_path_factory):
 
 
 def _ours(hf_case, cache, contract):
-    from gemma3n_iree.emitters.audio import AudioModuleSpec
-
     from audio_artifacts import load_session
+
+    from gemma3n_iree.emitters.audio import AudioModuleSpec
 
     _, _, weights, directory, mel = hf_case
     bucket = 203  # the bucket tests/test_hf_parity.py compiles: the encoder artifact is shared

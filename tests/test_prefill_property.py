@@ -20,16 +20,16 @@ import functools
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import _invoker, assert_bits_equal, compile_cpu
 from hypothesis import given
 from hypothesis import strategies as st
+from test_schedules_property import PROPERTY, bf16_weights, daz, emulate, f32_arrays, note_values
 
-from conftest import _invoker, assert_bits_equal, compile_cpu
 from gemma3n_iree.contracts import emulation as em
 from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
-from gemma3n_iree.text_config import TextConfig
 from gemma3n_iree.emitters.probe import probe_module
-from test_schedules_property import PROPERTY, bf16_weights, daz, emulate, f32_arrays, note_values
+from gemma3n_iree.model.text_config import TextConfig
 
 F32 = np.float32
 BF16 = ml_dtypes.bfloat16
@@ -38,7 +38,7 @@ EPS = 1e-6
 PD = 256
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runner(contract, op: str, *args):
     """The compiled probe of `OpEmitter.<op>(*args)`; unlike conftest's run_vmfb it passes 0-d arrays
     (the real length) through unchanged (np.ascontiguousarray would make them 1-d)."""

@@ -7,25 +7,25 @@ module (one function per op specialisation) and in the shipped, inlined entry.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from test_structure import Emitted, calls, defs, functions, has_reduce, operands, ops, warp_stages
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import contract_scalar
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.entries import PrefillEntry
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
 from gemma3n_iree.emitters.render import ModuleBuilder, f32_hex
 from gemma3n_iree.emitters.specialisations import DensePle, LaneXorSum, MlxRmsNorm
-from gemma3n_iree.text_config import builtin_text_config
-from test_structure import Emitted, calls, defs, functions, has_reduce, operands, ops, warp_stages
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.text_config import builtin_text_config
 
 AUDIO, TEXT = builtin_config("tiny"), builtin_text_config("tiny")
 CAP, CLIPS = 256, 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def prefill_module(contract_name: str, text: str = "tiny") -> Emitted:
     captured: dict[str, object] = {}
     original = ModuleBuilder.build

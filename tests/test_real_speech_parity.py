@@ -19,15 +19,15 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
-from gemma3n_iree.config import builtin_config  # noqa: E402
+from audio_artifacts import load_session  # noqa: E402
+
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1  # noqa: E402
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
+from gemma3n_iree.diagnostics.transformers_reference import build_modules, load_weights  # noqa: E402
 from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
+from gemma3n_iree.model.audio_config import builtin_config  # noqa: E402
 from gemma3n_iree.runtime.frontend import load_audio, log_mel  # noqa: E402
 from gemma3n_iree.runtime.synthetic import random_weights  # noqa: E402
-from gemma3n_iree.runtime.transformers_reference import build_modules, load_weights  # noqa: E402
-
-from audio_artifacts import load_session  # noqa: E402
 
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import ast
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-import ml_dtypes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_files import entry_parameters, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts.emulation import BF16_MIN, lane_threads, lane_xor_sum, rms_norm, rnd
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
@@ -25,9 +27,6 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.registry import KERNEL_DIR
-
-from kernel_files import entry_parameters, rebuilt_ptx
-from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
 # The interpreter's numpy arithmetic warns on the overflowing and NaN rows the tests feed on purpose.

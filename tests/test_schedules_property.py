@@ -50,10 +50,10 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import assert_bits_equal, bits, compile_cpu, probe, run_vmfb
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_bits_equal, bits, compile_cpu, probe, run_vmfb
 from gemma3n_iree.contracts import emulation as em
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 
@@ -104,7 +104,7 @@ def note_values(x: np.ndarray, got: np.ndarray) -> None:
         event("output all finite")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runner(contract, op: str, *args, **kwargs):
     """The compiled probe of `OpEmitter.<op>(*args, **kwargs)` (emitted and compiled once)."""
     return probe(contract, lambda o: getattr(o, op)(*args, **kwargs))[1]

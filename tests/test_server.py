@@ -39,22 +39,21 @@ import numpy as np
 import pytest
 import soundfile as sf
 from click.testing import CliRunner
+from conftest import assert_bits_equal
+from synthetic_text import add_random_text_tensors, write_test_tokenizer
 
-from gemma3n_iree.config import builtin_config
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.text_config import builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.cli import main as cli_main
+from gemma3n_iree.runtime.decode import probe_audio
 from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
 from gemma3n_iree.runtime.prefill import AudioPrefill
-from gemma3n_iree.runtime.decode import probe_audio
-from gemma3n_iree.runtime.scheduler import (ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, BadInput, Limits, NotFound,
-                                            Rejected, Scheduler)
-from gemma3n_iree.runtime.server import BackgroundServer
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.runtime.synthetic_text import add_random_text_tensors, write_test_tokenizer
-from gemma3n_iree.text_config import builtin_text_config
-
-from conftest import assert_bits_equal
+from gemma3n_iree.serve.errors import BadInput, NotFound, Rejected
+from gemma3n_iree.serve.scheduler import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, Limits, Scheduler
+from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")
@@ -731,8 +730,8 @@ def test_serve_command_is_registered():
 
 def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
     """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
-    from gemma3n_iree.runtime.scheduler import Unavailable
-    from gemma3n_iree.runtime.server import build_scheduler
+    from gemma3n_iree.serve.errors import Unavailable
+    from gemma3n_iree.serve.server import build_scheduler
 
     directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
     scheduler = build_scheduler(directory, artifact=artifact, cache_dir=cache.root)

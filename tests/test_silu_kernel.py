@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts import iree_math
 from gemma3n_iree.contracts.emulation import round_bf16
@@ -19,9 +21,6 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.kernels import SILU_SM90
-
-from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
-from triton_interpreter import interpreted_kernels
 
 SM90 = parse_target("cuda", "sm_90")
 

@@ -11,9 +11,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters import entries, specialisations  # noqa: F401 - registers every family
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
@@ -23,9 +23,20 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
 from gemma3n_iree.emitters.render import ModuleBuilder
 from gemma3n_iree.emitters.specialisations import AffineDequant, LaneXorSum, Linear, RmsNorm, SscpConv
-from gemma3n_iree.emitters.symbols import (Choice, Decimal, Dims, F32Bits, Flag, Int, Specialisation, Switch,
-                                           SymbolError, parse_symbol)
-from gemma3n_iree.text_config import builtin_text_config
+from gemma3n_iree.emitters.symbols import (
+    Choice,
+    Decimal,
+    Dims,
+    F32Bits,
+    Flag,
+    Int,
+    Specialisation,
+    Switch,
+    SymbolError,
+    parse_symbol,
+)
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.text_config import builtin_text_config
 
 FAMILIES = sorted(Specialisation._families.items())
 

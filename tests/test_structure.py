@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import lane_threads
 from gemma3n_iree.contracts.policy import CONTRACTS, F32_REFERENCE, MLX_CUDA_V1, NumericContract
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
@@ -29,7 +28,8 @@ from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import ModuleBuilder
 from gemma3n_iree.emitters.specialisations import CumulativeGroupNorm, LaneXorSum, PrefixScan, RmsNorm
-from gemma3n_iree.emitters.weights import HF_LAYOUT, audio_weight_specs
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, audio_weight_specs
 
 TINY = builtin_config("tiny")
 
@@ -57,7 +57,7 @@ def emit_captured(spec: AudioModuleSpec) -> Emitted:
     return Emitted(text, captured["flat"], captured["builder"])  # type: ignore[arg-type]
 
 
-@lru_cache(maxsize=None)
+@cache
 def tiny_module(contract_name: str, buckets: tuple[int, ...] = (100,), clips: tuple[int, ...] = (1,)) -> Emitted:
     return emit_captured(AudioModuleSpec(TINY, CONTRACTS[contract_name], buckets, clips))
 

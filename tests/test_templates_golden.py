@@ -18,17 +18,15 @@ import difflib
 import inspect
 import re
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
-from gemma3n_iree.config import builtin_config
 from gemma3n_iree.contracts.emulation import BF16_MIN
 from gemma3n_iree.contracts.mel import MelFrontEnd
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
-from gemma3n_iree.decoder_config import builtin_decoder_config
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import DecoderModuleSpec, _ProgramEmitter
 from gemma3n_iree.emitters.decoder_ops import DecoderOpEmitter
@@ -46,8 +44,10 @@ from gemma3n_iree.emitters.render import (
     parse_fragment,
     render,
 )
-from gemma3n_iree.emitters.weights import HF_LAYOUT
 from gemma3n_iree.kernels.spec import PTX_DIR
+from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.model.audio_weights import HF_LAYOUT
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 TINY = builtin_config("tiny")

@@ -32,18 +32,19 @@ import pytest
 torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
 
+from oracles import hf_audio_model as A  # noqa: E402
+from oracles.configs import TINY  # noqa: E402
+
 from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
-from gemma3n_iree.decoder_config import builtin_decoder_config  # noqa: E402
+from gemma3n_iree.model.checkpoint_config import CheckpointConfig  # noqa: E402
+from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.runtime.artifacts import ArtifactCache  # noqa: E402
 from gemma3n_iree.runtime.decoder import DecoderSession  # noqa: E402
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder  # noqa: E402
 from gemma3n_iree.runtime.frontend import load_audio  # noqa: E402
-from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber, windows_of  # noqa: E402
 from gemma3n_iree.runtime.generate import GenerationError  # noqa: E402
+from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber, windows_of  # noqa: E402
 from gemma3n_iree.runtime.transcribe_decoder import check_fits, load_transcription_decoder  # noqa: E402
-
-from oracles import hf_audio_model as A  # noqa: E402
-from oracles.configs import TINY  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
@@ -189,9 +190,9 @@ def server(case):
     """`gemma3n-iree serve`'s pieces on the tiny checkpoint: the scheduler (its encoder and prefill artifacts
     are the fixture's, found in the cache) and the transcription service on a compiled decoder program of 4
     slots (decode widths 1 and 4), under f32-reference; (url, scheduler, service)."""
-    from gemma3n_iree.runtime.scheduler import Limits
-    from gemma3n_iree.runtime.server import BackgroundServer, build_scheduler
     from gemma3n_iree.serve.openai_routes import add_transcription_routes
+    from gemma3n_iree.serve.scheduler import Limits
+    from gemma3n_iree.serve.server import BackgroundServer, build_scheduler
     from gemma3n_iree.serve.transcription import build_transcription_service
 
     _, directory, cache, _, _ = case
@@ -428,7 +429,7 @@ def test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model(case, server, tmp_pat
     url, _, _ = server
     [made] = bench("checkpoint", "--dir", str(tmp_path / "tiny"), "--variant", "tiny")
     assert made["part"] == "checkpoint" and (tmp_path / "tiny" / "tokenizer.json").is_file()
-    assert read_decoder_config_of(tmp_path / "tiny") == CFG
+    assert CheckpointConfig.read(tmp_path / "tiny").decoder == CFG
     ours = bench("ours", "--checkpoint", str(directory), "--target", "llvm-cpu", "--contract", F32_REFERENCE.name,
                  "--cache-dir", str(cache.root), "--counts", "1", "2", "--new-tokens", str(NEW_TOKENS),
                  "--repeats", "1", "--max-clips-per-call", "1")
@@ -442,8 +443,3 @@ def test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model(case, server, tmp_pat
     assert [r["concurrency"] for r in served] == [1, 3] and all(r["output_tokens"] > 0 for r in served)
     assert subprocess.run(["bash", "-n", str(BENCH.parent / "gpu_transcribe.sh")]).returncode == 0
 
-
-def read_decoder_config_of(directory: Path):
-    from gemma3n_iree.runtime.emulated_decoder import read_decoder_config
-
-    return read_decoder_config(directory)

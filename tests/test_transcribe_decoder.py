@@ -10,10 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.decoder_config import builtin_decoder_config
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 from gemma3n_iree.runtime.generate import GenerationError
-from gemma3n_iree.runtime.transcribe_decoder import (PROMPT_ROUND, TARGET_WIDTHS, decode_widths, prompt_bucket,
-                                                     transcription_buckets)
+from gemma3n_iree.runtime.transcribe_decoder import (
+    PROMPT_ROUND,
+    TARGET_WIDTHS,
+    decode_widths,
+    prompt_bucket,
+    transcription_buckets,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from synthetic_text import build_test_tokenizer
 
-from gemma3n_iree.runtime.synthetic_text import build_test_tokenizer
 from gemma3n_iree.serve.transcription import TranscriptionService
 
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows

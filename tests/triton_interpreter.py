@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -29,8 +29,8 @@ SHARED = "gemma3n_iree.kernels.triton_numerics"
 
 
 def _dot_of_bf16_values(builder, a, b, d, input_precision, max_num_imprecise_acc):  # noqa: ANN001
-    from triton.runtime.interpreter import TensorHandle
     import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
 
     def values(h):  # noqa: ANN001, ANN202
         return (h.data.astype(np.uint32) << 16).view(np.float32) if h.dtype.scalar == tl.bfloat16 else h.data

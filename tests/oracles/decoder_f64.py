@@ -17,8 +17,9 @@ configuration is a `text_config` dict (transformers field names).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from statistics import NormalDist
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

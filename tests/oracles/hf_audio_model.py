@@ -27,8 +27,9 @@ from __future__ import annotations
 import copy
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -85,9 +86,8 @@ def make_model(audio: dict[str, Any], cfg: Any, seed: int) -> NoVisionGemma3nFor
 
 def write_checkpoint(model: NoVisionGemma3nForConditionalGeneration, directory: str | Path) -> Path:
     """The model as users get a checkpoint: `save_pretrained` of its BF16 copy, plus the test tokenizer."""
+    from synthetic_text import write_test_tokenizer
     from transformers.utils import logging as hf_logging
-
-    from gemma3n_iree.runtime.synthetic_text import write_test_tokenizer
 
     directory = Path(directory)
     bars = hf_logging.is_progress_bar_enabled()

@@ -26,7 +26,8 @@ import contextlib
 import inspect
 import math
 import tempfile
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -104,8 +105,7 @@ def write_checkpoint(model: Gemma3nForCausalLM, cfg: Any, directory: Any) -> Non
     """The model's weights as a BF16 Gemma 3n checkpoint (`model.language_model.*`, sharded + indexed) with the
     configuration's nested `config.json`: what the project reads."""
     import ml_dtypes
-
-    from gemma3n_iree.runtime.synthetic_text import write_decoder_checkpoint
+    from synthetic_text import write_decoder_checkpoint
 
     tensors = {k: v.astype(ml_dtypes.bfloat16) for k, v in checkpoint_tensors(model).items()}
     write_decoder_checkpoint(directory, cfg, tensors)

@@ -26,7 +26,7 @@ from transformers.models.gemma3n.configuration_gemma3n import Gemma3nAudioConfig
 from transformers.models.gemma3n.modeling_gemma3n import Gemma3nAudioEncoder, Gemma3nMultimodalEmbedder
 from transformers.utils import logging as hf_logging
 
-from gemma3n_iree.runtime.transformers_reference import stage_hooks
+from gemma3n_iree.diagnostics.transformers_reference import stage_hooks
 
 TRANSFORMERS_VERSION = "5.24.0"
 TOWER = "model.audio_tower."

@@ -16,10 +16,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers.models.gemma3n.configuration_gemma3n import (Gemma3nAudioConfig, Gemma3nConfig, Gemma3nTextConfig,
-                                                                Gemma3nVisionConfig)
-from transformers.models.gemma3n.modeling_gemma3n import (Gemma3nAudioEncoder, Gemma3nModel, Gemma3nMultimodalEmbedder,
-                                                          Gemma3nPreTrainedModel, Gemma3nTextModel)
+from transformers.models.gemma3n.configuration_gemma3n import (
+    Gemma3nAudioConfig,
+    Gemma3nConfig,
+    Gemma3nTextConfig,
+    Gemma3nVisionConfig,
+)
+from transformers.models.gemma3n.modeling_gemma3n import (
+    Gemma3nAudioEncoder,
+    Gemma3nModel,
+    Gemma3nMultimodalEmbedder,
+    Gemma3nPreTrainedModel,
+    Gemma3nTextModel,
+)
 
 from .hf_oracle import random_value
 

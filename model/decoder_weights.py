@@ -16,9 +16,9 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from ..emitters.prefill import TEXT_PREFIX
+from .audio_weights import HF_LAYOUT, WeightLayout, WeightSpec
 from .decoder_config import DecoderConfig
-from .emitters.prefill import TEXT_PREFIX
-from .emitters.weights import HF_LAYOUT, WeightLayout, WeightSpec
 
 #: Read on the host only (one row per token is gathered; the table never reaches the device).
 HOST_TABLES = frozenset({"embed_tokens_per_layer"})
@@ -85,7 +85,7 @@ def read_decoder_weights(directory: str | Path, cfg: DecoderConfig,
     """Every decoder tensor of a checkpoint (BF16, transformers or mlx-vlm names), memory-mapped, by logical
     name.  Every missing tensor, wrong dtype or wrong shape is listed in one `CheckpointSchemaError`; other
     tensors (the audio tower, shared layers' unused k/v projections) are left alone."""
-    from .runtime.checkpoint import CheckpointSchemaError, find_safetensors_files, read_safetensors_header
+    from ..runtime.checkpoint import CheckpointSchemaError, find_safetensors_files, read_safetensors_header
 
     files, _, _ = find_safetensors_files(directory)
     tensors = {name: info for path in files for name, info in read_safetensors_header(path).items()}

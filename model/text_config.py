@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
+from .audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
 
 # What the prefill stage's shapes depend on: never defaulted for a checkpoint.
 TEXT_SHAPE_FIELDS = ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input", "vocab_size",
@@ -83,7 +83,7 @@ class TextConfig:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> "TextConfig":
+    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> TextConfig:
         """From a parsed checkpoint `config.json` (nested transformers layout).
 
         The shapes (``text_config``'s widths, depth and both vocabulary sizes) must be present; what
@@ -108,19 +108,6 @@ class TextConfig:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{source}: {exc}") from None
-
-    @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> "TextConfig":
-        path = Path(directory) / "config.json"
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"{directory}: checkpoint directory has no config.json") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
-        return cls.from_config_json(data, source=str(path))
 
 
 def multimodal_fields(data: Mapping[str, Any], source: str) -> dict[str, int]:

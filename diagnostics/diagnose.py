@@ -16,15 +16,17 @@ artifact's value; outside = a bug.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..config import AudioConfig
 from ..contracts.envelope import inside_envelope
 from ..contracts.metrics import bf16_ulp_distance
+from ..files import write_atomically
+from ..model.audio_config import AudioConfig
 
 OUTLIERS = 32
 ENVELOPE_SAMPLES = 64
@@ -189,8 +191,7 @@ class Report:
                 f"{'-' if local is None else str(local['differing']):>8s} "
                 + ("" if env is None else f"{env['inside']}/{env['checked']} inside"))
         first = self.first_divergence
-        lines.append("verdict: PASS (no stage over max_abs {0} / rms {1})".format(
-            self.thresholds.max_abs, self.thresholds.rms) if first is None else
+        lines.append(f"verdict: PASS (no stage over max_abs {self.thresholds.max_abs} / rms {self.thresholds.rms})" if first is None else
             f"verdict: FAIL — first divergence at {first['stage']} (max_abs {first.get('max_abs', 0):.3g}, "
             f"rms {first.get('rms', 0):.3g}; thresholds {self.thresholds.max_abs} / {self.thresholds.rms})")
         if self.explanation():
@@ -198,7 +199,7 @@ class Report:
         return "\n".join(lines)
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        write_atomically(path, (json.dumps(self.to_json(), indent=1) + "\n").encode())
 
     def plot(self, path: str | Path) -> None:
         """Per-stage max |diff| and RMS on a log scale (needs matplotlib)."""

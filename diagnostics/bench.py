@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
-from .session import AudioSession
+from ..runtime.session import AudioSession
 
 FRAME_SECONDS = 0.01  # 10 ms hop: 3000 frames = 30 s
 

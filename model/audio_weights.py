@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import AudioConfig
+from .audio_config import AudioConfig
 
 HF_TOWER = "model.audio_tower."
 HF_EMBED = "model.embed_audio."

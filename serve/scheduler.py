@@ -1,6 +1,6 @@
 """Continuous batching of audio requests onto one resident copy of the weights (the core of `serve`).
 
-The HTTP layer (`runtime/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
+The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
 about admission, batching, cancellation and result lifetime lives here and is thread-based, so it is
 usable (and tested) without a network.
 
@@ -68,19 +68,21 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from .batching import call_width, may_run
-from .decode import AudioError, AudioInfo, decode_audio, probe_audio
-from .encode import Clip, EncodeError, choose_bucket
-from .frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
-from .pipeline import FrontEndPool, default_workers
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
+from ..runtime.batching import BucketQueue, EncodeCall, Wait, next_encode_call
+from ..runtime.decode import AudioError, AudioInfo, decode_audio, probe_audio
+from ..runtime.encode import Clip, EncodeError, choose_bucket
+from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
+from ..runtime.pipeline import FrontEndPool, default_workers
+from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -89,49 +91,6 @@ KINDS = (ENCODE, PREFILL)
 ENCODE_OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
 PREFILL_OUTPUTS = ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows")
 MIB = 1 << 20
-
-
-# ---------------------------------------------------------------------------------------------- errors
-
-class ServeError(Exception):
-    """An error with an HTTP status and a short machine-readable code; the message is for people."""
-
-    status = 500
-    code = "internal"
-
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
-        if status is not None:
-            self.status = status
-        self.retry_after = retry_after
-
-
-class BadInput(ServeError):
-    """This request's input cannot be used (not audio, truncated, too long, bad prompt...)."""
-
-    status, code = 400, "bad_input"
-
-
-class Rejected(ServeError):
-    """Not admitted now (queue or memory full): retry later."""
-
-    status, code = 429, "queue_full"
-
-
-class NotFound(ServeError):
-    """No such request for this token (unknown id, wrong token, cancelled, fetched or expired)."""
-
-    status, code = 404, "not_found"
-
-
-class Unavailable(ServeError):
-    """A feature this server was not started with (e.g. prefill without text tensors or tokenizer)."""
-
-    status, code = 501, "not_available"
 
 
 # ---------------------------------------------------------------------------------------------- jobs
@@ -225,6 +184,21 @@ class _ClipWork:
     ready: float
 
 
+@dataclass(frozen=True)
+class _EncodeWork:
+    """An encoder call the policy picked, with the clips taken from its bucket's queue."""
+
+    call: EncodeCall
+    items: list[_ClipWork]
+
+
+@dataclass(frozen=True)
+class _PrefillWork:
+    """A prefill merge whose clips are all encoded."""
+
+    job: Job
+
+
 @dataclass
 class _Call:
     """An encoder call queued on the session's thread: its clips and the future of its outputs."""
@@ -287,7 +261,7 @@ def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: 
 class UploadSlot:
     """One body being received: its reservation (the largest body) in the budget, released once."""
 
-    def __init__(self, scheduler: "Scheduler", client: str, reserved: int) -> None:
+    def __init__(self, scheduler: Scheduler, client: str, reserved: int) -> None:
         self.scheduler, self.client, self.reserved = scheduler, client, reserved
         self.open = True
 
@@ -383,7 +357,7 @@ class Scheduler:
         self._audio_seconds_done = 0.0
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "Scheduler":
+    def start(self) -> Scheduler:
         with self._lock:
             if self._device_thread is not None:
                 return self
@@ -410,7 +384,7 @@ class Scheduler:
                 self._drop(job)
             self._device_thread = self._reaper_thread = self._pool = None
 
-    def __enter__(self) -> "Scheduler":
+    def __enter__(self) -> Scheduler:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -764,7 +738,7 @@ class Scheduler:
         return clips, samples.shape[0]
 
     def _expand(self, job: Job, clips: int) -> np.ndarray:
-        from .tokens import PromptError
+        from ..runtime.tokens import PromptError
 
         try:
             ids = self.prefill.expand(job.prompt or "", [clips], job.chat)
@@ -783,10 +757,10 @@ class Scheduler:
         return ids
 
     # ------------------------------------------------------------------ device thread
-    def _pick(self, now: float, device_idle: bool = True) -> tuple[Any, float | None]:
-        """The next device work under the lock: ("prefill", job) or ("encode", bucket, width, items);
-        or (None, seconds to wait) when a partial call should wait for more clips (while a call runs,
-        partial calls wait for it: `batching.may_run`)."""
+    def _pick(self, now: float, device_idle: bool = True) -> _PrefillWork | _EncodeWork | Wait:
+        """The next device work under the lock, or how long to wait for it: a prefill merge first (it
+        completes a request and frees memory), else the encoder call `batching.next_encode_call` picks
+        (while a call runs, partial calls wait for it)."""
         if self._post:
             # AudioPrefill keeps one (capacity, clips) entry loaded at a time: run the jobs of the loaded
             # entry first, unless the oldest job has waited a second (no starvation)
@@ -795,24 +769,14 @@ class Scheduler:
                 job = next((j for j in self._post if j.prefill_key == self._last_prefill_key), job)
             self._post.remove(job)
             self._last_prefill_key = job.prefill_key
-            return ("prefill", job), None
-        heads = [(q[0].ready, b) for b, q in self._ready.items() if q]
-        if not heads:
-            return None, None
-        # a bucket may run when it fills its widest call, when its oldest clip has waited max_wait_s, or
-        # when no front-end work could add clips (runtime/batching.py); among those, the oldest head
-        # goes first (no starvation)
-        settled = self._pending_frontend == 0
-        eligible = [(h, b) for h, b in heads
-                    if may_run(len(self._ready[b]), self.widths[b][0], settled=settled, waited_s=now - h,
-                               max_wait_s=self.limits.max_wait_s, device_idle=device_idle)]
-        if not eligible:
-            return None, max(0.0, min(heads)[0] + self.limits.max_wait_s - now) if device_idle else None
-        bucket = min(eligible)[1]
-        queue = self._ready[bucket]
-        width = call_width(len(queue), self.widths[bucket])
-        items = [queue.popleft() for _ in range(min(width, len(queue)))]
-        return ("encode", bucket, width, items), None
+            return _PrefillWork(job)
+        queues = [BucketQueue(b, len(q), q[0].ready, self.widths[b]) for b, q in self._ready.items() if q]
+        call = next_encode_call(queues, now, settled=self._pending_frontend == 0, device_idle=device_idle,
+                                max_wait_s=self.limits.max_wait_s)
+        if isinstance(call, Wait):
+            return call
+        queue = self._ready[call.bucket]
+        return _EncodeWork(call, [queue.popleft() for _ in range(call.take)])
 
     def _device_loop(self) -> None:
         """Pick work and run it.  An encoder call is queued on the session's device thread and, while it
@@ -822,9 +786,14 @@ class Scheduler:
         while True:
             with self._cond:
                 while True:
-                    work, wait = None, None
+                    work: _PrefillWork | _EncodeWork | None = None
+                    wait: float | None = None
                     if not self._paused and not self._stopping:
-                        work, wait = self._pick(time.monotonic(), device_idle=running is None)
+                        picked = self._pick(time.monotonic(), device_idle=running is None)
+                        if isinstance(picked, Wait):
+                            wait = picked.seconds
+                        else:
+                            work = picked
                     if work is not None or running is not None:
                         break
                     if self._stopping:
@@ -832,8 +801,8 @@ class Scheduler:
                     self._cond.wait(timeout=wait)
                 self._device_busy = True
             try:
-                if work is not None and work[0] == "encode":
-                    staged = self._start_encode(*work[1:])
+                if isinstance(work, _EncodeWork):
+                    staged = self._start_encode(work.call.bucket, work.call.width, work.items)
                     if running is not None:
                         self._complete_encode(running)
                     running = staged
@@ -842,7 +811,7 @@ class Scheduler:
                         self._complete_encode(running)
                         running = None
                     if work is not None:
-                        self._run_prefill(work[1])
+                        self._run_prefill(work.job)
             except Exception as exc:  # pragma: no cover - defensive: keep the device thread alive
                 log.exception("device work failed")
                 self.device_error = f"{type(exc).__name__}: {exc}"
@@ -851,7 +820,7 @@ class Scheduler:
                     self._device_busy = running is not None
                     self._cond.notify_all()
 
-    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> "_Call | None":
+    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> _Call | None:
         """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
         started = time.monotonic()
         with self._lock:
@@ -880,7 +849,7 @@ class Scheduler:
             for item in items:
                 self._finish(item.job, error=error)
 
-    def _complete_encode(self, call: "_Call | None") -> None:
+    def _complete_encode(self, call: _Call | None) -> None:
         """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
         if call is None:
             return
@@ -918,7 +887,7 @@ class Scheduler:
                         self._post.append(job)
 
     def _run_prefill(self, job: Job) -> None:
-        from .tokens import PromptError
+        from ..runtime.tokens import PromptError
 
         self._hook("prefill", job)
         with self._lock:

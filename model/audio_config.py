@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 # Frame buckets (mel frames) an artifact is specialised on.  2997 frames = 30 s, the longest clip the
 # feature extractor produces; smaller buckets make short clips cheap.
@@ -23,6 +24,29 @@ AUDIO_SOFT_TOKENS_PER_CLIP = 188
 
 class ConfigError(ValueError):
     """A configuration value is missing, malformed or outside what the templates support."""
+
+
+def read_json_object(path: str | Path) -> dict[str, Any]:
+    """A JSON file holding one object; every failure is one `ConfigError` naming the file."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_json_object(raw, path)
+
+
+def parse_json_object(raw: bytes, path: str | Path) -> dict[str, Any]:
+    """The JSON object in `raw` (the bytes of `path`, which errors name)."""
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return data
 
 
 @dataclass(frozen=True)
@@ -133,7 +157,7 @@ class AudioConfig:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "",
-                     overrides: bool = False) -> "AudioConfig":
+                     overrides: bool = False) -> AudioConfig:
         """From config values by field name, each type-checked; keys that are not fields (``model_type``,
         ``torch_dtype`` ...) are ignored.  A field the graph's shapes depend on must be present (see
         :data:`AUDIO_DEFAULTABLE`) unless `overrides` (a flat file of changes to the built-in E4B values).
@@ -151,43 +175,33 @@ class AudioConfig:
             raise ConfigError(f"{source}: {exc}") from exc
 
     @classmethod
-    def from_json_file(cls, path: str | Path) -> "AudioConfig":
+    def from_json_file(cls, path: str | Path) -> AudioConfig:
         """Read a checkpoint `config.json` (nested `audio_config`/`text_config`: every shape present) or a
         flat JSON file of fields (``text_hidden_size`` included) that change the built-in E4B values."""
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such configuration file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
-        if "audio_config" not in data and ("text_config" in data or "model_type" in data):
-            raise ConfigError(f"{path}: audio_config is missing (expected the audio tower's configuration object, "
-                              f"as in every Gemma 3n checkpoint's config.json)")
-        if "audio_config" not in data:
+        data = read_json_object(path)
+        if "audio_config" not in data and "text_config" not in data and "model_type" not in data:
             return cls.from_mapping(data, source=str(path), overrides=True)
-        audio = data["audio_config"]
-        if not isinstance(audio, dict):
-            raise ConfigError(f"{path}: audio_config must be an object, got {_describe(audio)}")
-        model_type = audio.get("model_type", "gemma3n_audio")
-        if model_type != "gemma3n_audio":
-            raise ConfigError(f"{path}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
-        text = data.get("text_config")
-        if not isinstance(text, dict) or "hidden_size" not in text:
-            raise ConfigError(f"{path}: text_config.hidden_size is missing (expected a positive integer: the width "
-                              f"the audio embedder projects to)")
-        values = {k: v for k, v in audio.items() if k != "text_hidden_size"}
-        values["text_hidden_size"] = config_value(text["hidden_size"], "int", f"{path}: text_config.hidden_size")
-        return cls.from_mapping(values, source=str(path), where="audio_config.")
+        return cls.from_config_json(data, source=str(path))
 
     @classmethod
-    def from_checkpoint(cls, directory: str | Path) -> "AudioConfig":
-        path = Path(directory) / "config.json"
-        if not path.is_file():
-            raise ConfigError(f"{directory}: checkpoint directory has no config.json")
-        return cls.from_json_file(path)
+    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> AudioConfig:
+        """From a parsed checkpoint `config.json` (nested `audio_config` + `text_config.hidden_size`)."""
+        if "audio_config" not in data:
+            raise ConfigError(f"{source}: audio_config is missing (expected the audio tower's configuration object, "
+                              f"as in every Gemma 3n checkpoint's config.json)")
+        audio = data["audio_config"]
+        if not isinstance(audio, dict):
+            raise ConfigError(f"{source}: audio_config must be an object, got {_describe(audio)}")
+        model_type = audio.get("model_type", "gemma3n_audio")
+        if model_type != "gemma3n_audio":
+            raise ConfigError(f"{source}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
+        text = data.get("text_config")
+        if not isinstance(text, dict) or "hidden_size" not in text:
+            raise ConfigError(f"{source}: text_config.hidden_size is missing (expected a positive integer: the width "
+                              f"the audio embedder projects to)")
+        values = {k: v for k, v in audio.items() if k != "text_hidden_size"}
+        values["text_hidden_size"] = config_value(text["hidden_size"], "int", f"{source}: text_config.hidden_size")
+        return cls.from_mapping(values, source=source, where="audio_config.")
 
 
 # What transformers' Gemma3nAudioConfig defaults when a checkpoint's config.json omits it, and this

@@ -24,10 +24,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from .config import ConfigError
+from .audio_config import ConfigError
 from .text_config import TextConfig, multimodal_fields
 
 SLIDING = "sliding_attention"
@@ -219,7 +220,7 @@ class DecoderConfig(TextConfig):
                                  "vocab_size": self.audio_vocab_size}}
 
     @classmethod
-    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> "DecoderConfig":
+    def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> DecoderConfig:
         """From a parsed checkpoint `config.json` (nested transformers layout), strictly (module docstring)."""
         text = data.get("text_config")
         if not isinstance(text, Mapping):

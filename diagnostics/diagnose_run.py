@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -13,11 +13,11 @@ from ..contracts.policy import get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
-from ..emitters.weights import HF_LAYOUT, audio_weight_specs
-from .artifacts import ArtifactCache
-from .checkpoint import Checkpoint, open_checkpoint
+from ..model.audio_weights import HF_LAYOUT, audio_weight_specs
+from ..runtime.artifacts import ArtifactCache
+from ..runtime.checkpoint import Checkpoint, open_checkpoint
+from ..runtime.session import DEVICE_FOR_TARGET, AudioSession
 from .diagnose import Report, Thresholds, diagnose_stages
-from .session import DEVICE_FOR_TARGET, AudioSession
 
 Progress = Callable[[str], None]
 REFERENCES = ("contract", "transformers")
@@ -48,9 +48,12 @@ def hf_named(checkpoint: Checkpoint, logical: dict[str, np.ndarray]) -> dict[str
     return named
 
 
+DEFAULT_THRESHOLDS = Thresholds()
+
+
 def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "llvm-cpu",
                   contract: str = "mlx-cuda-v1", reference: str = "contract",
-                  thresholds: Thresholds = Thresholds(), clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS, clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
                   cache: ArtifactCache | None = None, progress: Progress | None = None,
                   artifact: str | Path | None = None) -> Report:
     """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count).
@@ -58,7 +61,7 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
     `artifact` runs a stage artifact compiled elsewhere (`emit-gemma3n --stages --frames N`) whose
     bucket must equal the clip's frame count; no compiler is needed then.
     """
-    from .frontend import clip_features, load_audio
+    from ..runtime.frontend import clip_features, load_audio
 
     if reference not in REFERENCES:
         raise ValueError(f"unknown reference {reference!r}; choose one of {', '.join(REFERENCES)}")

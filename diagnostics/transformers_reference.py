@@ -7,11 +7,12 @@ out as this project's stages ([T, F, C] for the SSCP tensors, one clip, no batch
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from ..config import AudioConfig
+from ..model.audio_config import AudioConfig
 
 TOWER = "model.audio_tower."
 EMBED = "model.embed_audio."

@@ -22,17 +22,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 import ml_dtypes
 import numpy as np
 
-from ..decoder_config import DecoderConfig
-from ..decoder_weights import decoder_weight_specs
-from ..emitters.prefill import text_weight_specs
-from ..emitters.weights import HF_LAYOUT, WeightLayout
-from ..text_config import TextConfig
+from gemma3n_iree.emitters.prefill import text_weight_specs
+from gemma3n_iree.model.audio_weights import HF_LAYOUT, WeightLayout
+from gemma3n_iree.model.decoder_config import DecoderConfig
+from gemma3n_iree.model.decoder_weights import decoder_weight_specs
+from gemma3n_iree.model.text_config import TextConfig
 
 TEXT_SHARD = "model-text.safetensors"
 AUDIO_SHARD = "model-audio.safetensors"
@@ -97,7 +97,7 @@ def _write_shard(path: Path, tensors: list[tuple[str, tuple[int, ...], Iterable[
 
 def _make_indexed(directory: Path) -> None:
     """Turn the directory into a sharded checkpoint: the audio file + the text shard, with an index."""
-    from .checkpoint import read_safetensors_header
+    from gemma3n_iree.runtime.checkpoint import read_safetensors_header
 
     single = directory / "model.safetensors"
     if single.is_file():

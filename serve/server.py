@@ -41,7 +41,7 @@ by the test and the benchmark too) with streaming request bodies and multipart p
 upload's size is enforced while it arrives and a client that disconnects mid-upload costs nothing but
 the bytes read.  Starlette needs uvicorn plus python-multipart (three packages) for the same, and its
 form parser spools files by itself; nothing here benefits from ASGI.  All model work happens off the
-event loop (`runtime/scheduler.py`): the loop only moves bytes and waits on futures.
+event loop (`serve/scheduler.py`): the loop only moves bytes and waits on futures.
 """
 
 from __future__ import annotations
@@ -51,17 +51,18 @@ import json
 import logging
 import math
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.multipart import BodyPartReader
 
-from .decode import MIN_SAMPLE_RATE
-from .npz_stream import Pieces, npy_pieces, npz_pieces
-from .scheduler import (ENCODE, PREFILL, BadInput, Job, Limits, NotFound, Rejected, Scheduler, ServeError,
-                        State, Unavailable)
+from ..runtime.decode import MIN_SAMPLE_RATE
+from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
+from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
+from .scheduler import ENCODE, PREFILL, Job, Limits, Scheduler, State
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -496,10 +497,10 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
                     mel: str | None = None) -> Scheduler:
     """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
     prefill stage; returns a scheduler that is not started yet."""
-    from ..config import DEFAULT_FRAME_BUCKETS
     from ..contracts.policy import DEFAULT_CONTRACT
-    from .artifacts import ArtifactCache
-    from .encode import AudioEncoder
+    from ..model.audio_config import DEFAULT_FRAME_BUCKETS
+    from ..runtime.artifacts import ArtifactCache
+    from ..runtime.encode import AudioEncoder
 
     say = progress or (lambda _msg: None)
     cache = ArtifactCache(Path(cache_dir) if cache_dir is not None else None)
@@ -514,7 +515,7 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
     else:
         try:
             from ..emitters.prefill import DEFAULT_CAPACITIES
-            from .prefill import AudioPrefill
+            from ..runtime.prefill import AudioPrefill
 
             runner = AudioPrefill(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
                                   capacities=tuple(capacities or DEFAULT_CAPACITIES), cuda_arch=cuda_arch, cache=cache,

@@ -1,0 +1,1 @@
+"""Diagnostics and benchmarks: per-stage error against transformers, speed measurements."""
