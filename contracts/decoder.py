@@ -42,22 +42,31 @@ def token_rows(cfg: DecoderConfig, w: Weights, ids: Sequence[int]) -> tuple[np.n
     if bad.any():
         raise ValueError(f"token id {int(ids[bad][0])} outside the vocabulary [0, {cfg.vocab_size})")
     per_layer_ids = np.where(ids < cfg.vocab_size_per_layer_input, ids, 0)
-    return (np.asarray(w["embed_tokens"])[ids].astype(F32),
-            np.asarray(w["embed_tokens_per_layer"])[per_layer_ids].astype(F32))
+    return (
+        np.asarray(w["embed_tokens"])[ids].astype(F32),
+        np.asarray(w["embed_tokens_per_layer"])[per_layer_ids].astype(F32),
+    )
 
 
-def embed_rows(c: NumericContract, cfg: DecoderConfig, w: Weights, text_rows: np.ndarray,
-               ple_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def embed_rows(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, text_rows: np.ndarray, ple_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Host-gathered rows -> (inputs_embeds [T, D], per_layer_inputs [T, L, P]), row by row, with the prefill
     stage's own functions (scaled text rows; dense PLE: projection, width-P norm, token part, 2^-0.5)."""
     embeds = P.scaled_text_rows(c, cfg, text_rows)
     w_proj, w_norm = weight(w, "per_layer_model_projection"), weight(w, "per_layer_projection_norm")
-    pli = np.stack([P.dense_ple(c, cfg, embeds[i:i + 1], ple_rows[i:i + 1], w_proj, w_norm, 1)["per_layer_inputs"][0]
-                    for i in range(len(embeds))])
+    pli = np.stack(
+        [
+            P.dense_ple(c, cfg, embeds[i : i + 1], ple_rows[i : i + 1], w_proj, w_norm, 1)["per_layer_inputs"][0]
+            for i in range(len(embeds))
+        ]
+    )
     return embeds, pli
 
 
-def text_inputs(c: NumericContract, cfg: DecoderConfig, w: Weights, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def text_inputs(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, ids: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
     """A text-only prompt's (inputs_embeds, per_layer_inputs), as the prefill stage computes them."""
     return embed_rows(c, cfg, w, *token_rows(cfg, w, ids))
 
@@ -66,8 +75,15 @@ def text_inputs(c: NumericContract, cfg: DecoderConfig, w: Weights, ids: Sequenc
 class KeyValueSource(Protocol):
     """Where a layer's attention gets its keys and values: a prompt's own (prefill) or the cache (decode)."""
 
-    def attend(self, c: NumericContract, layer: int, q: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
-               fn: Transcendentals, queries: np.ndarray) -> np.ndarray:
+    def attend(
+        self,
+        c: NumericContract,
+        layer: int,
+        q: np.ndarray,
+        kv: tuple[np.ndarray, np.ndarray] | None,
+        fn: Transcendentals,
+        queries: np.ndarray,
+    ) -> np.ndarray:
         """Attended values [T, H, hd] of queries q at positions `queries`; `kv`: this layer's own new K/V
         (None for a KV-shared layer)."""
 
@@ -80,8 +96,15 @@ class _PrefillAttention:
         self.cfg, self.cache, self.slot, self.length = cfg, cache, slot, length
         self.published: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-    def attend(self, c: NumericContract, layer: int, q: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
-               fn: Transcendentals, queries: np.ndarray) -> np.ndarray:
+    def attend(
+        self,
+        c: NumericContract,
+        layer: int,
+        q: np.ndarray,
+        kv: tuple[np.ndarray, np.ndarray] | None,
+        fn: Transcendentals,
+        queries: np.ndarray,
+    ) -> np.ndarray:
         cfg, kind = self.cfg, self.cfg.layer_types[layer]
         if kv is not None:
             k, v = kv
@@ -94,9 +117,16 @@ class _PrefillAttention:
             k, v = self.published[kind]
         sliding = cfg.is_sliding(layer)
         width = self.cache.layout.rows(cfg.kv_producers[layer]) if sliding else self.length
-        columns = np.stack([np.where(visible_columns(sliding, int(p), width, cfg.sliding_window),
-                                     column_positions(sliding, int(p), width, cfg.sliding_window), -1)
-                            for p in queries])
+        columns = np.stack(
+            [
+                np.where(
+                    visible_columns(sliding, int(p), width, cfg.sliding_window),
+                    column_positions(sliding, int(p), width, cfg.sliding_window),
+                    -1,
+                )
+                for p in queries
+            ]
+        )
         return D.attention_core(c, q, k, v, columns, fn)
 
 
@@ -106,8 +136,15 @@ class _DecodeAttention:
     def __init__(self, cfg: DecoderConfig, cache: KVCache, slots: Sequence[int], positions: Sequence[int]) -> None:
         self.cfg, self.cache, self.slots, self.positions = cfg, cache, list(slots), list(positions)
 
-    def attend(self, c: NumericContract, layer: int, q: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
-               fn: Transcendentals, queries: np.ndarray) -> np.ndarray:
+    def attend(
+        self,
+        c: NumericContract,
+        layer: int,
+        q: np.ndarray,
+        kv: tuple[np.ndarray, np.ndarray] | None,
+        fn: Transcendentals,
+        queries: np.ndarray,
+    ) -> np.ndarray:
         cfg = self.cfg
         if kv is not None:
             for b, (slot, p) in enumerate(zip(self.slots, self.positions)):
@@ -117,14 +154,24 @@ class _DecodeAttention:
         out = np.empty_like(q)
         for b, (slot, p) in enumerate(zip(self.slots, self.positions)):
             columns = np.where(visible_columns(sliding, p, rows, cfg.sliding_window), np.arange(rows), -1)[None]
-            out[b:b + 1] = D.attention_core(c, q[b:b + 1], self.cache.keys[producer][slot],
-                                            self.cache.values[producer][slot], columns, fn)
+            out[b : b + 1] = D.attention_core(
+                c, q[b : b + 1], self.cache.keys[producer][slot], self.cache.values[producer][slot], columns, fn
+            )
         return out
 
 
-def decoder_layer(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, streams: np.ndarray,
-                  per_layer_input: np.ndarray, positions: np.ndarray, attention: KeyValueSource, fn: Transcendentals,
-                  stages: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def decoder_layer(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    layer: int,
+    streams: np.ndarray,
+    per_layer_input: np.ndarray,
+    positions: np.ndarray,
+    attention: KeyValueSource,
+    fn: Transcendentals,
+    stages: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """One decoder layer on the streams [n, T, D] of T tokens at `positions` (spec §4)."""
     at = f"layers.{layer}."
     predictions = D.altup_predict(c, cfg, w, layer, streams, fn)
@@ -147,10 +194,20 @@ def decoder_layer(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int
 
 
 # ---------------------------------------------------------------------------------------------- program entries
-def prefill(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, slot: int,
-            inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, *, fn: Transcendentals = CORRECTLY_ROUNDED,
-            shared_layers_last_row_only: bool = True, stages: dict[str, np.ndarray] | None = None,
-            forced_inputs: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
+def prefill(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    cache: KVCache,
+    slot: int,
+    inputs_embeds: np.ndarray,
+    per_layer_inputs: np.ndarray,
+    *,
+    fn: Transcendentals = CORRECTLY_ROUNDED,
+    shared_layers_last_row_only: bool = True,
+    stages: dict[str, np.ndarray] | None = None,
+    forced_inputs: Mapping[int, np.ndarray] | None = None,
+) -> np.ndarray:
     """Run a prompt (positions 0..S-1) into cache slot `slot`; returns the last position's logits [V].
 
     With `shared_layers_last_row_only` (spec §7.5) the KV-shared layers, which write no cache, run on the last
@@ -166,8 +223,10 @@ def prefill(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, 
     if not 1 <= length <= cache.layout.capacity:
         raise ValueError(f"prompt of {length} positions does not fit the KV cache capacity {cache.layout.capacity}")
     if pli.shape != (length, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input):
-        raise ValueError(f"per_layer_inputs has shape {pli.shape}, expected "
-                         f"{(length, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input)}")
+        raise ValueError(
+            f"per_layer_inputs has shape {pli.shape}, expected "
+            f"{(length, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input)}"
+        )
     attention = _PrefillAttention(cfg, cache, slot, length)
     streams = D.altup_init(c, cfg, w, embeds)
     rows = np.arange(length)
@@ -180,15 +239,27 @@ def prefill(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, 
     return D.logits(c, cfg, w, streams[:, -1:], fn)[0]
 
 
-def decode_step(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, slots: Sequence[int],
-                positions: Sequence[int], text_rows: np.ndarray, ple_rows: np.ndarray, *,
-                fn: Transcendentals = CORRECTLY_ROUNDED, stages: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def decode_step(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    cache: KVCache,
+    slots: Sequence[int],
+    positions: Sequence[int],
+    text_rows: np.ndarray,
+    ple_rows: np.ndarray,
+    *,
+    fn: Transcendentals = CORRECTLY_ROUNDED,
+    stages: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """One token for each of B sequences: sequence b is at `positions[b]` in cache slot `slots[b]` (the positions
     before it already in the cache).  Returns logits [B, V]."""
     slots, positions = [int(s) for s in slots], [int(p) for p in positions]
     if not (len(slots) == len(positions) == len(text_rows) == len(ple_rows)) or not slots:
-        raise ValueError(f"decode step needs one slot, position, text row and per-layer row per sequence, got "
-                         f"{len(slots)}, {len(positions)}, {len(text_rows)}, {len(ple_rows)}")
+        raise ValueError(
+            f"decode step needs one slot, position, text row and per-layer row per sequence, got "
+            f"{len(slots)}, {len(positions)}, {len(text_rows)}, {len(ple_rows)}"
+        )
     if len(set(slots)) != len(slots):
         raise ValueError(f"a decode step advances each slot once, got slots {slots}")
     for slot, p in zip(slots, positions):
@@ -209,11 +280,21 @@ def _check_slot(cache: KVCache, slot: int) -> None:
         raise ValueError(f"slot {slot} outside the KV cache's {cache.layout.slots} slots")
 
 
-def greedy(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, slot: int, inputs_embeds: np.ndarray,
-           per_layer_inputs: np.ndarray, max_new_tokens: int, stop_ids: Sequence[int] | None = None, *,
-           fn: Transcendentals = CORRECTLY_ROUNDED,
-           rows: Callable[[Sequence[int]], tuple[np.ndarray, np.ndarray]] | None = None,
-           on_token: Callable[[int], None] | None = None) -> tuple[list[int], list[np.ndarray]]:
+def greedy(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    cache: KVCache,
+    slot: int,
+    inputs_embeds: np.ndarray,
+    per_layer_inputs: np.ndarray,
+    max_new_tokens: int,
+    stop_ids: Sequence[int] | None = None,
+    *,
+    fn: Transcendentals = CORRECTLY_ROUNDED,
+    rows: Callable[[Sequence[int]], tuple[np.ndarray, np.ndarray]] | None = None,
+    on_token: Callable[[int], None] | None = None,
+) -> tuple[list[int], list[np.ndarray]]:
     """Spec §7.4: prefill, then one decode step per new token; a token is the first index of the largest logit.
     Stops after emitting a stop id (default: the config's eos ids; pass () to ignore them) or `max_new_tokens`
     tokens.  `rows(ids)` gathers a token's host rows (default `token_rows`).  Returns the tokens and the
@@ -233,8 +314,9 @@ def greedy(c: NumericContract, cfg: DecoderConfig, w: Weights, cache: KVCache, s
         if token in stops or len(tokens) == max_new_tokens:
             return tokens, step_logits
         if position >= cache.layout.capacity:
-            raise ValueError(f"generation reached the KV cache capacity {cache.layout.capacity} after "
-                             f"{len(tokens)} tokens")
+            raise ValueError(
+                f"generation reached the KV cache capacity {cache.layout.capacity} after {len(tokens)} tokens"
+            )
         text, ple = gather([token])
         step_logits.append(decode_step(c, cfg, w, cache, [slot], [position], text, ple, fn=fn)[0])
         position += 1

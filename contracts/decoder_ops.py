@@ -49,6 +49,7 @@ def _rounded(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], n
     def f32(x: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore", under="ignore"):
             return fn(np.asarray(x, F32).astype(np.float64)).astype(F32)
+
     return f32
 
 
@@ -108,7 +109,7 @@ def sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.asarray(a, F32), np.asarray(b, F32)
     acc = (a[..., 0:1] * b[:, 0]).astype(F32)
     for k in range(1, a.shape[-1]):
-        acc = (acc + (a[..., k:k + 1] * b[:, k]).astype(F32)).astype(F32)
+        acc = (acc + (a[..., k : k + 1] * b[:, k]).astype(F32)).astype(F32)
     return acc
 
 
@@ -181,8 +182,9 @@ def altup_collapse(c: NumericContract, cfg: DecoderConfig, w: Weights, streams: 
     return rnd(c, total * E.contract_scalar(c, 1.0 / cfg.altup_num_inputs), "collapse.scale")
 
 
-def router(c: NumericContract, cfg: DecoderConfig, w: Weights, at: str, x: np.ndarray,
-           fn: Transcendentals) -> np.ndarray:
+def router(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, at: str, x: np.ndarray, fn: Transcendentals
+) -> np.ndarray:
     """Modalities [T, n] of stream x: tanh(round(round(router_norm(x) * (1/D)) @ W^T)), kept in F32."""
     r = rms_norm(c, cfg, x, weight(w, at + "altup.router_norm"))
     r = rnd(c, r * E.contract_scalar(c, 1.0 / cfg.hidden_size), "router.scale")
@@ -197,25 +199,34 @@ def _coefficients(cfg: DecoderConfig, w: Weights, name: str) -> np.ndarray:
     return np.clip(coefs, -F32(cfg.altup_coef_clip), F32(cfg.altup_coef_clip)).astype(F32)
 
 
-def altup_predict(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, streams: np.ndarray,
-                  fn: Transcendentals) -> np.ndarray:
+def altup_predict(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, streams: np.ndarray, fn: Transcendentals
+) -> np.ndarray:
     """streams [n, T, D] -> predictions [n, T, D]: pred_i = round(sum_j C[i, j] X_j + X_i), all in F32."""
     at, n = f"layers.{layer}.", cfg.altup_num_inputs
     modalities = router(c, cfg, w, at, streams[cfg.altup_active_idx], fn)
-    coefs = rnd(c, sequential_matmul(modalities, _coefficients(cfg, w, at + "altup.prediction_coefs")),
-                "predict.coefs").reshape(-1, n, n)  # [T, i, j]
+    coefs = rnd(
+        c, sequential_matmul(modalities, _coefficients(cfg, w, at + "altup.prediction_coefs")), "predict.coefs"
+    ).reshape(-1, n, n)  # [T, i, j]
     out = []
     for i in range(n):
         mix = (coefs[:, i, 0:1] * streams[0]).astype(F32)
         for j in range(1, n):
-            mix = (mix + (coefs[:, i, j:j + 1] * streams[j]).astype(F32)).astype(F32)
+            mix = (mix + (coefs[:, i, j : j + 1] * streams[j]).astype(F32)).astype(F32)
         mix = rnd(c, mix, "predict.mix")
         out.append(rnd(c, mix + streams[i], "predict.out"))
     return np.stack(out)
 
 
-def altup_correct(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, predictions: np.ndarray,
-                  activated: np.ndarray, fn: Transcendentals) -> np.ndarray:
+def altup_correct(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    layer: int,
+    predictions: np.ndarray,
+    activated: np.ndarray,
+    fn: Transcendentals,
+) -> np.ndarray:
     """corr_i = round(F32((activated - pred_active) * c_i) + pred_i), c = modalities @ clip(W)^T + 1 in F32."""
     at = f"layers.{layer}."
     modalities = router(c, cfg, w, at, activated, fn)
@@ -224,7 +235,7 @@ def altup_correct(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int
     innovation = rnd(c, activated - predictions[cfg.altup_active_idx], "correct.innovation")
     out = []
     for i in range(cfg.altup_num_inputs):
-        product = rnd(c, (innovation * coefs[:, i:i + 1]).astype(F32), "correct.product")
+        product = rnd(c, (innovation * coefs[:, i : i + 1]).astype(F32), "correct.product")
         out.append(rnd(c, product + predictions[i], "correct.out"))
     return np.stack(out)
 
@@ -264,8 +275,9 @@ def gaussian_topk(c: NumericContract, g: np.ndarray, sparsity: float) -> np.ndar
     return np.maximum(rnd(c, g - cutoff, "sparsity.shifted"), F32(0)).astype(F32)
 
 
-def mlp(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, h: np.ndarray,
-        fn: Transcendentals) -> np.ndarray:
+def mlp(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, h: np.ndarray, fn: Transcendentals
+) -> np.ndarray:
     """h + post_feedforward_norm(down(act(gate(f)) * up(f))), f = pre_feedforward_norm(h)."""
     at = f"layers.{layer}."
     f = rms_norm(c, cfg, h, weight(w, at + "pre_feedforward_layernorm"))
@@ -278,8 +290,15 @@ def mlp(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, h: np.nd
     return rnd(c, h + rms_norm(c, cfg, down, weight(w, at + "post_feedforward_layernorm")), "residual.mlp")
 
 
-def ple_gate(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, corrected: np.ndarray,
-             per_layer_input: np.ndarray, fn: Transcendentals) -> np.ndarray:
+def ple_gate(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    layer: int,
+    corrected: np.ndarray,
+    per_layer_input: np.ndarray,
+    fn: Transcendentals,
+) -> np.ndarray:
     """Inject the layer's per-layer input [T, P] into streams 1.. of the corrected streams [n, T, D]."""
     at = f"layers.{layer}."
     first = corrected[cfg.altup_active_idx]
@@ -289,8 +308,9 @@ def ple_gate(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, cor
     product = rnd(c, gate * np.asarray(per_layer_input, F32), "ple_gate.product")
     projected = linear(c, product, weight(w, at + "per_layer_projection"), "ple_gate.projection")
     injected = rms_norm(c, cfg, projected, weight(w, at + "post_per_layer_input_norm"))
-    return np.stack([corrected[0]] + [rnd(c, corrected[i] + injected, "ple_gate.residual")
-                                      for i in range(1, cfg.altup_num_inputs)])
+    return np.stack(
+        [corrected[0]] + [rnd(c, corrected[i] + injected, "ple_gate.residual") for i in range(1, cfg.altup_num_inputs)]
+    )
 
 
 # ---------------------------------------------------------------------------------------------- RoPE, attention
@@ -300,7 +320,9 @@ def rope_inv_freq(theta: float, head_dim: int) -> np.ndarray:
     return (F32(1.0) / np.power(np.float64(theta), exponents.astype(np.float64)).astype(F32)).astype(F32)
 
 
-def rope_tables(c: NumericContract, theta: float, head_dim: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def rope_tables(
+    c: NumericContract, theta: float, head_dim: int, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """cos, sin [T, head_dim] at `positions`: angle f32(p) * inv_freq in F32 (transformers' fp32 angle, large
     positions losing precision as there), cos/sin correctly rounded to F32, then the `rope.table` point."""
     angle = (np.asarray(positions, np.int64).astype(F32)[:, None] * rope_inv_freq(theta, head_dim)).astype(F32)
@@ -317,8 +339,9 @@ def apply_rope(c: NumericContract, x: np.ndarray, cos: np.ndarray, sin: np.ndarr
     return rnd(c, a + b, "rope.sum")
 
 
-def attention_core(c: NumericContract, q: np.ndarray, keys: np.ndarray, values: np.ndarray, columns: np.ndarray,
-                   fn: Transcendentals) -> np.ndarray:
+def attention_core(
+    c: NumericContract, q: np.ndarray, keys: np.ndarray, values: np.ndarray, columns: np.ndarray, fn: Transcendentals
+) -> np.ndarray:
     """Grouped attention of queries q [T, H, hd] over key/value rows [R, K, hd].
 
     `columns` [T, C] gives, for each query, the row read at each key column (-1: not visible); column order is
@@ -347,15 +370,17 @@ def attention_core(c: NumericContract, q: np.ndarray, keys: np.ndarray, values: 
     return out
 
 
-def project_queries(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, xn: np.ndarray,
-                    cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+def project_queries(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, xn: np.ndarray, cos: np.ndarray, sin: np.ndarray
+) -> np.ndarray:
     at = f"layers.{layer}.self_attn."
     q = linear(c, xn, weight(w, at + "q_proj"), "attention.q_proj").reshape(-1, cfg.num_attention_heads, cfg.head_dim)
     return apply_rope(c, rms_norm(c, cfg, q, weight(w, at + "q_norm")), cos, sin)
 
 
-def project_keys_values(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, xn: np.ndarray,
-                        cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def project_keys_values(
+    c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, xn: np.ndarray, cos: np.ndarray, sin: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Keys (k_norm, RoPE) and values (v_norm) [T, K, hd] of an owning layer, as the KV cache stores them."""
     at = f"layers.{layer}.self_attn."
     shape = (-1, cfg.num_key_value_heads, cfg.head_dim)
@@ -365,14 +390,21 @@ def project_keys_values(c: NumericContract, cfg: DecoderConfig, w: Weights, laye
     return k, v
 
 
-def attention_residual(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, active: np.ndarray,
-                       attended: np.ndarray, lau: np.ndarray) -> np.ndarray:
+def attention_residual(
+    c: NumericContract,
+    cfg: DecoderConfig,
+    w: Weights,
+    layer: int,
+    active: np.ndarray,
+    attended: np.ndarray,
+    lau: np.ndarray,
+) -> np.ndarray:
     """((a + post_attention_norm(o_proj(attn))) + laurel) * 2^-0.5, each op rounded."""
     at = f"layers.{layer}."
     o = linear(c, attended.reshape(attended.shape[0], -1), weight(w, at + "self_attn.o_proj"), "attention.o_proj")
     o = rms_norm(c, cfg, o, weight(w, at + "post_attention_layernorm"))
     h = rnd(c, rnd(c, active + o, "residual.attention") + lau, "residual.laurel")
-    return rnd(c, h * E.contract_scalar(c, 2.0 ** -0.5), "residual.scale")
+    return rnd(c, h * E.contract_scalar(c, 2.0**-0.5), "residual.scale")
 
 
 # ---------------------------------------------------------------------------------------------- head

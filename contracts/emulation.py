@@ -52,7 +52,7 @@ def xor_halve(v: np.ndarray) -> np.ndarray:
     """Lane 0 of a 32-lane shfl_xor butterfly (masks 16, 8, 4, 2, 1) over the last axis."""
     assert v.shape[-1] == LANES
     for m in (16, 8, 4, 2, 1):
-        v = (v[..., :m] + v[..., m:2 * m]).astype(F32)
+        v = (v[..., :m] + v[..., m : 2 * m]).astype(F32)
     return v[..., 0]
 
 
@@ -98,9 +98,9 @@ def prefix_scan(x: np.ndarray) -> np.ndarray:
     def warp_scan(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r = t
         for off in (1, 2, 4, 8, 16):
-            shifted = np.concatenate([np.zeros(r.shape[:-1] + (off,), F32), r[..., :LANES - off]], axis=-1)
+            shifted = np.concatenate([np.zeros(r.shape[:-1] + (off,), F32), r[..., : LANES - off]], axis=-1)
             r = (r + shifted).astype(F32)
-        exclusive = np.concatenate([np.zeros(r.shape[:-1] + (1,), F32), r[..., :LANES - 1]], axis=-1)
+        exclusive = np.concatenate([np.zeros(r.shape[:-1] + (1,), F32), r[..., : LANES - 1]], axis=-1)
         return r, exclusive
 
     totals = l3.reshape(rows, warps, LANES)
@@ -138,7 +138,7 @@ def sscp_conv(c: NumericContract, x: np.ndarray, w_oihw: np.ndarray, stride: tup
     out = np.zeros((b, to, fo, cout))
     for i in range(kt):
         for j in range(kf):
-            patch = xp[:, i:i + st * (to - 1) + 1:st, j:j + sf * (fo - 1) + 1:sf, :]
+            patch = xp[:, i : i + st * (to - 1) + 1 : st, j : j + sf * (fo - 1) + 1 : sf, :]
             out += np.einsum("btfc,oc->btfo", patch, wo[:, :, i, j])
     if c.sscp_conv_result_dtype == "bf16":
         # The backend accumulates in the BF16 result type, in an order this emulation does not
@@ -186,9 +186,17 @@ def cumulative_group_norm(c: NumericContract, x: np.ndarray, w: np.ndarray, eps:
     stab = (var + F32(eps)).astype(F32)
     inv = rsqrt(stab)
     out = rnd(c, ((centered * inv[:, :, None, None]).astype(F32) * np.asarray(w, F32)).astype(F32), "sscp_norm")
-    return {"norm_sum_at_time": s, "norm_cumulative_sum": cs, "norm_mean": mean, "norm_squared_at_time": sqs,
-            "norm_cumulative_squared": csq, "norm_variance": var, "norm_stabilized_variance": stab,
-            "norm_inverse_stddev": inv, "norm": out}
+    return {
+        "norm_sum_at_time": s,
+        "norm_cumulative_sum": cs,
+        "norm_mean": mean,
+        "norm_squared_at_time": sqs,
+        "norm_cumulative_squared": csq,
+        "norm_variance": var,
+        "norm_stabilized_variance": stab,
+        "norm_inverse_stddev": inv,
+        "norm": out,
+    }
 
 
 # ---------------------------------------------------------------------------------------------- elementwise
@@ -210,15 +218,16 @@ def softplus(x: np.ndarray) -> np.ndarray:
     return np.where(x > F32(20), x, np.log1p(np.exp(x)).astype(F32)).astype(F32)
 
 
-def affine_dequantize(words: np.ndarray, scales: np.ndarray, biases: np.ndarray, bits: int,
-                      group_size: int) -> np.ndarray:
+def affine_dequantize(
+    words: np.ndarray, scales: np.ndarray, biases: np.ndarray, bits: int, group_size: int
+) -> np.ndarray:
     """MLX affine dequantization, `sequential` order: round_bf16(round_bf16(q * scale) + bias).
 
     Words are little-endian uint32 holding 32/bits values, least significant first.
     """
     per_word = 32 // bits
     words = np.asarray(words, np.uint32)
-    shifts = (np.arange(per_word, dtype=np.uint32) * np.uint32(bits))
+    shifts = np.arange(per_word, dtype=np.uint32) * np.uint32(bits)
     q = ((words[..., None] >> shifts) & np.uint32((1 << bits) - 1)).reshape(*words.shape[:-1], -1)
     s = np.repeat(np.asarray(scales, F32), group_size, axis=-1)
     b = np.repeat(np.asarray(biases, F32), group_size, axis=-1)
@@ -236,7 +245,7 @@ def timing_signal(positions: np.ndarray, channels: int) -> np.ndarray:
 
 def query_scale(head_dim: int) -> float:
     """transformers' q_scale = head_dim^-0.5 / softplus(0), as F32."""
-    return float(np.float32(head_dim ** -0.5 / math.log(2.0)))
+    return float(np.float32(head_dim**-0.5 / math.log(2.0)))
 
 
 # ---------------------------------------------------------------------------------------------- prefill (merge + dense PLE)

@@ -35,13 +35,22 @@ def _context_blocks(x: np.ndarray, blocks: int, chunk: int, max_past: int) -> np
     nb = max_past // chunk
     pad = [(0, 0), (max_past, (blocks + nb) * chunk - max_past - t)] + [(0, 0)] * (x.ndim - 2)
     xb = np.pad(x, pad).reshape(b, blocks + nb, chunk, *x.shape[2:])
-    return np.concatenate([xb[:, i:i + blocks] for i in range(nb + 1)], axis=2)
+    return np.concatenate([xb[:, i : i + blocks] for i in range(nb + 1)], axis=2)
 
 
-def attention_core(c: NumericContract, q: np.ndarray, k: np.ndarray, v: np.ndarray, pos: np.ndarray,
-                   valid: np.ndarray, chunk: int, past: int, cap: float,
-                   exp: Callable[[np.ndarray], np.ndarray] = np.exp,
-                   tanh: Callable[[np.ndarray], np.ndarray] = np.tanh) -> np.ndarray:
+def attention_core(
+    c: NumericContract,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    pos: np.ndarray,
+    valid: np.ndarray,
+    chunk: int,
+    past: int,
+    cap: float,
+    exp: Callable[[np.ndarray], np.ndarray] = np.exp,
+    tanh: Callable[[np.ndarray], np.ndarray] = np.tanh,
+) -> np.ndarray:
     """The attention between its projections: scaled queries, keys and values [B, T, H, hd] and the
     projected relative positions [past + 1, H, hd] -> the attended values [B, T, H, hd].
 
@@ -76,8 +85,9 @@ def attention_core(c: NumericContract, q: np.ndarray, k: np.ndarray, v: np.ndarr
     return attended.transpose(0, 1, 3, 2, 4).reshape(b, blocks * chunk, heads, hd)[:, :t]
 
 
-def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.ndarray,
-              w: Callable[[str], np.ndarray]) -> np.ndarray:
+def attention(
+    c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.ndarray, w: Callable[[str], np.ndarray]
+) -> np.ndarray:
     b, t, d = x.shape
     heads, hd = cfg.conf_num_attention_heads, cfg.head_dim
     eps, clip = cfg.rms_norm_eps, cfg.gradient_clipping
@@ -88,8 +98,9 @@ def attention(c: NumericContract, cfg: AudioConfig, x: np.ndarray, valid: np.nda
     q = E.rnd(c, (q * scale).astype(F32))
     signal = E.timing_signal(np.arange(cfg.max_past, -1, -1), d)
     pos = E.linear(c, signal, w("pos_proj")).reshape(cfg.max_past + 1, heads, hd)
-    attended = attention_core(c, q, k, v, pos, valid, cfg.conf_attention_chunk_size, cfg.max_past,
-                              cfg.conf_attention_logit_cap)
+    attended = attention_core(
+        c, q, k, v, pos, valid, cfg.conf_attention_chunk_size, cfg.max_past, cfg.conf_attention_logit_cap
+    )
     o = E.linear(c, attended.reshape(b, t, d), w("post"))
     o = E.rms_norm(c, E.clamp(o, clip), w("post_norm"), eps)
     return E.rnd(c, (x + o).astype(F32))
@@ -105,7 +116,7 @@ def light_conv(c: NumericContract, cfg: AudioConfig, x: np.ndarray, w: Callable[
     padded = np.pad(glu, [(0, 0), (k - 1, 0), (0, 0)])
     acc = (padded[:, 0:t] * taps[0]).astype(F32)
     for j in range(1, k):
-        acc = (acc + (padded[:, j:j + t] * taps[j]).astype(F32)).astype(F32)
+        acc = (acc + (padded[:, j : j + t] * taps[j]).astype(F32)).astype(F32)
     h = E.rms_norm(c, E.clamp(E.rnd(c, acc), clip), w("conv_norm"), eps)
     out = E.linear(c, E.silu(c, h), w("linear_end"))
     return E.rnd(c, (out + x).astype(F32))
@@ -115,8 +126,16 @@ def valid_frames(frames: np.ndarray, length: int, stride: int) -> np.ndarray:
     return (np.arange(length)[None, :] * stride) < np.asarray(frames)[:, None]
 
 
-def encode(c: NumericContract, cfg: AudioConfig, weights: Weights, mel: np.ndarray, frames: np.ndarray, *,
-           conv_layout: str = "oihw", forced: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def encode(
+    c: NumericContract,
+    cfg: AudioConfig,
+    weights: Weights,
+    mel: np.ndarray,
+    frames: np.ndarray,
+    *,
+    conv_layout: str = "oihw",
+    forced: Mapping[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
     """Run the audio stage on a padded bucket [B, T, mel] with per-clip valid frame counts.
 
     With `forced`, every stage reads its inputs from `forced` (another run's stage tensors, e.g. a
@@ -141,8 +160,9 @@ def encode(c: NumericContract, cfg: AudioConfig, weights: Weights, mel: np.ndarr
         x = source(previous)
         x = x[..., None] if i == 0 else x
         stages[f"sscp_conv_{i}_convolution"] = E.sscp_conv(c, x, conv_w, tuple(cfg.sscp_conv_stride_size[i]))
-        norm = E.cumulative_group_norm(c, source(f"sscp_conv_{i}_convolution"), w(f"sscp.conv_{i}.norm"),
-                                       cfg.sscp_conv_group_norm_eps)
+        norm = E.cumulative_group_norm(
+            c, source(f"sscp_conv_{i}_convolution"), w(f"sscp.conv_{i}.norm"), cfg.sscp_conv_group_norm_eps
+        )
         for key, value in norm.items():
             stages[f"sscp_conv_{i}_{key}"] = value
         act = np.maximum(source(f"sscp_conv_{i}_norm"), F32(0))
@@ -156,20 +176,23 @@ def encode(c: NumericContract, cfg: AudioConfig, weights: Weights, mel: np.ndarr
     previous = "input_projection"
     for layer in range(cfg.conf_num_hidden_layers):
         at = f"conformer.{layer}."
-        sub = lambda prefix: (lambda name: w(f"{at}{prefix}.{name}"))  # noqa: E731 - scoped weight lookup
+        sub = lambda prefix: lambda name: w(f"{at}{prefix}.{name}")  # noqa: E731 - scoped weight lookup
         stages[at + "feed_forward_start"] = feed_forward(c, cfg, source(previous), sub("ffw_layer_start"))
         stages[at + "attention"] = attention(c, cfg, source(at + "feed_forward_start"), valid1, sub("attention"))
         masked = np.where(valid1[..., None], source(at + "attention"), F32(0)).astype(F32)
         stages[at + "light_conv"] = light_conv(c, cfg, masked, sub("lconv1d"))
         stages[at + "feed_forward_end"] = feed_forward(c, cfg, source(at + "light_conv"), sub("ffw_layer_end"))
-        stages[at + "final_norm"] = E.rms_norm(c, E.clamp(source(at + "feed_forward_end"), cfg.gradient_clipping),
-                                               w(at + "norm"), cfg.rms_norm_eps)
+        stages[at + "final_norm"] = E.rms_norm(
+            c, E.clamp(source(at + "feed_forward_end"), cfg.gradient_clipping), w(at + "norm"), cfg.rms_norm_eps
+        )
         previous = at + "final_norm"
     r = cfg.conf_reduction_factor
     reduced_valid = valid1[:, ::r]
     stages["encoded_reduced"] = np.where(reduced_valid[..., None], source(previous)[:, ::r], F32(0)).astype(F32)
-    for prefix, rows_in, norm_w in (("soft", source("encoded_reduced"), "embed.soft_norm"),
-                                    ("hard", w("embed.embedding"), "embed.hard_norm")):
+    for prefix, rows_in, norm_w in (
+        ("soft", source("encoded_reduced"), "embed.soft_norm"),
+        ("hard", w("embed.embedding"), "embed.hard_norm"),
+    ):
         stages[f"{prefix}_norm"] = E.rms_norm(c, rows_in, w(norm_w), cfg.rms_norm_eps)
         stages[f"{prefix}_linear"] = E.linear(c, source(f"{prefix}_norm"), w("embed.projection"))
         stages[f"{prefix}_post_norm"] = E.rms_norm(c, source(f"{prefix}_linear"), None, cfg.rms_norm_eps)

@@ -44,11 +44,13 @@ def _to_f32_toward_zero(x: float) -> np.float32:
 
 def _tensor_core(block: int) -> Order:
     """K-blocks of `block` exact products added to the F32 accumulator with truncation (MMA model)."""
+
     def order(values: np.ndarray) -> np.float32:
         acc = 0.0
         for i in range(0, len(values), block):
-            acc = float(_to_f32_toward_zero(acc + float(np.sum(values[i:i + block], dtype=np.float64))))
+            acc = float(_to_f32_toward_zero(acc + float(np.sum(values[i : i + block], dtype=np.float64))))
         return np.float32(acc)
+
     return order
 
 
@@ -66,25 +68,31 @@ def _pairwise(values: np.ndarray) -> np.float32:
 
 def _blocked(block: int, inner: Order, outer: Order) -> Order:
     """Sum `block`-sized chunks with `inner`, then the chunk sums with `outer` (MMA/K-tile shapes)."""
+
     def order(values: np.ndarray) -> np.float32:
-        parts = np.array([inner(values[i:i + block]) for i in range(0, len(values), block)], F32)
+        parts = np.array([inner(values[i : i + block]) for i in range(0, len(values), block)], F32)
         return outer(parts)
+
     return order
 
 
 def _split_k(splits: int, inner: Order, outer: Order) -> Order:
     """`splits` contiguous partial sums (split-K), combined at the end."""
+
     def order(values: np.ndarray) -> np.float32:
         parts = np.array([inner(chunk) for chunk in np.array_split(values, splits) if len(chunk)], F32)
         return outer(parts)
+
     return order
 
 
 def _strided(lanes: int, inner: Order, outer: Order) -> Order:
     """Lane j sums elements j, j+lanes, ... (vectorised accumulators), then the lanes are combined."""
+
     def order(values: np.ndarray) -> np.float32:
         parts = np.array([inner(values[j::lanes]) for j in range(min(lanes, len(values)))], F32)
         return outer(parts)
+
     return order
 
 
@@ -134,4 +142,5 @@ def inside_envelope(observed: float, a: np.ndarray, b: np.ndarray, budget: int =
     """Whether a backend's BF16 result for sum(a * b) is a legitimate accumulation outcome."""
     outcomes = envelope_bf16(a, b, budget)
     return bool(np.any(outcomes.view(np.uint32) == np.asarray([observed], F32).view(np.uint32))) or (
-        observed == 0 and np.any(outcomes == 0))
+        observed == 0 and np.any(outcomes == 0)
+    )

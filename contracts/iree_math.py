@@ -67,8 +67,9 @@ def exp(x: np.ndarray) -> np.ndarray:
 
 
 _TANH_CLAMP = f32_from_bits(0x40FFF644)
-_TANH_NUMERATOR = tuple(f32_from_bits(b) for b in (0xA59F25C0, 0x2A61337E, 0xAEBD37FF, 0x335C0041, 0x3779434A,
-                                                    0x3A270DED, 0x3BA059DC))
+_TANH_NUMERATOR = tuple(
+    f32_from_bits(b) for b in (0xA59F25C0, 0x2A61337E, 0xAEBD37FF, 0x335C0041, 0x3779434A, 0x3A270DED, 0x3BA059DC)
+)
 _TANH_DENOMINATOR = tuple(f32_from_bits(b) for b in (0x35A0D3D8, 0x38F895D6, 0x3B14AA05, 0x3BA059DD))
 
 

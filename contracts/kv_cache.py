@@ -88,9 +88,15 @@ class KVCacheLayout:
     def for_config(cls, cfg: DecoderConfig, contract: NumericContract, slots: int, capacity: int) -> KVCacheLayout:
         if capacity > cfg.max_position_embeddings:
             raise ValueError(f"capacity {capacity} exceeds max_position_embeddings {cfg.max_position_embeddings}")
-        return cls(slots=slots, capacity=capacity, window=cfg.sliding_window, kv_heads=cfg.num_key_value_heads,
-                   head_dim=cfg.head_dim, sliding=tuple(cfg.is_sliding(i) for i in range(cfg.first_kv_shared_layer)),
-                   dtype="bf16" if contract.round_bf16 else "f32")
+        return cls(
+            slots=slots,
+            capacity=capacity,
+            window=cfg.sliding_window,
+            kv_heads=cfg.num_key_value_heads,
+            head_dim=cfg.head_dim,
+            sliding=tuple(cfg.is_sliding(i) for i in range(cfg.first_kv_shared_layer)),
+            dtype="bf16" if contract.round_bf16 else "f32",
+        )
 
     @property
     def layers(self) -> int:

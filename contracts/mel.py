@@ -77,11 +77,15 @@ DEFAULT_MEL: dict[str, str] = {"llvm-cpu": "host", "cuda": "device"}
 DEFAULT_DFT: dict[str, str] = {"llvm-cpu": "matmul", "cuda": "matmul"}
 
 
-MEL_HELP = ("Where the log-mel features are computed: host (NumPy, bit-identical to transformers' feature "
-            "extractor; the artifact takes features) or device (the artifact's first stage, from 16 kHz samples; "
-            "device-matmul / device-rfft pick its DFT, device the target's: "
-            + ", ".join(f"{target} {method}" for target, method in DEFAULT_DFT.items()) + "). Default: "
-            + ", ".join(f"{target} {choice}" for target, choice in DEFAULT_MEL.items()) + ".")
+MEL_HELP = (
+    "Where the log-mel features are computed: host (NumPy, bit-identical to transformers' feature "
+    "extractor; the artifact takes features) or device (the artifact's first stage, from 16 kHz samples; "
+    "device-matmul / device-rfft pick its DFT, device the target's: "
+    + ", ".join(f"{target} {method}" for target, method in DEFAULT_DFT.items())
+    + "). Default: "
+    + ", ".join(f"{target} {choice}" for target, choice in DEFAULT_MEL.items())
+    + "."
+)
 
 
 class MelChoiceError(ValueError):
@@ -121,7 +125,7 @@ def resolve_mel(choice: str | None, target: str) -> MelFrontEnd:
     if choice == "device":
         return MelFrontEnd(DEFAULT_DFT[target])
     if choice.startswith("device-"):
-        return MelFrontEnd(choice[len("device-"):])
+        return MelFrontEnd(choice[len("device-") :])
     raise MelChoiceError(f"unknown mel front end {choice!r}; choose one of {', '.join(MEL_CHOICES)}")
 
 
@@ -132,7 +136,7 @@ def mel_from_reflection(reflection: dict[str, str]) -> MelFrontEnd:
         return HOST_MEL
     if not name.startswith("device-"):
         raise MelChoiceError(f"entry reflection gemma3n.mel = {name!r} is not a known mel front end")
-    return MelFrontEnd(name[len("device-"):])
+    return MelFrontEnd(name[len("device-") :])
 
 
 # ---------------------------------------------------------------------------------------------- shapes
@@ -213,7 +217,7 @@ def _dot(x: np.ndarray, table: np.ndarray, arithmetic: str) -> np.ndarray:
         return (x64 @ t64).astype(F32)
     acc = np.zeros(x64.shape[:-1] + t64.shape[1:], F32)
     for k in range(t64.shape[0]):
-        product = x64[..., k:k + 1] * t64[k]  # exact in F64
+        product = x64[..., k : k + 1] * t64[k]  # exact in F64
         if arithmetic == "serial-fma":
             acc = (product + acc).astype(F32)
         else:
@@ -280,8 +284,9 @@ def log_floor(mel: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(np.asarray(mel, np.float64), MEL_FLOOR)).astype(F32)
 
 
-def device_log_mel(samples: np.ndarray, counts: np.ndarray, frames: int, dft: str = "matmul",
-                   arithmetic: str = "exact") -> tuple[np.ndarray, np.ndarray]:
+def device_log_mel(
+    samples: np.ndarray, counts: np.ndarray, frames: int, dft: str = "matmul", arithmetic: str = "exact"
+) -> tuple[np.ndarray, np.ndarray]:
     """The device front end on [clips, S] samples: (log-mel [clips, frames, 128] F32, valid frames [clips]).
 
     Every frame of the bucket is computed, as the module does; the encoder zeroes frames at or past
@@ -293,7 +298,7 @@ def device_log_mel(samples: np.ndarray, counts: np.ndarray, frames: int, dft: st
 
 
 # ---------------------------------------------------------------------------------------------- error bound
-_U = 2.0 ** -24  # F32 unit roundoff
+_U = 2.0**-24  # F32 unit roundoff
 
 
 def _gamma(n: int) -> float:
@@ -326,8 +331,9 @@ def error_bound(y: np.ndarray, dft: str) -> np.ndarray:
     elif dft == "rfft":
         stages = math.log2(FFT_LENGTH)
         eta = math.sqrt(2) * _U + _gamma(4) * (math.sqrt(2) + math.sqrt(2) * _U)
-        dft_error = (stages * eta / (1 - stages * eta) * math.sqrt(FFT_LENGTH)
-                     * np.linalg.norm(y64, axis=-1, keepdims=True))
+        dft_error = (
+            stages * eta / (1 - stages * eta) * math.sqrt(FFT_LENGTH) * np.linalg.norm(y64, axis=-1, keepdims=True)
+        )
     else:
         raise MelChoiceError(f"unknown DFT method {dft!r}; choose one of {', '.join(DFT_METHODS)}")
     magnitude = np.abs(np.fft.rfft(y64, n=FFT_LENGTH, axis=-1))

@@ -31,7 +31,7 @@ def f32_accumulation_bound(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     terms in any association order (each product of BF16 values is exact in F32).
     """
     k = x.shape[-1]
-    u = 2.0 ** -24
+    u = 2.0**-24
     gamma = k * u / (1 - k * u)
     return gamma * (np.abs(np.asarray(x, np.float64)) @ np.abs(np.asarray(w, np.float64)).T)
 
@@ -39,5 +39,5 @@ def f32_accumulation_bound(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 def bf16_ulp(x: np.ndarray) -> np.ndarray:
     """Spacing of BF16 values at |x| (2^(e-7) for normal values)."""
     x = np.abs(np.asarray(x, np.float64))
-    exponent = np.floor(np.log2(np.maximum(x, 2.0 ** -126)))
+    exponent = np.floor(np.log2(np.maximum(x, 2.0**-126)))
     return 2.0 ** (exponent - 7)

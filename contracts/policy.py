@@ -53,15 +53,17 @@ class NumericContract:
 
     def identity(self) -> str:
         dropped = ",".join(sorted(self.dropped_rounding))
-        return (f"{self.name}@v{self.version}:round={self.round_format}:operands={self.operand_dtype}"
-                f":sscp_conv_result={self.sscp_conv_result_dtype}" + (f":dropped={dropped}" if dropped else ""))
+        return (
+            f"{self.name}@v{self.version}:round={self.round_format}:operands={self.operand_dtype}"
+            f":sscp_conv_result={self.sscp_conv_result_dtype}" + (f":dropped={dropped}" if dropped else "")
+        )
 
 
 MLX_CUDA_V1 = NumericContract(
     name="mlx-cuda-v1",
     version=1,
     summary="BF16 operands with F32 matmul/convolution results, BF16 rounding after every op, "
-            "MLX CUDA reduction schedules (32-lane XOR sums, hierarchical prefix scan)",
+    "MLX CUDA reduction schedules (32-lane XOR sums, hierarchical prefix scan)",
     round_bf16=True,
     operand_dtype="bf16",
 )
@@ -78,7 +80,7 @@ MLX_CUDA_V1_BF16_CONV = NumericContract(
     name="mlx-cuda-v1-bf16-conv",
     version=1,
     summary="diagnostic only: mlx-cuda-v1 with BF16-result SSCP convolutions (the seed's negative evidence: "
-            "the backend then accumulates in BF16); production keeps F32 results",
+    "the backend then accumulates in BF16); production keeps F32 results",
     round_bf16=True,
     operand_dtype="bf16",
     sscp_conv_result_dtype="bf16",

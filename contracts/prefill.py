@@ -20,11 +20,19 @@ F32 = np.float32
 
 def scaled_text_rows(c: NumericContract, cfg: TextConfig, text_rows: np.ndarray) -> np.ndarray:
     """round(embed_tokens[id] * sqrt(hidden)), the scale as the contract's frameworks hold it (BF16 45.25)."""
-    return E.rnd(c, (np.asarray(text_rows, F32) * E.contract_scalar(c, cfg.hidden_size ** 0.5)).astype(F32))
+    return E.rnd(c, (np.asarray(text_rows, F32) * E.contract_scalar(c, cfg.hidden_size**0.5)).astype(F32))
 
 
-def merge(c: NumericContract, cfg: TextConfig, ids: np.ndarray, text_rows: np.ndarray, hard_table: np.ndarray,
-          audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> np.ndarray:
+def merge(
+    c: NumericContract,
+    cfg: TextConfig,
+    ids: np.ndarray,
+    text_rows: np.ndarray,
+    hard_table: np.ndarray,
+    audio_rows: np.ndarray | None,
+    row_map: np.ndarray | None,
+    length: int,
+) -> np.ndarray:
     """inputs_embeds [C, hidden]: scaled text rows, hard audio rows, soft rows at placeholders, zero tail."""
     ids = np.asarray(ids, np.int64)
     text = scaled_text_rows(c, cfg, text_rows)
@@ -39,18 +47,31 @@ def merge(c: NumericContract, cfg: TextConfig, ids: np.ndarray, text_rows: np.nd
     return np.where(live[:, None], out, F32(0)).astype(F32)
 
 
-def dense_ple(c: NumericContract, cfg: TextConfig, embeds: np.ndarray, ple_rows: np.ndarray, w_proj: np.ndarray,
-              w_norm: np.ndarray, length: int, projection_linear: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def dense_ple(
+    c: NumericContract,
+    cfg: TextConfig,
+    embeds: np.ndarray,
+    ple_rows: np.ndarray,
+    w_proj: np.ndarray,
+    w_norm: np.ndarray,
+    length: int,
+    projection_linear: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
     """per_layer_inputs [C, layers, 256] and its named intermediates."""
     cap = embeds.shape[0]
     layers, pd = cfg.num_hidden_layers, cfg.hidden_size_per_layer_input
-    token = E.rnd(c, (np.asarray(ple_rows, F32) * E.contract_scalar(c, pd ** 0.5)).astype(F32))
+    token = E.rnd(c, (np.asarray(ple_rows, F32) * E.contract_scalar(c, pd**0.5)).astype(F32))
     linear = E.linear(c, embeds, w_proj) if projection_linear is None else np.asarray(projection_linear, F32)
-    projected = E.rnd(c, (linear * E.contract_scalar(c, cfg.hidden_size ** -0.5)).astype(F32))
+    projected = E.rnd(c, (linear * E.contract_scalar(c, cfg.hidden_size**-0.5)).astype(F32))
     normed = E.mlx_rms_norm(c, projected.reshape(cap * layers, pd), w_norm, cfg.rms_norm_eps)
     summed = E.rnd(c, (normed.reshape(cap, layers, pd) + token.reshape(cap, layers, pd)).astype(F32))
-    scaled = E.rnd(c, (summed * E.contract_scalar(c, 2.0 ** -0.5)).astype(F32))
+    scaled = E.rnd(c, (summed * E.contract_scalar(c, 2.0**-0.5)).astype(F32))
     live = np.arange(cap) < length
     out = np.where(live[:, None, None], scaled, F32(0)).astype(F32)
-    return {"ple_projection_linear": linear, "ple_projected": projected, "ple_token": token,
-            "ple_normed": normed.reshape(cap, layers, pd), "per_layer_inputs": out}
+    return {
+        "ple_projection_linear": linear,
+        "ple_projected": projected,
+        "ple_token": token,
+        "ple_normed": normed.reshape(cap, layers, pd),
+        "per_layer_inputs": out,
+    }

@@ -50,8 +50,9 @@ def bench_inputs(session: AudioSession, frames: int, clips: int) -> tuple[np.nda
     return speechlike_mel(clips, frames), np.full(clips, frames, np.int32)
 
 
-def bench_entries(session: AudioSession, warmup: int = 3, repeats: int = 20,
-                  entries: list[tuple[int, int]] | None = None) -> Iterator[dict]:
+def bench_entries(
+    session: AudioSession, warmup: int = 3, repeats: int = 20, entries: list[tuple[int, int]] | None = None
+) -> Iterator[dict]:
     """One record per entry: median/min ms per call and audio-seconds per second."""
     for frames, clips in entries or session.buckets:
         inputs, counts = bench_inputs(session, frames, clips)
@@ -63,13 +64,26 @@ def bench_entries(session: AudioSession, warmup: int = 3, repeats: int = 20,
             session.run(inputs, counts)
             times.append((time.perf_counter() - start) * 1e3)
         median = statistics.median(times)
-        execute = statistics.median(session.time_execution(session.entries[(frames, clips)].name, (inputs, counts),
-                                                           warmup=1, repeats=repeats)) * 1e3
+        execute = (
+            statistics.median(
+                session.time_execution(
+                    session.entries[(frames, clips)].name, (inputs, counts), warmup=1, repeats=repeats
+                )
+            )
+            * 1e3
+        )
         audio_s = clips * frames * FRAME_SECONDS
-        yield {"impl": "gemma3n-iree", "mel": session.mel.name, "frames": frames, "batch": clips,
-               "median_ms": round(median, 3),
-               "min_ms": round(min(times), 3), "execute_ms": round(execute, 3), "repeats": repeats,
-               "audio_s_per_s": round(audio_s / (median / 1e3), 1)}
+        yield {
+            "impl": "gemma3n-iree",
+            "mel": session.mel.name,
+            "frames": frames,
+            "batch": clips,
+            "median_ms": round(median, 3),
+            "min_ms": round(min(times), 3),
+            "execute_ms": round(execute, 3),
+            "repeats": repeats,
+            "audio_s_per_s": round(audio_s / (median / 1e3), 1),
+        }
 
 
 def print_records(records: Iterator[dict]) -> list[dict]:

@@ -64,8 +64,14 @@ def compare(name: str, ours: np.ndarray, ref: np.ndarray, promises_bf16: bool) -
         max_abs=float(diff.max(initial=0.0)),
         rms=float(np.sqrt(np.mean(np.square(np.where(np.isfinite(diff), diff, 0.0))))) if diff.size else 0.0,
         max_index=[int(i) for i in index],
-        max_pair={"ours": float(a[index]), "reference": float(b[index]), "ours_bf16": _bits(a[index]),
-                  "reference_bf16": _bits(b[index])} if diff.size else {},
+        max_pair={
+            "ours": float(a[index]),
+            "reference": float(b[index]),
+            "ours_bf16": _bits(a[index]),
+            "reference_bf16": _bits(b[index]),
+        }
+        if diff.size
+        else {},
         max_bf16_ulp=int(ulps.max(initial=0)),
         over_one_bf16_ulp=int((ulps > 1).sum()),
         differing=int((ulps > 0).sum()),
@@ -73,9 +79,16 @@ def compare(name: str, ours: np.ndarray, ref: np.ndarray, promises_bf16: bool) -
         non_bf16_values=int((a.view(np.uint32) & 0xFFFF != 0).sum()) if promises_bf16 else None,
     )
     order = np.argsort(-ulps, axis=None, kind="stable")[:OUTLIERS]
-    row["outliers"] = [{"index": [int(i) for i in np.unravel_index(int(k), a.shape)],
-                        "ours": float(a.flat[k]), "reference": float(b.flat[k]), "bf16_ulp": int(ulps.flat[k])}
-                       for k in order if ulps.flat[k] > 1]
+    row["outliers"] = [
+        {
+            "index": [int(i) for i in np.unravel_index(int(k), a.shape)],
+            "ours": float(a.flat[k]),
+            "reference": float(b.flat[k]),
+            "bf16_ulp": int(ulps.flat[k]),
+        }
+        for k in order
+        if ulps.flat[k] > 1
+    ]
     return row
 
 
@@ -86,15 +99,18 @@ class ContractionSite:
     operands: Callable[[tuple[int, ...]], tuple[np.ndarray, np.ndarray]]
 
 
-def contraction_sites(cfg: AudioConfig, ours: Mapping[str, np.ndarray],
-                      weights: Mapping[str, np.ndarray]) -> dict[str, ContractionSite]:
+def contraction_sites(
+    cfg: AudioConfig, ours: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray]
+) -> dict[str, ContractionSite]:
     """Stages that are a single contraction, with their operands taken from the artifact's own inputs."""
+
     def linear(source: str, weight: str, flat: bool = False) -> ContractionSite:
         def operands(index: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
             x = ours[source]
             if flat:
                 x = x.reshape(*x.shape[:2], -1)
             return x[index[:-1]], weights[weight][index[-1]]
+
         return ContractionSite(operands)
 
     def conv(source: str, weight: str, stage: int) -> ContractionSite:
@@ -106,9 +122,10 @@ def contraction_sites(cfg: AudioConfig, ours: Mapping[str, np.ndarray],
             x = x[..., None] if x.ndim == 3 else x
             xp = np.pad(x, [(0, 0), (0, kt - 1), (1, 1), (0, 0)])
             b, t, f, o = index
-            patch = xp[b, st * t:st * t + kt, sf * f:sf * f + kf, :]  # [kt, kf, cin]
+            patch = xp[b, st * t : st * t + kt, sf * f : sf * f + kf, :]  # [kt, kf, cin]
             w = weights[weight][o]  # [cin, kt, kf]
             return patch.reshape(-1), w.transpose(1, 2, 0).reshape(-1)
+
         return ContractionSite(operands)
 
     return {
@@ -133,8 +150,13 @@ def classify_envelope(site: ContractionSite, ours: np.ndarray, local_ref: np.nda
         else:
             outside += 1
             examples.append(list(index))
-    return {"differing": int(len(differing)), "checked": inside + outside, "inside": inside, "outside": outside,
-            "outside_examples": examples[:8]}
+    return {
+        "differing": int(len(differing)),
+        "checked": inside + outside,
+        "inside": inside,
+        "outside": outside,
+        "outside_examples": examples[:8],
+    }
 
 
 @dataclass
@@ -159,23 +181,37 @@ class Report:
             return None
         local, envelope = first["local"], first.get("envelope")
         if local["bit_exact"]:
-            return ("the stage itself is bit-exact on the artifact's own inputs: the difference was inherited "
-                    "from earlier stages (accumulation-order differences amplified)")
+            return (
+                "the stage itself is bit-exact on the artifact's own inputs: the difference was inherited "
+                "from earlier stages (accumulation-order differences amplified)"
+            )
         if envelope is not None:
             if envelope["outside"]:
-                return (f"{envelope['outside']} of {envelope['checked']} checked elements are OUTSIDE the "
-                        "accumulation envelope: no F32 summation order gives them (a bug)")
-            return (f"all {envelope['checked']} checked elements are inside the accumulation envelope: "
-                    "a legitimate F32 accumulation-order difference")
-        return (f"{local['differing']} element(s) differ on the artifact's own inputs in a stage that contains "
-                "contractions; check its linear layers with the envelope (see the stages above)")
+                return (
+                    f"{envelope['outside']} of {envelope['checked']} checked elements are OUTSIDE the "
+                    "accumulation envelope: no F32 summation order gives them (a bug)"
+                )
+            return (
+                f"all {envelope['checked']} checked elements are inside the accumulation envelope: "
+                "a legitimate F32 accumulation-order difference"
+            )
+        return (
+            f"{local['differing']} element(s) differ on the artifact's own inputs in a stage that contains "
+            "contractions; check its linear layers with the envelope (see the stages above)"
+        )
 
     def to_json(self) -> dict[str, Any]:
         first = self.first_divergence
-        return {"target": self.target, "contract": self.contract, "reference": self.reference,
-                "thresholds": self.thresholds.__dict__, "verdict": "pass" if first is None else "fail",
-                "first_divergence": None if first is None else first["stage"],
-                "explanation": self.explanation(), "stages": self.stages}
+        return {
+            "target": self.target,
+            "contract": self.contract,
+            "reference": self.reference,
+            "thresholds": self.thresholds.__dict__,
+            "verdict": "pass" if first is None else "fail",
+            "first_divergence": None if first is None else first["stage"],
+            "explanation": self.explanation(),
+            "stages": self.stages,
+        }
 
     def table(self) -> str:
         lines = [f"{'stage':42s} {'max_abs':>10s} {'rms':>10s} {'ulp':>6s} {'>1ulp':>8s} {'local':>8s} envelope"]
@@ -189,11 +225,15 @@ class Report:
                 f"{row['stage']:42s} {row.get('max_abs', 0):10.3g} {row.get('rms', 0):10.3g} "
                 f"{row.get('max_bf16_ulp', 0):6d} {row.get('over_one_bf16_ulp', 0):8d} "
                 f"{'-' if local is None else str(local['differing']):>8s} "
-                + ("" if env is None else f"{env['inside']}/{env['checked']} inside"))
+                + ("" if env is None else f"{env['inside']}/{env['checked']} inside")
+            )
         first = self.first_divergence
-        lines.append(f"verdict: PASS (no stage over max_abs {self.thresholds.max_abs} / rms {self.thresholds.rms})" if first is None else
-            f"verdict: FAIL — first divergence at {first['stage']} (max_abs {first.get('max_abs', 0):.3g}, "
-            f"rms {first.get('rms', 0):.3g}; thresholds {self.thresholds.max_abs} / {self.thresholds.rms})")
+        lines.append(
+            f"verdict: PASS (no stage over max_abs {self.thresholds.max_abs} / rms {self.thresholds.rms})"
+            if first is None
+            else f"verdict: FAIL — first divergence at {first['stage']} (max_abs {first.get('max_abs', 0):.3g}, "
+            f"rms {first.get('rms', 0):.3g}; thresholds {self.thresholds.max_abs} / {self.thresholds.rms})"
+        )
         if self.explanation():
             lines.append(f"why: {self.explanation()}")
         return "\n".join(lines)
@@ -205,6 +245,7 @@ class Report:
         """Per-stage max |diff| and RMS on a log scale (needs matplotlib)."""
         try:
             import matplotlib
+
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
@@ -224,9 +265,15 @@ class Report:
         plt.close(fig)
 
 
-def diagnose_stages(cfg: AudioConfig, ours: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
-                    local: Mapping[str, np.ndarray] | None, weights: Mapping[str, np.ndarray] | None,
-                    promises_bf16: bool, report: Report) -> Report:
+def diagnose_stages(
+    cfg: AudioConfig,
+    ours: Mapping[str, np.ndarray],
+    reference: Mapping[str, np.ndarray],
+    local: Mapping[str, np.ndarray] | None,
+    weights: Mapping[str, np.ndarray] | None,
+    promises_bf16: bool,
+    report: Report,
+) -> Report:
     """Fill `report` with every stage the artifact and the reference both have, in graph order."""
     sites = contraction_sites(cfg, ours, weights) if (local is not None and weights is not None) else {}
     order = [n for n in ours if n not in ("audio_features", "encoder_hidden", "valid_tokens")]
@@ -237,9 +284,12 @@ def diagnose_stages(cfg: AudioConfig, ours: Mapping[str, np.ndarray], reference:
         row = compare(name, ours[name], reference[name], promises_bf16 and "norm_" not in name)
         if local is not None and name in local and ours[name].shape == local[name].shape:
             equal = ours[name].view(np.uint8) == np.asarray(local[name], ours[name].dtype).view(np.uint8)
-            row["local"] = {"bit_exact": bool(equal.all()),
-                            "differing": int((bf16_ulp_distance(ours[name], local[name]) > 0).sum())
-                            if ours[name].dtype == np.float32 else int((~equal).sum())}
+            row["local"] = {
+                "bit_exact": bool(equal.all()),
+                "differing": int((bf16_ulp_distance(ours[name], local[name]) > 0).sum())
+                if ours[name].dtype == np.float32
+                else int((~equal).sum()),
+            }
             if name in sites and not row["local"]["bit_exact"]:
                 row["envelope"] = classify_envelope(sites[name], ours[name], np.asarray(local[name], np.float32))
         report.stages.append(row)

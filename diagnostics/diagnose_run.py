@@ -30,8 +30,13 @@ def logical_weights(checkpoint: Checkpoint) -> dict[str, np.ndarray]:
         if checkpoint.is_quantized(spec.logical):
             bits, group = checkpoint.quantization
             base = spec.key[: -len(".weight")]
-            out[spec.logical] = affine_dequantize(checkpoint.read(spec.key), checkpoint.read(base + ".scales"),
-                                                  checkpoint.read(base + ".biases"), bits, group)
+            out[spec.logical] = affine_dequantize(
+                checkpoint.read(spec.key),
+                checkpoint.read(base + ".scales"),
+                checkpoint.read(base + ".biases"),
+                bits,
+                group,
+            )
         else:
             out[spec.logical] = np.asarray(checkpoint.read(spec.key), np.float32)
     return out
@@ -51,11 +56,20 @@ def hf_named(checkpoint: Checkpoint, logical: dict[str, np.ndarray]) -> dict[str
 DEFAULT_THRESHOLDS = Thresholds()
 
 
-def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "llvm-cpu",
-                  contract: str = "mlx-cuda-v1", reference: str = "contract",
-                  thresholds: Thresholds = DEFAULT_THRESHOLDS, clip: int = 0, cuda_arch: str | None = None, kernels: str = "auto",
-                  cache: ArtifactCache | None = None, progress: Progress | None = None,
-                  artifact: str | Path | None = None) -> Report:
+def run_diagnosis(
+    checkpoint_dir: str | Path,
+    audio: str | Path,
+    target: str = "llvm-cpu",
+    contract: str = "mlx-cuda-v1",
+    reference: str = "contract",
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    clip: int = 0,
+    cuda_arch: str | None = None,
+    kernels: str = "auto",
+    cache: ArtifactCache | None = None,
+    progress: Progress | None = None,
+    artifact: str | Path | None = None,
+) -> Report:
     """Diagnose clip `clip` of `audio` (the artifact is specialised on exactly its frame count).
 
     `artifact` runs a stage artifact compiled elsewhere (`emit-gemma3n --stages --frames N`) whose
@@ -78,16 +92,24 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
     mel = chosen.features[None, :frames].astype(np.float32)
     policy = get_contract(contract)
     compile_target = parse_target(target, cuda_arch)
-    spec = AudioModuleSpec(cfg, policy, (frames,), (1,), checkpoint.layout, stages=True,
-                           quantization=checkpoint.quantization, quantized=frozenset(checkpoint.quantized_names()),
-                           kernels=select_kernels(kernels, compile_target, policy))
+    spec = AudioModuleSpec(
+        cfg,
+        policy,
+        (frames,),
+        (1,),
+        checkpoint.layout,
+        stages=True,
+        quantization=checkpoint.quantization,
+        quantized=frozenset(checkpoint.quantized_names()),
+        kernels=select_kernels(kernels, compile_target, policy),
+    )
     if artifact is None:
-        artifact = (cache or ArtifactCache()).get_or_build(spec, compile_target,
-                                                           checkpoint.schema_digest(), say).path
+        artifact = (cache or ArtifactCache()).get_or_build(spec, compile_target, checkpoint.schema_digest(), say).path
     session = AudioSession(artifact, checkpoint.files, device=DEVICE_FOR_TARGET[target])
     if (frames, 1) not in session.entries:
-        raise ValueError(f"{artifact} has no entry for {frames} frames x 1 clip (clip {clip} of {audio}); "
-                         f"it has {session.buckets}")
+        raise ValueError(
+            f"{artifact} has no entry for {frames} frames x 1 clip (clip {clip} of {audio}); it has {session.buckets}"
+        )
     say(f"running the stage artifact on clip {clip} ({frames} frames)")
     ours = session.run(mel, np.array([frames], np.int32))
     weights = logical_weights(checkpoint)
@@ -96,8 +118,7 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
         ref_policy = get_contract(policy.reference_name)
         say(f"running the numpy emulation of {ref_policy.name} (chained and stage-local)")
         chained = emulated.encode(ref_policy, cfg, weights, mel, np.array([frames]), conv_layout=conv_layout)
-        local = emulated.encode(ref_policy, cfg, weights, mel, np.array([frames]), conv_layout=conv_layout,
-                                forced=ours)
+        local = emulated.encode(ref_policy, cfg, weights, mel, np.array([frames]), conv_layout=conv_layout, forced=ours)
         label = f"contract emulation ({ref_policy.name})"
     else:
         from .transformers_reference import build_modules, load_weights, run_stages
@@ -110,5 +131,4 @@ def run_diagnosis(checkpoint_dir: str | Path, audio: str | Path, target: str = "
         local = None
         label = "transformers float32"
     report = Report(target=target, contract=policy.name, reference=label, thresholds=thresholds)
-    return diagnose_stages(cfg, ours, chained, local, weights if local is not None else None,
-                           policy.round_bf16, report)
+    return diagnose_stages(cfg, ours, chained, local, weights if local is not None else None, policy.round_bf16, report)

@@ -23,8 +23,9 @@ def _require() -> Any:
         import torch
         from transformers.models.gemma3n import modeling_gemma3n
     except ImportError:
-        raise RuntimeError("the transformers reference needs torch and transformers "
-                           "(pip install torch transformers)") from None
+        raise RuntimeError(
+            "the transformers reference needs torch and transformers (pip install torch transformers)"
+        ) from None
     return torch, modeling_gemma3n
 
 
@@ -52,10 +53,12 @@ def load_weights(encoder: Any, embedder: Any, weights: Mapping[str, np.ndarray])
 
 def stage_hooks(encoder: Any, stages: dict[str, Any]) -> list[Any]:
     """Forward hooks recording stage tensors under this project's stage names (first clip)."""
+
     def keep(name: str, nchw: bool = False) -> Any:
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
             t = output[0]
             stages[name] = t.permute(1, 2, 0) if nchw else t
+
         return hook
 
     sscp = encoder.subsample_conv_projection
@@ -66,9 +69,13 @@ def stage_hooks(encoder: Any, stages: dict[str, Any]) -> list[Any]:
         hooks.append(block.register_forward_hook(keep(f"sscp_conv_{i}", nchw=True)))
     hooks.append(sscp.input_proj_linear.register_forward_hook(keep("input_projection")))
     for layer, block in enumerate(encoder.conformer):
-        for sub, name in ((block.ffw_layer_start, "feed_forward_start"), (block.attention, "attention"),
-                          (block.lconv1d, "light_conv"), (block.ffw_layer_end, "feed_forward_end"),
-                          (block, "final_norm")):
+        for sub, name in (
+            (block.ffw_layer_start, "feed_forward_start"),
+            (block.attention, "attention"),
+            (block.lconv1d, "light_conv"),
+            (block.ffw_layer_end, "feed_forward_end"),
+            (block, "final_norm"),
+        ):
             hooks.append(sub.register_forward_hook(keep(f"conformer.{layer}.{name}")))
     return hooks
 

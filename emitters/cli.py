@@ -38,9 +38,19 @@ def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: s
     return builtin_config(builtin or "e4b")
 
 
-def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str | None, contract: str,
-                 capacities: tuple[int, ...], slots: int, prompts: tuple[int, ...], batches: tuple[int, ...],
-                 contexts: tuple[int, ...], layout: str, kernels=IREE_CODEGEN):
+def decoder_spec(
+    checkpoint: Path | None,
+    config_file: Path | None,
+    builtin: str | None,
+    contract: str,
+    capacities: tuple[int, ...],
+    slots: int,
+    prompts: tuple[int, ...],
+    batches: tuple[int, ...],
+    contexts: tuple[int, ...],
+    layout: str,
+    kernels=IREE_CODEGEN,
+):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
     from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
@@ -59,8 +69,17 @@ def decoder_spec(checkpoint: Path | None, config_file: Path | None, builtin: str
     capacity = capacities[0] if capacities else 4096
     prompts = prompts or tuple(p for p in DEFAULT_PROMPT_BUCKETS if p <= capacity) or (capacity,)
     batches = batches or tuple(b for b in DEFAULT_BATCHES if b <= slots) or (slots,)
-    return DecoderModuleSpec(cfg, get_contract(contract), slots, capacity, tuple(prompts), tuple(batches),
-                             tuple(contexts), LAYOUTS[layout], kernels)
+    return DecoderModuleSpec(
+        cfg,
+        get_contract(contract),
+        slots,
+        capacity,
+        tuple(prompts),
+        tuple(batches),
+        tuple(contexts),
+        LAYOUTS[layout],
+        kernels,
+    )
 
 
 def emit_decoder(spec) -> str:
@@ -70,57 +89,148 @@ def emit_decoder(spec) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--stage", type=click.Choice(["audio", "prefill", "decoder"]), default="audio", show_default=True,
-              help="Which program to emit: the audio tower + audio embedder, the prefill merge + dense PLE, or the "
-                   "text decoder (prefill and decode entries over a resident KV cache).")
-@click.option("--target", "target_name", type=click.Choice(["cuda", "llvm-cpu"]), required=True,
-              help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).")
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A Gemma 3n checkpoint directory; only its config.json is read (no weights needed).")
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A JSON configuration (checkpoint-style nested, or flat audio fields + text_hidden_size).")
-@click.option("--builtin", type=click.Choice(["e2b", "e4b", "tiny"]),
-              help="A built-in configuration (default: e4b; E2B and E4B share the audio stage).")
-@click.option("--frames", "frames", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
-              help=f"Mel-frame bucket(s), one entry point each (repeatable; default "
-                   f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s).")
-@click.option("--clips", type=click.IntRange(1, 256), multiple=True,
-              help="Clips per call for every bucket (repeatable; default 1).")
-@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
-              help="--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
-                   "256 512 1024 2048 4096 8192). --stage decoder: the KV cache's positions per slot (one value; "
-                   "default 4096).")
-@click.option("--slots", type=click.IntRange(1), default=8, show_default=True,
-              help="--stage decoder: KV cache slots (sequences decoded together; one per request).")
-@click.option("--prompt", "prompts", type=click.IntRange(1), multiple=True,
-              help="--stage decoder: prompt buckets, one prefill entry each (repeatable; default 64 256 1024 4096 "
-                   "up to the capacity).")
-@click.option("--batch", "batches", type=click.IntRange(1), multiple=True,
-              help="--stage decoder: decode batch sizes, one decode entry per (context, batch) (repeatable; default "
-                   "1 8 32 up to the slots).")
-@click.option("--context", "contexts", type=click.IntRange(1), multiple=True,
-              help="--stage decoder: decode context buckets (the full-attention layers read that many cache rows; "
-                   "repeatable; default: the capacity).")
-@click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
-              help="Numeric contract: where values are rounded and what contractions see.")
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
-              help=KERNELS_HELP)
+@click.option(
+    "--stage",
+    type=click.Choice(["audio", "prefill", "decoder"]),
+    default="audio",
+    show_default=True,
+    help="Which program to emit: the audio tower + audio embedder, the prefill merge + dense PLE, or the "
+    "text decoder (prefill and decode entries over a resident KV cache).",
+)
+@click.option(
+    "--target",
+    "target_name",
+    type=click.Choice(["cuda", "llvm-cpu"]),
+    required=True,
+    help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A Gemma 3n checkpoint directory; only its config.json is read (no weights needed).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A JSON configuration (checkpoint-style nested, or flat audio fields + text_hidden_size).",
+)
+@click.option(
+    "--builtin",
+    type=click.Choice(["e2b", "e4b", "tiny"]),
+    help="A built-in configuration (default: e4b; E2B and E4B share the audio stage).",
+)
+@click.option(
+    "--frames",
+    "frames",
+    type=click.IntRange(1, MAX_CLIP_FRAMES),
+    multiple=True,
+    help=f"Mel-frame bucket(s), one entry point each (repeatable; default "
+    f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s).",
+)
+@click.option(
+    "--clips",
+    type=click.IntRange(1, 256),
+    multiple=True,
+    help="Clips per call for every bucket (repeatable; default 1).",
+)
+@click.option(
+    "--capacity",
+    "capacities",
+    type=click.IntRange(1),
+    multiple=True,
+    help="--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
+    "256 512 1024 2048 4096 8192). --stage decoder: the KV cache's positions per slot (one value; "
+    "default 4096).",
+)
+@click.option(
+    "--slots",
+    type=click.IntRange(1),
+    default=8,
+    show_default=True,
+    help="--stage decoder: KV cache slots (sequences decoded together; one per request).",
+)
+@click.option(
+    "--prompt",
+    "prompts",
+    type=click.IntRange(1),
+    multiple=True,
+    help="--stage decoder: prompt buckets, one prefill entry each (repeatable; default 64 256 1024 4096 "
+    "up to the capacity).",
+)
+@click.option(
+    "--batch",
+    "batches",
+    type=click.IntRange(1),
+    multiple=True,
+    help="--stage decoder: decode batch sizes, one decode entry per (context, batch) (repeatable; default "
+    "1 8 32 up to the slots).",
+)
+@click.option(
+    "--context",
+    "contexts",
+    type=click.IntRange(1),
+    multiple=True,
+    help="--stage decoder: decode context buckets (the full-attention layers read that many cache rows; "
+    "repeatable; default: the capacity).",
+)
+@click.option(
+    "--contract",
+    type=click.Choice(sorted(CONTRACTS)),
+    default=DEFAULT_CONTRACT,
+    show_default=True,
+    help="Numeric contract: where values are rounded and what contractions see.",
+)
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
 @click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help="--stage audio: " + MEL_HELP)
-@click.option("--cuda-arch", default=None,
-              help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
-                   "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).")
-@click.option("--layout", type=click.Choice(sorted(LAYOUTS)), default="hf", show_default=True,
-              help="Checkpoint tensor naming/layout the parameters bind to (transformers or mlx-vlm).")
+@click.option(
+    "--cuda-arch",
+    default=None,
+    help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
+    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(sorted(LAYOUTS)),
+    default="hf",
+    show_default=True,
+    help="Checkpoint tensor naming/layout the parameters bind to (transformers or mlx-vlm).",
+)
 @click.option("--stages", is_flag=True, help="Also return every named stage tensor (diagnostics build).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Where to write the compiled .vmfb.")
-@click.option("--emit-mlir", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the StableHLO module that was compiled.")
-def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Path | None, builtin: str | None,
-         frames: tuple[int, ...], clips: tuple[int, ...], capacities: tuple[int, ...], slots: int,
-         prompts: tuple[int, ...], batches: tuple[int, ...], contexts: tuple[int, ...], contract: str, kernels: str,
-         mel: str | None, cuda_arch: str | None, layout: str, stages: bool, output: Path,
-         emit_mlir: Path | None) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the compiled .vmfb.",
+)
+@click.option(
+    "--emit-mlir",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the StableHLO module that was compiled.",
+)
+def main(
+    stage: str,
+    target_name: str,
+    checkpoint: Path | None,
+    config_file: Path | None,
+    builtin: str | None,
+    frames: tuple[int, ...],
+    clips: tuple[int, ...],
+    capacities: tuple[int, ...],
+    slots: int,
+    prompts: tuple[int, ...],
+    batches: tuple[int, ...],
+    contexts: tuple[int, ...],
+    contract: str,
+    kernels: str,
+    mel: str | None,
+    cuda_arch: str | None,
+    layout: str,
+    stages: bool,
+    output: Path,
+    emit_mlir: Path | None,
+) -> None:
     """Emit a Gemma 3n stage from its templates and compile it with IREE.
 
     The audio stage has one entry point `encode_f<frames>_c<clips>` per bucket, the prefill stage one per
@@ -135,8 +245,19 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
         target = parse_target(target_name, cuda_arch)
         if stage == "decoder":
             linked = select_kernels(kernels, target, get_contract(contract))
-            spec = decoder_spec(checkpoint, config_file, builtin, contract, capacities, slots, prompts, batches,
-                                contexts, layout, linked)
+            spec = decoder_spec(
+                checkpoint,
+                config_file,
+                builtin,
+                contract,
+                capacities,
+                slots,
+                prompts,
+                batches,
+                contexts,
+                layout,
+                linked,
+            )
             emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:
                 raise ValueError("--stages applies to --stage audio and prefill")
@@ -146,31 +267,55 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
             cfg = resolve_config(checkpoint, config_file, builtin)
         if stage == "prefill":
             from .prefill import DEFAULT_CAPACITIES, PrefillModuleSpec, emit_prefill_module, resolve_text_config
-            spec = PrefillModuleSpec(cfg, resolve_text_config(checkpoint, config_file, builtin), get_contract(contract),
-                                     tuple(capacities) or DEFAULT_CAPACITIES, tuple(clips) or (1,), LAYOUTS[layout],
-                                     stages)
+
+            spec = PrefillModuleSpec(
+                cfg,
+                resolve_text_config(checkpoint, config_file, builtin),
+                get_contract(contract),
+                tuple(capacities) or DEFAULT_CAPACITIES,
+                tuple(clips) or (1,),
+                LAYOUTS[layout],
+                stages,
+            )
             emit, names, linked = emit_prefill_module, [e.symbol for e in spec.entry_points], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
-                raise ValueError(f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation")
+                raise ValueError(
+                    f"--kernels {kernels} applies to --stage audio; prefill uses IREE's own code generation"
+                )
             if mel is not None:
                 raise ValueError("--mel applies to --stage audio; prefill reads the encoder's embeddings")
         elif stage == "audio":
             policy = get_contract(contract)
             linked = select_kernels(kernels, target, policy)
-            spec = AudioModuleSpec(cfg, policy, tuple(frames) or DEFAULT_FRAME_BUCKETS, tuple(clips) or (1,),
-                                   LAYOUTS[layout], stages, kernels=linked, mel=resolve_mel(mel, target.kind))
+            spec = AudioModuleSpec(
+                cfg,
+                policy,
+                tuple(frames) or DEFAULT_FRAME_BUCKETS,
+                tuple(clips) or (1,),
+                LAYOUTS[layout],
+                stages,
+                kernels=linked,
+                mel=resolve_mel(mel, target.kind),
+            )
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()
-        click.echo(f"emitting {len(names)} entry point(s) for {target.describe()} "
-                   f"under contract {spec.contract.name}, kernels: "
-                   f"{linked.identity if linked.files else 'IREE code generation'}"
-                   + (f", log-mel: {spec.mel.name}" if stage == "audio" else "") + " ...", err=True)
+        click.echo(
+            f"emitting {len(names)} entry point(s) for {target.describe()} "
+            f"under contract {spec.contract.name}, kernels: "
+            f"{linked.identity if linked.files else 'IREE code generation'}"
+            + (f", log-mel: {spec.mel.name}" if stage == "audio" else "")
+            + " ...",
+            err=True,
+        )
         mlir = emit(spec)
         if emit_mlir is not None:
             write_atomically(emit_mlir, mlir.encode())
         emitted = time.perf_counter()
-        click.echo(f"  emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.1f} s; compiling "
-                   "(the full encoder takes minutes) ...", err=True)
+        click.echo(
+            f"  emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.1f} s; compiling "
+            "(the full encoder takes minutes) ...",
+            err=True,
+        )
         vmfb = compile_mlir(mlir, target)
         write_atomically(output, vmfb)
     except (ConfigError, BucketError, ValueError) as exc:  # DecoderBucketError, PrefillBucketError: ValueErrors
@@ -179,8 +324,11 @@ def main(stage: str, target_name: str, checkpoint: Path | None, config_file: Pat
         click.echo(f"error: compilation failed\n{exc}", err=True)
         sys.exit(2)
     done = time.perf_counter()
-    click.echo(f"wrote {output} ({len(vmfb) / 1e6:.1f} MB) in {done - emitted:.1f} s of compilation; entries: "
-               + ", ".join(names), err=True)
+    click.echo(
+        f"wrote {output} ({len(vmfb) / 1e6:.1f} MB) in {done - emitted:.1f} s of compilation; entries: "
+        + ", ".join(names),
+        err=True,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

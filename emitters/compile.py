@@ -325,9 +325,7 @@ class _Lib:
         return b"".join(parts).decode("utf-8", errors="replace")
 
     def convert(self, diag) -> Diagnostic:
-        notes = tuple(
-            self.convert(self.diag_note(diag, i)) for i in range(self.diag_num_notes(diag))
-        )
+        notes = tuple(self.convert(self.diag_note(diag, i)) for i in range(self.diag_num_notes(diag)))
         return Diagnostic(
             severity=self._SEVERITY.get(self.diag_severity(diag), "error"),
             location=self._print(self.loc_print, self.diag_location(diag)),
@@ -412,7 +410,9 @@ def compile_mlir(
     if problem:
         raise CompileError(
             f"bad extra_flags for target {target}: {problem}\nflags: {' '.join(flags)}",
-            flags=flags, target=target, stage="flags",
+            flags=flags,
+            target=target,
+            stage="flags",
         )
     try:
         edit = _edit_module_for_target(mlir_text, target)
@@ -432,7 +432,9 @@ def compile_mlir(
         except ValueError as e:
             raise CompileError(
                 f"IREE rejected the compiler flags: {e}\nflags: {' '.join(flags)}",
-                flags=flags, target=target, stage="flags",
+                flags=flags,
+                target=target,
+                stage="flags",
             ) from None
         collector = _DiagnosticCollector(lib, session)
         inv = session.invocation()
@@ -465,7 +467,10 @@ def compile_mlir(
         header = f"IREE compile failed for target {target}: {n_err} error(s)"
         raise CompileError(
             _format_failure(header, diagnostics, mlir_text, source_name, flags),
-            diagnostics=diagnostics, flags=flags, target=target, stage="compile",
+            diagnostics=diagnostics,
+            flags=flags,
+            target=target,
+            stage="compile",
         )
     return vmfb
 
@@ -491,9 +496,7 @@ def verify_mlir(mlir_text: str, *, source_name: str = DEFAULT_SOURCE_NAME) -> No
     try:
         collector = _DiagnosticCollector(lib, session)
         inv = session.invocation()
-        ok = inv.parse_source(
-            Source.wrap_buffer(session, mlir_text.encode("utf-8"), buffer_name=source_name)
-        )
+        ok = inv.parse_source(Source.wrap_buffer(session, mlir_text.encode("utf-8"), buffer_name=source_name))
         diagnostics = list(collector.diagnostics)
     finally:
         if inv is not None:
@@ -505,7 +508,8 @@ def verify_mlir(mlir_text: str, *, source_name: str = DEFAULT_SOURCE_NAME) -> No
         n_err = sum(d.severity == "error" for d in diagnostics)
         raise CompileError(
             _format_failure(f"MLIR verification failed: {n_err} error(s)", diagnostics, mlir_text, source_name, ()),
-            diagnostics=diagnostics, stage="verify",
+            diagnostics=diagnostics,
+            stage="verify",
         )
 
 

@@ -69,11 +69,14 @@ class DecoderModuleSpec:
         if self.slots < 1 or self.capacity < 1:
             raise DecoderBucketError(f"slots ({self.slots}) and capacity ({self.capacity}) must be positive")
         if self.capacity > self.cfg.max_position_embeddings:
-            raise DecoderBucketError(f"capacity {self.capacity} exceeds max_position_embeddings "
-                                     f"{self.cfg.max_position_embeddings}")
-        for name, values, limit in (("prompt bucket", self.prompts, self.capacity),
-                                    ("decode context", self.context_buckets, self.capacity),
-                                    ("batch", self.batches, self.slots)):
+            raise DecoderBucketError(
+                f"capacity {self.capacity} exceeds max_position_embeddings {self.cfg.max_position_embeddings}"
+            )
+        for name, values, limit in (
+            ("prompt bucket", self.prompts, self.capacity),
+            ("decode context", self.context_buckets, self.capacity),
+            ("batch", self.batches, self.slots),
+        ):
             for v in values:
                 if not 1 <= v <= limit:
                     raise DecoderBucketError(f"{name} {v} must be in [1, {limit}]")
@@ -95,21 +98,31 @@ class DecoderModuleSpec:
 
     @property
     def decode_entries(self) -> list[DecoderDecodeEntry]:
-        return [DecoderDecodeEntry(self.capacity, self.slots, x, b)
-                for x in self.context_buckets for b in sorted(set(self.batches))]
+        return [
+            DecoderDecodeEntry(self.capacity, self.slots, x, b)
+            for x in self.context_buckets
+            for b in sorted(set(self.batches))
+        ]
 
     @property
     def entry_points(self) -> list[EntryPoint]:
         return [*self.prefill_entries, *self.decode_entries, DecoderCacheEntry(self.capacity, self.slots)]
 
     def identity(self) -> str:
-        return "|".join([
-            "gemma3n-decoder-module-v1", self.cfg.identity(), decoder_contract_identity(self.contract),
-            self.layout.name, f"slots={self.slots}", f"capacity={self.capacity}",
-            "prompts=" + ",".join(map(str, sorted(set(self.prompts)))),
-            "contexts=" + ",".join(map(str, self.context_buckets)),
-            "batches=" + ",".join(map(str, sorted(set(self.batches)))), f"kernels={self.kernels.identity}",
-        ])
+        return "|".join(
+            [
+                "gemma3n-decoder-module-v1",
+                self.cfg.identity(),
+                decoder_contract_identity(self.contract),
+                self.layout.name,
+                f"slots={self.slots}",
+                f"capacity={self.capacity}",
+                "prompts=" + ",".join(map(str, sorted(set(self.prompts)))),
+                "contexts=" + ",".join(map(str, self.context_buckets)),
+                "batches=" + ",".join(map(str, sorted(set(self.batches)))),
+                f"kernels={self.kernels.identity}",
+            ]
+        )
 
     def digest(self) -> str:
         return hashlib.sha256(self.identity().encode()).hexdigest()
@@ -215,18 +228,26 @@ class _ProgramEmitter:
         queries = 1 if (phase == "prefill" and not owns) else tokens
         attn_columns = (ring if sliding else columns) if phase == "decode" else columns
         calls = {
-            "predict": ops.altup_predict(queries), "norm": ops.norm(queries, d), "laurel": ops.laurel(queries),
-            "query": ops.query_projection(queries), "residual": ops.attention_residual(queries),
-            "mlp": ops.mlp(queries, width, sparsity), "correct": ops.altup_correct(queries),
+            "predict": ops.altup_predict(queries),
+            "norm": ops.norm(queries, d),
+            "laurel": ops.laurel(queries),
+            "query": ops.query_projection(queries),
+            "residual": ops.attention_residual(queries),
+            "mlp": ops.mlp(queries, width, sparsity),
+            "correct": ops.altup_correct(queries),
             "ple_gate": ops.ple_gate(queries),
             "core": ops.attention_core(phase, queries, attn_columns, sliding, ring),
         }
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries)
         x = tensor_type([n, queries, d], "f32")
-        args = [("%streams", x), ("%ple", tensor_type([queries, p], "f32")),
-                ("%cos", tensor_type([queries, hd], "f32")), ("%sin", tensor_type([queries, hd], "f32")),
-                ("%qpos", tensor_type([queries], "i32"))]
+        args = [
+            ("%streams", x),
+            ("%ple", tensor_type([queries, p], "f32")),
+            ("%cos", tensor_type([queries, hd], "f32")),
+            ("%sin", tensor_type([queries, hd], "f32")),
+            ("%qpos", tensor_type([queries], "i32")),
+        ]
         results = [("%out", x)]
         kv = tensor_type([tokens, k, hd], "f32")
         offsets = [("%cache", self.cache_type), ("%offset_k", "tensor<i32>"), ("%offset_v", "tensor<i32>")]
@@ -244,55 +265,109 @@ class _ProgramEmitter:
         kind = "own" if owns else "shared"
         spec = DecoderLayer(phase, queries, d, width, kind, attn_columns, window, sparsity if sparsity > 0 else None)
         func = Func(spec.symbol, tuple(t for _, t in args), tuple(t for _, t in results))
-        write_part = "decoder_layer.write_prefill.ring.mlir.j2" if sliding else "decoder_layer.write_prefill.rows.mlir.j2"
-        return self.module.add("decoder_layer.mlir.j2", func, calls=list(calls.values()), c=self.spec.contract,
-                               args=args, results=results, streams=n, tokens=queries, d=d, active=cfg.altup_active_idx,
-                               attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2", write_part=write_part,
-                               kv_heads=k, head_dim=hd, window=window, ring=ring, columns=attn_columns,
-                               cache_dtype=self.cache_dtype, cache_type=self.cache_type, **calls)
+        write_part = (
+            "decoder_layer.write_prefill.ring.mlir.j2" if sliding else "decoder_layer.write_prefill.rows.mlir.j2"
+        )
+        return self.module.add(
+            "decoder_layer.mlir.j2",
+            func,
+            calls=list(calls.values()),
+            c=self.spec.contract,
+            args=args,
+            results=results,
+            streams=n,
+            tokens=queries,
+            d=d,
+            active=cfg.altup_active_idx,
+            attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2",
+            write_part=write_part,
+            kv_heads=k,
+            head_dim=hd,
+            window=window,
+            ring=ring,
+            columns=attn_columns,
+            cache_dtype=self.cache_dtype,
+            cache_type=self.cache_type,
+            **calls,
+        )
 
     def layers(self, phase: str, tokens: int, columns: int) -> list[_Layer]:
         cfg = self.cfg
         out = []
         for layer in range(cfg.num_hidden_layers):
             producer = cfg.kv_producers[layer]
-            out.append(_Layer(layer, self.layer(phase, tokens, layer, columns), cfg.owns_kv(layer),
-                              cfg.is_sliding(layer), producer,
-                              ["%" + weight_symbol(name) for name in layer_weight_names(cfg, layer)],
-                              first_shared=layer == cfg.first_kv_shared_layer))
+            out.append(
+                _Layer(
+                    layer,
+                    self.layer(phase, tokens, layer, columns),
+                    cfg.owns_kv(layer),
+                    cfg.is_sliding(layer),
+                    producer,
+                    ["%" + weight_symbol(name) for name in layer_weight_names(cfg, layer)],
+                    first_shared=layer == cfg.first_kv_shared_layer,
+                )
+            )
         return out
 
     # ------------------------------------------------------------------ the module
     def emit(self) -> str:
         spec, cfg, ops = self.spec, self.cfg, self.ops
-        weights = [_Weight(weight_symbol(logical), s.key, s.shape)
-                   for logical, s in decoder_weight_specs(cfg, spec.layout).items() if logical not in HOST_TABLES]
+        weights = [
+            _Weight(weight_symbol(logical), s.key, s.shape)
+            for logical, s in decoder_weight_specs(cfg, spec.layout).items()
+            if logical not in HOST_TABLES
+        ]
         n = cfg.altup_num_inputs
         prefills, decodes, calls = [], [], []
         for entry in spec.prefill_entries:
-            e = _Entry(entry, self.layers("prefill", entry.tokens, entry.tokens), ops.altup_init(entry.tokens),
-                       ops.decoder_head(1))
+            e = _Entry(
+                entry,
+                self.layers("prefill", entry.tokens, entry.tokens),
+                ops.altup_init(entry.tokens),
+                ops.decoder_head(1),
+            )
             prefills.append(e)
         for entry in spec.decode_entries:
-            e = _Entry(entry, self.layers("decode", entry.batch, entry.context), ops.altup_init(entry.batch),
-                       ops.decoder_head(entry.batch), ops.decoder_embedding(entry.batch))
+            e = _Entry(
+                entry,
+                self.layers("decode", entry.batch, entry.context),
+                ops.altup_init(entry.batch),
+                ops.decoder_head(entry.batch),
+                ops.decoder_embedding(entry.batch),
+            )
             decodes.append(e)
         for e in prefills + decodes:
             calls += [layer.func for layer in e.layers] + [f for f in (e.init, e.head, e.embedding) if f is not None]
-        cache_entry = _Entry(DecoderCacheEntry(spec.capacity, spec.slots),
-                             outputs=",".join(f"{kind}_{i}" for i in range(len(self.caches))
-                                              for kind in ("keys", "values")))
-        self.module.add_raw("entry", "decoder_entry.mlir.j2", calls=calls, c=spec.contract, weights=weights,
-                            caches=self.caches, cache_global=CACHE_GLOBAL, cache_type=self.cache_type,
-                            cache_dtype=self.cache_dtype, scope=PARAMETER_SCOPE, prefills=prefills, decodes=decodes,
-                            cache_reads=[cache_entry], slots=spec.slots, d=cfg.hidden_size,
-                            layers=cfg.num_hidden_layers, per_layer=cfg.hidden_size_per_layer_input,
-                            vocab=cfg.vocab_size, head_dim=cfg.head_dim, streams=n,
-                            contract_identity=decoder_contract_identity(spec.contract),
-                            altup_projections=[f"%w_altup_projections_{i}" for i in range(n - 1)],
-                            head_weights=[f"%w_altup_unembed_projections_{i}" for i in range(n - 1)]
-                            + ["%w_norm", "%w_embed_tokens"],
-                            embedding_weights=["%w_per_layer_model_projection", "%w_per_layer_projection_norm"])
+        cache_entry = _Entry(
+            DecoderCacheEntry(spec.capacity, spec.slots),
+            outputs=",".join(f"{kind}_{i}" for i in range(len(self.caches)) for kind in ("keys", "values")),
+        )
+        self.module.add_raw(
+            "entry",
+            "decoder_entry.mlir.j2",
+            calls=calls,
+            c=spec.contract,
+            weights=weights,
+            caches=self.caches,
+            cache_global=CACHE_GLOBAL,
+            cache_type=self.cache_type,
+            cache_dtype=self.cache_dtype,
+            scope=PARAMETER_SCOPE,
+            prefills=prefills,
+            decodes=decodes,
+            cache_reads=[cache_entry],
+            slots=spec.slots,
+            d=cfg.hidden_size,
+            layers=cfg.num_hidden_layers,
+            per_layer=cfg.hidden_size_per_layer_input,
+            vocab=cfg.vocab_size,
+            head_dim=cfg.head_dim,
+            streams=n,
+            contract_identity=decoder_contract_identity(spec.contract),
+            altup_projections=[f"%w_altup_projections_{i}" for i in range(n - 1)],
+            head_weights=[f"%w_altup_unembed_projections_{i}" for i in range(n - 1)] + ["%w_norm", "%w_embed_tokens"],
+            embedding_weights=["%w_per_layer_model_projection", "%w_per_layer_projection_norm"],
+        )
         return self.module.build()
 
 

@@ -72,16 +72,19 @@ class DecoderOpEmitter(OpEmitter):
     def _scalar(self, value: float) -> float:
         return float(contract_scalar(self.contract, value))
 
-    def linear(self, lead, k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32",
-               kernel_bf16: bool = False) -> Func:
+    def linear(
+        self, lead, k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32", kernel_bf16: bool = False
+    ) -> Func:
         """`OpEmitter.linear`; the GEMM kernel (where linked) only for prefill-sized linears (`GEMM_MIN_ROWS`), so
         whether a linear calls it is a function of its shape, as its symbol says."""
         if math.prod(lead) >= GEMM_MIN_ROWS or not self.kernels.links(GEMM_SM90.file):
             return super().linear(lead, k, out, w_dtype, x_dtype, kernel_bf16)
-        rows_only = LinkedKernels(tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem),
-                                  self.kernels.complete)
-        return OpEmitter.linear(dataclasses.replace(self, kernels=rows_only), lead, k, out, w_dtype, x_dtype,
-                                kernel_bf16)
+        rows_only = LinkedKernels(
+            tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem), self.kernels.complete
+        )
+        return OpEmitter.linear(
+            dataclasses.replace(self, kernels=rows_only), lead, k, out, w_dtype, x_dtype, kernel_bf16
+        )
 
     # ------------------------------------------------------------------ reductions and norms
     def block_sum(self, rows: int, width: int, reads: int) -> Func:
@@ -92,14 +95,31 @@ class DecoderOpEmitter(OpEmitter):
             return self.lane_xor_sum(rows, width, reads)
         lanes = self.lane_xor_sum(rows, passes * threads * reads, passes * reads)
         func = Func(BlockSum(rows, width, reads).symbol, (f32([rows, width]),), (f32([rows]),))
-        return self._add("block_sum.mlir.j2", func, calls=[lanes], rows=rows, width=width, reads=reads,
-                         threads=threads, passes=passes, lanes=lanes)
+        return self._add(
+            "block_sum.mlir.j2",
+            func,
+            calls=[lanes],
+            rows=rows,
+            width=width,
+            reads=reads,
+            threads=threads,
+            passes=passes,
+            lanes=lanes,
+        )
 
     def row_mean(self, rows: int, width: int) -> Func:
         total = self.block_sum(rows, width, MEAN_READS)
         func = Func(RowMean(rows, width).symbol, (f32([rows, width]),), (f32([rows]),))
-        return self._add("row_mean.mlir.j2", func, calls=[total], rows=rows, width=width, reads=MEAN_READS,
-                         total=total, scale=self._scalar(1.0 / width))
+        return self._add(
+            "row_mean.mlir.j2",
+            func,
+            calls=[total],
+            rows=rows,
+            width=width,
+            reads=MEAN_READS,
+            total=total,
+            scale=self._scalar(1.0 / width),
+        )
 
     def norm(self, rows: int, d: int) -> Func:
         """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`."""
@@ -109,8 +129,15 @@ class DecoderOpEmitter(OpEmitter):
     def rms_magnitude(self, rows: int, d: int, floor: bool) -> Func:
         mean = self.row_mean(rows, d)
         func = Func(RmsMagnitude(rows, d, floor).symbol, (f32([rows, d]),), (f32([rows]),))
-        return self._add("rms_magnitude.mlir.j2", func, calls=[mean], rows=rows, d=d, mean=mean,
-                         floor=self._scalar(MAGNITUDE_FLOOR) if floor else None)
+        return self._add(
+            "rms_magnitude.mlir.j2",
+            func,
+            calls=[mean],
+            rows=rows,
+            d=d,
+            mean=mean,
+            floor=self._scalar(MAGNITUDE_FLOOR) if floor else None,
+        )
 
     def altup_rescale(self, tokens: int, d: int) -> Func:
         magnitude = self.rms_magnitude(tokens, d, floor=True)
@@ -121,56 +148,121 @@ class DecoderOpEmitter(OpEmitter):
         n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
         magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
         rescale = self.altup_rescale(tokens, d)
-        func = Func(AltupInit(tokens, d, n).symbol, (f32([tokens, d]),) + (_bf16([d, d]),) * (n - 1),
-                    (f32([n, tokens, d]),))
-        return self._add("altup_init.mlir.j2", func, calls=[magnitude, projection, rescale], tokens=tokens, d=d,
-                         streams=n, magnitude=magnitude, projection=projection, rescale=rescale)
+        func = Func(
+            AltupInit(tokens, d, n).symbol, (f32([tokens, d]),) + (_bf16([d, d]),) * (n - 1), (f32([n, tokens, d]),)
+        )
+        return self._add(
+            "altup_init.mlir.j2",
+            func,
+            calls=[magnitude, projection, rescale],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            magnitude=magnitude,
+            projection=projection,
+            rescale=rescale,
+        )
 
     def altup_collapse(self, tokens: int) -> Func:
         n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
         magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
         rescale = self.altup_rescale(tokens, d)
-        func = Func(AltupCollapse(tokens, d, n).symbol, (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1),
-                    (f32([tokens, d]),))
-        return self._add("altup_collapse.mlir.j2", func, calls=[magnitude, projection, rescale], tokens=tokens, d=d,
-                         streams=n, magnitude=magnitude, projection=projection, rescale=rescale,
-                         scale=self._scalar(1.0 / n))
+        func = Func(
+            AltupCollapse(tokens, d, n).symbol, (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1), (f32([tokens, d]),)
+        )
+        return self._add(
+            "altup_collapse.mlir.j2",
+            func,
+            calls=[magnitude, projection, rescale],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            magnitude=magnitude,
+            projection=projection,
+            rescale=rescale,
+            scale=self._scalar(1.0 / n),
+        )
 
     def altup_router(self, tokens: int) -> Func:
         n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
         norm, linear = self.norm(tokens, d), self.linear([tokens], d, n)
-        func = Func(AltupRouter(tokens, d, n).symbol, (f32([tokens, d]), _bf16([d]), _bf16([n, d])),
-                    (f32([tokens, n]),))
-        return self._add("altup_router.mlir.j2", func, calls=[norm, linear], tokens=tokens, d=d, streams=n, norm=norm,
-                         linear=linear, scale=self._scalar(1.0 / d))
+        func = Func(
+            AltupRouter(tokens, d, n).symbol, (f32([tokens, d]), _bf16([d]), _bf16([n, d])), (f32([tokens, n]),)
+        )
+        return self._add(
+            "altup_router.mlir.j2",
+            func,
+            calls=[norm, linear],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            norm=norm,
+            linear=linear,
+            scale=self._scalar(1.0 / d),
+        )
 
     def altup_predict(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
         router = self.altup_router(tokens)
-        func = Func(AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
-                    (f32([n, tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n * n, n])), (f32([n, tokens, d]),))
-        return self._add("altup_predict.mlir.j2", func, calls=[router], tokens=tokens, d=d, streams=n,
-                         active=cfg.altup_active_idx, clip=cfg.altup_coef_clip, router=router)
+        func = Func(
+            AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+            (f32([n, tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n * n, n])),
+            (f32([n, tokens, d]),),
+        )
+        return self._add(
+            "altup_predict.mlir.j2",
+            func,
+            calls=[router],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            active=cfg.altup_active_idx,
+            clip=cfg.altup_coef_clip,
+            router=router,
+        )
 
     def altup_correct(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
         router = self.altup_router(tokens)
-        func = Func(AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
-                    (f32([n, tokens, d]), f32([tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n, n])),
-                    (f32([n, tokens, d]),))
-        return self._add("altup_correct.mlir.j2", func, calls=[router], tokens=tokens, d=d, streams=n,
-                         active=cfg.altup_active_idx, clip=cfg.altup_coef_clip, router=router)
+        func = Func(
+            AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+            (f32([n, tokens, d]), f32([tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n, n])),
+            (f32([n, tokens, d]),),
+        )
+        return self._add(
+            "altup_correct.mlir.j2",
+            func,
+            calls=[router],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            active=cfg.altup_active_idx,
+            clip=cfg.altup_coef_clip,
+            router=router,
+        )
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
     def laurel(self, tokens: int) -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
         left, right, norm = self.linear([tokens], d, r), self.linear([tokens], r, d), self.norm(tokens, d)
-        func = Func(Laurel(tokens, d, r).symbol, (f32([tokens, d]), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
-                    (f32([tokens, d]),))
-        return self._add("laurel.mlir.j2", func, calls=[left, right, norm], tokens=tokens, d=d, rank=r, left=left,
-                         right=right, norm=norm)
+        func = Func(
+            Laurel(tokens, d, r).symbol,
+            (f32([tokens, d]), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
+            (f32([tokens, d]),),
+        )
+        return self._add(
+            "laurel.mlir.j2",
+            func,
+            calls=[left, right, norm],
+            tokens=tokens,
+            d=d,
+            rank=r,
+            left=left,
+            right=right,
+            norm=norm,
+        )
 
     def rope(self, tokens: int, heads: int) -> Func:
         hd = self._cfg.head_dim
@@ -182,22 +274,53 @@ class DecoderOpEmitter(OpEmitter):
         cfg = self._cfg
         h, hd, d = cfg.num_attention_heads, cfg.head_dim, cfg.hidden_size
         linear, norm, rope = self.linear([tokens], d, h * hd), self.norm(tokens * h, hd), self.rope(tokens, h)
-        func = Func(QueryProjection(tokens, d, h, hd).symbol,
-                    (f32([tokens, d]), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
-                    (f32([tokens, h, hd]),))
-        return self._add("query_projection.mlir.j2", func, calls=[linear, norm, rope], tokens=tokens, d=d, heads=h,
-                         head_dim=hd, linear=linear, norm=norm, rope=rope)
+        func = Func(
+            QueryProjection(tokens, d, h, hd).symbol,
+            (f32([tokens, d]), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
+            (f32([tokens, h, hd]),),
+        )
+        return self._add(
+            "query_projection.mlir.j2",
+            func,
+            calls=[linear, norm, rope],
+            tokens=tokens,
+            d=d,
+            heads=h,
+            head_dim=hd,
+            linear=linear,
+            norm=norm,
+            rope=rope,
+        )
 
     def key_value_projection(self, tokens: int) -> Func:
         cfg = self._cfg
         k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
         linear, norm, rope = self.linear([tokens], d, k * hd), self.norm(tokens * k, hd), self.rope(tokens, k)
         kv = f32([tokens, k, hd])
-        func = Func(KeyValueProjection(tokens, d, k, hd).symbol,
-                    (f32([tokens, d]), _bf16([k * hd, d]), _bf16([k * hd, d]), _bf16([hd]), f32([tokens, hd]),
-                     f32([tokens, hd])), (kv, kv))
-        return self._add("key_value_projection.mlir.j2", func, calls=[linear, norm, rope], tokens=tokens, d=d,
-                         kv_heads=k, head_dim=hd, linear=linear, norm=norm, rope=rope)
+        func = Func(
+            KeyValueProjection(tokens, d, k, hd).symbol,
+            (
+                f32([tokens, d]),
+                _bf16([k * hd, d]),
+                _bf16([k * hd, d]),
+                _bf16([hd]),
+                f32([tokens, hd]),
+                f32([tokens, hd]),
+            ),
+            (kv, kv),
+        )
+        return self._add(
+            "key_value_projection.mlir.j2",
+            func,
+            calls=[linear, norm, rope],
+            tokens=tokens,
+            d=d,
+            kv_heads=k,
+            head_dim=hd,
+            linear=linear,
+            norm=norm,
+            rope=rope,
+        )
 
     # ------------------------------------------------------------------ attention
     def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int) -> Func:
@@ -213,35 +336,83 @@ class DecoderOpEmitter(OpEmitter):
         denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
         q = f32([queries, h, hd])
-        func = Func(DecoderAttention(phase, queries, columns, h, k, hd, window, ring if ring_sum else None).symbol,
-                    (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")), (q,))
-        part = "decoder_attention.denominator.ring.mlir.j2" if ring_sum else "decoder_attention.denominator.columns.mlir.j2"
-        return self._add(f"decoder_attention.{phase}.mlir.j2", func, calls=[denominator], queries=queries,
-                         columns=columns, heads=h, kv_heads=k, groups=groups, head_dim=hd, window=window, ring=ring,
-                         reads=DENOMINATOR_READS, stat_rows=stat_rows, denominator_sum=denominator,
-                         denominator_part=part, mask_value=BF16_MIN)
+        func = Func(
+            DecoderAttention(phase, queries, columns, h, k, hd, window, ring if ring_sum else None).symbol,
+            (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")),
+            (q,),
+        )
+        part = (
+            "decoder_attention.denominator.ring.mlir.j2"
+            if ring_sum
+            else "decoder_attention.denominator.columns.mlir.j2"
+        )
+        return self._add(
+            f"decoder_attention.{phase}.mlir.j2",
+            func,
+            calls=[denominator],
+            queries=queries,
+            columns=columns,
+            heads=h,
+            kv_heads=k,
+            groups=groups,
+            head_dim=hd,
+            window=window,
+            ring=ring,
+            reads=DENOMINATOR_READS,
+            stat_rows=stat_rows,
+            denominator_sum=denominator,
+            denominator_part=part,
+            mask_value=BF16_MIN,
+        )
 
     def attention_residual(self, tokens: int) -> Func:
         cfg = self._cfg
         d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
         linear, norm = self.linear([tokens], h * hd, d), self.norm(tokens, d)
         x = f32([tokens, d])
-        func = Func(AttentionResidual(tokens, d, h * hd).symbol,
-                    (x, f32([tokens, h, hd]), _bf16([d, h * hd]), _bf16([d]), x), (x,))
-        return self._add("attention_residual.mlir.j2", func, calls=[linear, norm], tokens=tokens, d=d, heads=h,
-                         head_dim=hd, width=h * hd, linear=linear, norm=norm, scale=self._scalar(2.0 ** -0.5))
+        func = Func(
+            AttentionResidual(tokens, d, h * hd).symbol,
+            (x, f32([tokens, h, hd]), _bf16([d, h * hd]), _bf16([d]), x),
+            (x,),
+        )
+        return self._add(
+            "attention_residual.mlir.j2",
+            func,
+            calls=[linear, norm],
+            tokens=tokens,
+            d=d,
+            heads=h,
+            head_dim=hd,
+            width=h * hd,
+            linear=linear,
+            norm=norm,
+            scale=self._scalar(2.0**-0.5),
+        )
 
     # ------------------------------------------------------------------ MLP and the per-layer input gate
     def gelu_tanh(self, shape: list[int]) -> Func:
         func = Func(GeluTanh(tuple(shape)).symbol, (f32(shape),), (f32(shape),))
-        return self._add("gelu_tanh.mlir.j2", func, shape=list(shape), k_cubic=self._scalar(0.044715),
-                         k_sqrt=self._scalar(math.sqrt(2.0 / math.pi)))
+        return self._add(
+            "gelu_tanh.mlir.j2",
+            func,
+            shape=list(shape),
+            k_cubic=self._scalar(0.044715),
+            k_sqrt=self._scalar(math.sqrt(2.0 / math.pi)),
+        )
 
     def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
         mean = self.row_mean(tokens, width)
         func = Func(GaussianTopk(tokens, width, sparsity).symbol, (f32([tokens, width]),), (f32([tokens, width]),))
-        return self._add("gaussian_topk.mlir.j2", func, calls=[mean], tokens=tokens, width=width, sparsity=sparsity,
-                         mean=mean, z=float(D.sparsity_multiplier(self.contract, sparsity)))
+        return self._add(
+            "gaussian_topk.mlir.j2",
+            func,
+            calls=[mean],
+            tokens=tokens,
+            width=width,
+            sparsity=sparsity,
+            mean=mean,
+            z=float(D.sparsity_multiplier(self.contract, sparsity)),
+        )
 
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
         d = self._cfg.hidden_size
@@ -250,22 +421,51 @@ class DecoderOpEmitter(OpEmitter):
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
         calls = [norm, up, down, gelu] + ([topk] if topk else [])
         x = f32([tokens, d])
-        func = Func(DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
-                    (x, _bf16([d]), _bf16([width, d]), _bf16([width, d]), _bf16([d, width]), _bf16([d])), (x,))
-        return self._add("decoder_mlp.mlir.j2", func, calls=calls, tokens=tokens, d=d, width=width, norm=norm, up=up,
-                         down=down, gelu=gelu, topk=topk, post_norm=norm)
+        func = Func(
+            DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
+            (x, _bf16([d]), _bf16([width, d]), _bf16([width, d]), _bf16([d, width]), _bf16([d])),
+            (x,),
+        )
+        return self._add(
+            "decoder_mlp.mlir.j2",
+            func,
+            calls=calls,
+            tokens=tokens,
+            d=d,
+            width=width,
+            norm=norm,
+            up=up,
+            down=down,
+            gelu=gelu,
+            topk=topk,
+            post_norm=norm,
+        )
 
     def ple_gate(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
         gate, projection = self.linear([tokens], d, p), self.linear([tokens], p, d)
         gelu, norm = self.gelu_tanh([tokens, p]), self.norm(tokens, d)
-        func = Func(PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
-                    (f32([n, tokens, d]), f32([tokens, p]), _bf16([d]), _bf16([p, d]), _bf16([d, p]), _bf16([d])),
-                    (f32([n, tokens, d]),))
-        return self._add("ple_gate.mlir.j2", func, calls=[gate, projection, gelu, norm], tokens=tokens, d=d,
-                         streams=n, per_layer=p, active=cfg.altup_active_idx, scaled=cfg.altup_correct_scale,
-                         gate=gate, projection=projection, gelu=gelu, norm=norm)
+        func = Func(
+            PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
+            (f32([n, tokens, d]), f32([tokens, p]), _bf16([d]), _bf16([p, d]), _bf16([d, p]), _bf16([d])),
+            (f32([n, tokens, d]),),
+        )
+        return self._add(
+            "ple_gate.mlir.j2",
+            func,
+            calls=[gate, projection, gelu, norm],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            per_layer=p,
+            active=cfg.altup_active_idx,
+            scaled=cfg.altup_correct_scale,
+            gate=gate,
+            projection=projection,
+            gelu=gelu,
+            norm=norm,
+        )
 
     # ------------------------------------------------------------------ the model's ends
     def decoder_head(self, tokens: int) -> Func:
@@ -273,19 +473,43 @@ class DecoderOpEmitter(OpEmitter):
         n, d, v = cfg.altup_num_inputs, cfg.hidden_size, cfg.vocab_size
         collapse, norm, linear = self.altup_collapse(tokens), self.norm(tokens, d), self.linear([tokens], d, v)
         cap = cfg.final_logit_softcapping
-        func = Func(DecoderHead(tokens, d, n, v, cap).symbol,
-                    (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1) + (_bf16([d]), _bf16([v, d])),
-                    (f32([tokens, v]),))
-        return self._add("decoder_head.mlir.j2", func, calls=[collapse, norm, linear], tokens=tokens, d=d, streams=n,
-                         vocab=v, cap=None if cap is None else self._scalar(cap), collapse=collapse, norm=norm,
-                         linear=linear, unembed=[f"%w{i}" for i in range(n - 1)])
+        func = Func(
+            DecoderHead(tokens, d, n, v, cap).symbol,
+            (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1) + (_bf16([d]), _bf16([v, d])),
+            (f32([tokens, v]),),
+        )
+        return self._add(
+            "decoder_head.mlir.j2",
+            func,
+            calls=[collapse, norm, linear],
+            tokens=tokens,
+            d=d,
+            streams=n,
+            vocab=v,
+            cap=None if cap is None else self._scalar(cap),
+            collapse=collapse,
+            norm=norm,
+            linear=linear,
+            unembed=[f"%w{i}" for i in range(n - 1)],
+        )
 
     def decoder_embedding(self, tokens: int) -> Func:
         cfg = self._cfg
         d, layers, p = cfg.hidden_size, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input
         ple = self.dense_ple(tokens, d, layers, p, cfg.rms_norm_eps)
-        func = Func(DecoderEmbedding(tokens, d, layers, p).symbol,
-                    (_bf16([tokens, d]), _bf16([tokens, layers * p]), _bf16([layers * p, d]), _bf16([p])),
-                    (f32([tokens, d]), f32([tokens, layers, p])))
-        return self._add("decoder_embedding.mlir.j2", func, calls=[ple], tokens=tokens, d=d, layers=layers,
-                         per_layer=p, ple=ple, embed_scale=self._scalar(d ** 0.5))
+        func = Func(
+            DecoderEmbedding(tokens, d, layers, p).symbol,
+            (_bf16([tokens, d]), _bf16([tokens, layers * p]), _bf16([layers * p, d]), _bf16([p])),
+            (f32([tokens, d]), f32([tokens, layers, p])),
+        )
+        return self._add(
+            "decoder_embedding.mlir.j2",
+            func,
+            calls=[ple],
+            tokens=tokens,
+            d=d,
+            layers=layers,
+            per_layer=p,
+            ple=ple,
+            embed_scale=self._scalar(d**0.5),
+        )

@@ -30,8 +30,10 @@ class EntryPoint(Specialisation):
 
     @property
     def reflection(self) -> dict[str, str]:
-        return {STAGE_KEY: self.family,
-                **{_PREFIX + f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self)}}
+        return {
+            STAGE_KEY: self.family,
+            **{_PREFIX + f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self)},
+        }
 
     @classmethod
     def from_reflection(cls: type[E], reflection: Mapping[str, str]) -> E | None:
@@ -41,8 +43,9 @@ class EntryPoint(Specialisation):
         try:
             return cls(**{f.name: int(reflection[_PREFIX + f.name]) for f in dataclasses.fields(cls)})
         except (KeyError, ValueError) as exc:
-            raise EntryReflectionError(f"a {cls.family} entry's reflection {dict(reflection)} lacks a valid "
-                                       f"{exc}") from None
+            raise EntryReflectionError(
+                f"a {cls.family} entry's reflection {dict(reflection)} lacks a valid {exc}"
+            ) from None
 
 
 @dataclass(frozen=True)

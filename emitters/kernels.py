@@ -37,10 +37,12 @@ KERNEL_SET = "triton-sm90"
 #: "auto": the Hopper kernels wherever they apply; "iree": IREE's code generation everywhere.
 KERNEL_CHOICES: tuple[str, ...] = ("auto", "iree", KERNEL_SET)
 HOPPER_ARCHS = ("sm_90", "sm_90a")
-KERNELS_HELP = ("Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum "
-                "and RMS norm and, under a BF16 contract, the wgmma GEMM for the linear layers, the attention "
-                "core, the light convolution's GLU and taps and the SiLU; IREE's own code generation "
-                "elsewhere; iree = always IREE's; triton-sm90 = require all of them.")
+KERNELS_HELP = (
+    "Committed GPU kernels: auto = on cuda sm_90, the Hopper kernels for every pinned 32-lane sum "
+    "and RMS norm and, under a BF16 contract, the wgmma GEMM for the linear layers, the attention "
+    "core, the light convolution's GLU and taps and the SiLU; IREE's own code generation "
+    "elsewhere; iree = always IREE's; triton-sm90 = require all of them."
+)
 
 
 class KernelChoiceError(ValueError):
@@ -102,8 +104,10 @@ def select_kernels(choice: str, target: Target, contract: NumericContract) -> Li
         return IREE_CODEGEN
     reason = _why_not_hopper(target)
     if reason is None and choice != "auto" and not bf16_rounding(contract):
-        reason = (f"contract {contract.name} does not use BF16 operands with a BF16 rounding after each "
-                  "linear, which the GEMM kernel implements")
+        reason = (
+            f"contract {contract.name} does not use BF16 operands with a BF16 rounding after each "
+            "linear, which the GEMM kernel implements"
+        )
     if reason is not None:
         if choice == "auto":
             return IREE_CODEGEN

@@ -107,8 +107,11 @@ def dft_tables(method: str) -> list[ConstantTable]:
 def mel_tables(front: MelFrontEnd) -> list[ConstantTable]:
     """Every table of a device front end, in the order its function takes them."""
     assert front.dft is not None, "the host front end has no tables in the module"
-    return [ConstantTable("mel_window", hann_window()), *dft_tables(front.dft),
-            ConstantTable("mel_filterbank", filterbank_f32())]
+    return [
+        ConstantTable("mel_window", hann_window()),
+        *dft_tables(front.dft),
+        ConstantTable("mel_filterbank", filterbank_f32()),
+    ]
 
 
 def _f64_hex(value: float) -> str:
@@ -127,26 +130,48 @@ class MelEmitter:
 
     def frame_counts(self, clips: int) -> Func:
         n = tensor([clips], "i32")
-        return self._add("mel_frame_counts.mlir.j2", Func(MelFrameCounts(clips).symbol, (n,), (n,)), b=clips,
-                         hop=HOP_LENGTH, pad=PAD_MULTIPLE, shortest=MIN_SAMPLES, window=WINDOW_SIZE)
+        return self._add(
+            "mel_frame_counts.mlir.j2",
+            Func(MelFrameCounts(clips).symbol, (n,), (n,)),
+            b=clips,
+            hop=HOP_LENGTH,
+            pad=PAD_MULTIPLE,
+            shortest=MIN_SAMPLES,
+            window=WINDOW_SIZE,
+        )
 
     def framing(self, clips: int, frames: int) -> Func:
         samples = samples_for_frames(frames)
         full = FRAME_LENGTH // HOP_LENGTH
-        func = Func(MelFraming(clips, frames, samples).symbol,
-                    (f32([clips, samples]), tensor([clips], "i32"), f32([FRAME_LENGTH])),
-                    (f32([clips, frames, FRAME_LENGTH]),))
-        return self._add("mel_framing.mlir.j2", func, b=clips, t=frames, s=samples, hop=HOP_LENGTH,
-                         length=FRAME_LENGTH, used=HOP_LENGTH * (frames - 1) + FRAME_LENGTH, full=full,
-                         blocks=frames + full, coefficient=PREEMPHASIS, first_coefficient=1.0 - PREEMPHASIS)
+        func = Func(
+            MelFraming(clips, frames, samples).symbol,
+            (f32([clips, samples]), tensor([clips], "i32"), f32([FRAME_LENGTH])),
+            (f32([clips, frames, FRAME_LENGTH]),),
+        )
+        return self._add(
+            "mel_framing.mlir.j2",
+            func,
+            b=clips,
+            t=frames,
+            s=samples,
+            hop=HOP_LENGTH,
+            length=FRAME_LENGTH,
+            used=HOP_LENGTH * (frames - 1) + FRAME_LENGTH,
+            full=full,
+            blocks=frames + full,
+            coefficient=PREEMPHASIS,
+            first_coefficient=1.0 - PREEMPHASIS,
+        )
 
     def dft(self, clips: int, frames: int, method: str) -> Func:
         spectrum = f32([clips, frames, BINS])
         tables = tuple(table.type for table in dft_tables(method))
-        func = Func(MelDft(method, clips, frames).symbol, (f32([clips, frames, FRAME_LENGTH]), *tables),
-                    (spectrum, spectrum))
-        return self._add(f"mel_dft_{method}.mlir.j2", func, b=clips, t=frames, length=FRAME_LENGTH, bins=BINS,
-                         fft=FFT_LENGTH)
+        func = Func(
+            MelDft(method, clips, frames).symbol, (f32([clips, frames, FRAME_LENGTH]), *tables), (spectrum, spectrum)
+        )
+        return self._add(
+            f"mel_dft_{method}.mlir.j2", func, b=clips, t=frames, length=FRAME_LENGTH, bins=BINS, fft=FFT_LENGTH
+        )
 
     def magnitude(self, clips: int, frames: int) -> Func:
         spectrum = f32([clips, frames, BINS])
@@ -154,21 +179,47 @@ class MelEmitter:
         return self._add("mel_magnitude.mlir.j2", func, b=clips, t=frames, bins=BINS)
 
     def log_mel(self, clips: int, frames: int) -> Func:
-        func = Func(MelLog(clips, frames, N_MELS).symbol, (f32([clips, frames, BINS]), f32([BINS, N_MELS])),
-                    (f32([clips, frames, N_MELS]),))
-        return self._add("mel_log.mlir.j2", func, b=clips, t=frames, bins=BINS, mel=N_MELS,
-                         floor=_f64_hex(MEL_FLOOR), floor_text=f"{MEL_FLOOR:g}")
+        func = Func(
+            MelLog(clips, frames, N_MELS).symbol,
+            (f32([clips, frames, BINS]), f32([BINS, N_MELS])),
+            (f32([clips, frames, N_MELS]),),
+        )
+        return self._add(
+            "mel_log.mlir.j2",
+            func,
+            b=clips,
+            t=frames,
+            bins=BINS,
+            mel=N_MELS,
+            floor=_f64_hex(MEL_FLOOR),
+            floor_text=f"{MEL_FLOOR:g}",
+        )
 
     def front(self, clips: int, frames: int, front: MelFrontEnd) -> Func:
         """Samples [B, S] + counts [B] (+ the tables) -> (log-mel [B, T, 128] F32, valid frames [B] i32)."""
         assert front.dft is not None, "the host front end is not part of the module"
         tables = mel_tables(front)
-        parts = dict(counts=self.frame_counts(clips), framing=self.framing(clips, frames),
-                     dft=self.dft(clips, frames, front.dft), magnitude=self.magnitude(clips, frames),
-                     log=self.log_mel(clips, frames))
-        func = Func(MelFront(clips, frames, front.dft).symbol,
-                    (f32([clips, samples_for_frames(frames)]), tensor([clips], "i32"), *(t.type for t in tables)),
-                    (f32([clips, frames, N_MELS]), tensor([clips], "i32")))
-        return self._add("mel_front.mlir.j2", func, tuple(parts.values()), b=clips, t=frames,
-                         s=samples_for_frames(frames), mel=N_MELS, tables=tables, dft_tables=dft_tables(front.dft),
-                         **parts)
+        parts = dict(
+            counts=self.frame_counts(clips),
+            framing=self.framing(clips, frames),
+            dft=self.dft(clips, frames, front.dft),
+            magnitude=self.magnitude(clips, frames),
+            log=self.log_mel(clips, frames),
+        )
+        func = Func(
+            MelFront(clips, frames, front.dft).symbol,
+            (f32([clips, samples_for_frames(frames)]), tensor([clips], "i32"), *(t.type for t in tables)),
+            (f32([clips, frames, N_MELS]), tensor([clips], "i32")),
+        )
+        return self._add(
+            "mel_front.mlir.j2",
+            func,
+            tuple(parts.values()),
+            b=clips,
+            t=frames,
+            s=samples_for_frames(frames),
+            mel=N_MELS,
+            tables=tables,
+            dft_tables=dft_tables(front.dft),
+            **parts,
+        )

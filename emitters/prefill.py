@@ -57,17 +57,22 @@ def text_weight_specs(text: TextConfig, layout: WeightLayout = HF_LAYOUT) -> dic
     prefix = TEXT_PREFIX[layout.name]
     p = text.ple_width
     return {
-        "text.embed_tokens": WeightSpec("text.embed_tokens", prefix + "embed_tokens.weight",
-                                        (text.vocab_size, text.hidden_size)),
-        "text.embed_tokens_per_layer": WeightSpec("text.embed_tokens_per_layer",
-                                                  prefix + "embed_tokens_per_layer.weight",
-                                                  (text.vocab_size_per_layer_input, p)),
-        "text.per_layer_model_projection": WeightSpec("text.per_layer_model_projection",
-                                                      prefix + "per_layer_model_projection.weight",
-                                                      (p, text.hidden_size)),
-        "text.per_layer_projection_norm": WeightSpec("text.per_layer_projection_norm",
-                                                     prefix + "per_layer_projection_norm.weight",
-                                                     (text.hidden_size_per_layer_input,)),
+        "text.embed_tokens": WeightSpec(
+            "text.embed_tokens", prefix + "embed_tokens.weight", (text.vocab_size, text.hidden_size)
+        ),
+        "text.embed_tokens_per_layer": WeightSpec(
+            "text.embed_tokens_per_layer",
+            prefix + "embed_tokens_per_layer.weight",
+            (text.vocab_size_per_layer_input, p),
+        ),
+        "text.per_layer_model_projection": WeightSpec(
+            "text.per_layer_model_projection", prefix + "per_layer_model_projection.weight", (p, text.hidden_size)
+        ),
+        "text.per_layer_projection_norm": WeightSpec(
+            "text.per_layer_projection_norm",
+            prefix + "per_layer_projection_norm.weight",
+            (text.hidden_size_per_layer_input,),
+        ),
     }
 
 
@@ -75,8 +80,10 @@ def resident_weight_specs(audio: AudioConfig, text: TextConfig, layout: WeightLa
     """The weights the prefill module binds as parameters (resident on the device), in module order."""
     embed = {s.logical: s for s in audio_weight_specs(audio, layout) if s.logical in HARD_PATH}
     texts = text_weight_specs(text, layout)
-    return [embed[n] for n in HARD_PATH] + [texts["text.per_layer_model_projection"],
-                                            texts["text.per_layer_projection_norm"]]
+    return [embed[n] for n in HARD_PATH] + [
+        texts["text.per_layer_model_projection"],
+        texts["text.per_layer_projection_norm"],
+    ]
 
 
 @dataclass(frozen=True)
@@ -95,18 +102,25 @@ class PrefillModuleSpec:
         if not self.capacities or not self.clips:
             raise PrefillBucketError("at least one context capacity and one clip count are needed")
         if self.audio.text_hidden_size != self.text.hidden_size:
-            raise PrefillBucketError(f"the audio embedder projects to {self.audio.text_hidden_size} but the text "
-                                     f"model is {self.text.hidden_size} wide")
-        if self.audio.vocab_size != self.text.audio_vocab_size or self.audio.vocab_offset != self.text.audio_vocab_offset:
+            raise PrefillBucketError(
+                f"the audio embedder projects to {self.audio.text_hidden_size} but the text "
+                f"model is {self.text.hidden_size} wide"
+            )
+        if (
+            self.audio.vocab_size != self.text.audio_vocab_size
+            or self.audio.vocab_offset != self.text.audio_vocab_offset
+        ):
             raise PrefillBucketError("the audio and text configurations disagree about the audio vocabulary")
         for cap, clips in self.requested:
             if cap < 1 or clips < 0:
                 raise PrefillBucketError(f"capacity {cap} / clips {clips}: capacity must be >= 1 and clips >= 0")
         if not self.entries:
             cap, clips = max(self.capacities), min(self.clips)
-            raise PrefillBucketError(f"{clips} clip(s) need at least {clips * ROWS_PER_CLIP} prompt rows "
-                                     f"(<start_of_audio> + {AUDIO_SOFT_TOKENS_PER_CLIP} placeholders + "
-                                     f"<end_of_audio> each), more than the largest context capacity {cap}")
+            raise PrefillBucketError(
+                f"{clips} clip(s) need at least {clips * ROWS_PER_CLIP} prompt rows "
+                f"(<start_of_audio> + {AUDIO_SOFT_TOKENS_PER_CLIP} placeholders + "
+                f"<end_of_audio> each), more than the largest context capacity {cap}"
+            )
 
     @property
     def requested(self) -> list[tuple[int, int]]:
@@ -122,11 +136,18 @@ class PrefillModuleSpec:
         return [PrefillEntry(cap, n) for cap, n in self.entries]
 
     def identity(self) -> str:
-        return "|".join([
-            "gemma3n-prefill-module-v1", self.audio.identity(), self.text.identity(), self.contract.identity(),
-            self.layout.name, "capacities=" + ",".join(map(str, sorted(set(self.capacities)))),
-            "clips=" + ",".join(map(str, sorted(set(self.clips)))), f"stages={int(self.stages)}",
-        ])
+        return "|".join(
+            [
+                "gemma3n-prefill-module-v1",
+                self.audio.identity(),
+                self.text.identity(),
+                self.contract.identity(),
+                self.layout.name,
+                "capacities=" + ",".join(map(str, sorted(set(self.capacities)))),
+                "clips=" + ",".join(map(str, sorted(set(self.clips)))),
+                f"stages={int(self.stages)}",
+            ]
+        )
 
     def digest(self) -> str:
         return hashlib.sha256(self.identity().encode()).hexdigest()
@@ -159,19 +180,33 @@ def emit_prefill_module(spec: PrefillModuleSpec) -> str:
         e = _Entry(PrefillEntry(cap, clips), cap, clips, clips * AUDIO_SOFT_TOKENS_PER_CLIP)
         e.hard = ops.embedder([audio.vocab_size], audio.hidden_size, text.hidden_size, audio.rms_norm_eps)
         e.merge = ops.token_merge(cap, text.hidden_size, text.audio_vocab_size, text.audio_vocab_offset, e.audio_rows)
-        e.ple = ops.dense_ple(cap, text.hidden_size, text.num_hidden_layers, text.hidden_size_per_layer_input,
-                              text.rms_norm_eps)
-        e.outputs = [("inputs_embeds", "%embeds", e.merge.result_types[0]),
-                     ("per_layer_inputs", "%ple#0", e.ple.result_types[0])]
+        e.ple = ops.dense_ple(
+            cap, text.hidden_size, text.num_hidden_layers, text.hidden_size_per_layer_input, text.rms_norm_eps
+        )
+        e.outputs = [
+            ("inputs_embeds", "%embeds", e.merge.result_types[0]),
+            ("per_layer_inputs", "%ple#0", e.ple.result_types[0]),
+        ]
         if spec.stages:
-            e.outputs += [("hard_table", "%hard#2", e.hard.result_types[2]),
-                          ("ple_projection_linear", "%ple#1", e.ple.result_types[1])]
+            e.outputs += [
+                ("hard_table", "%hard#2", e.hard.result_types[2]),
+                ("ple_projection_linear", "%ple#1", e.ple.result_types[1]),
+            ]
         entries.append(e)
     calls = [f for e in entries for f in (e.hard, e.merge, e.ple) if f is not None]
-    module.add_raw("entry", "prefill_entry.mlir.j2", calls=calls, c=contract, weights=weights, scope=PARAMETER_SCOPE,
-                   entries=entries, h=text.hidden_size, p=text.ple_width,
-                   table_type=tensor_type([audio.vocab_size, audio.hidden_size], "bf16"),
-                   table_f32=tensor_type([audio.vocab_size, audio.hidden_size], "f32"))
+    module.add_raw(
+        "entry",
+        "prefill_entry.mlir.j2",
+        calls=calls,
+        c=contract,
+        weights=weights,
+        scope=PARAMETER_SCOPE,
+        entries=entries,
+        h=text.hidden_size,
+        p=text.ple_width,
+        table_type=tensor_type([audio.vocab_size, audio.hidden_size], "bf16"),
+        table_f32=tensor_type([audio.vocab_size, audio.hidden_size], "f32"),
+    )
     return module.build()
 
 

@@ -15,8 +15,12 @@ if TYPE_CHECKING:
     from .decoder_ops import DecoderOpEmitter
 
 
-def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], name: str = "main",
-                 kernels: LinkedKernels = IREE_CODEGEN) -> str:
+def probe_module(
+    contract: NumericContract,
+    build: Callable[[OpEmitter], Func],
+    name: str = "main",
+    kernels: LinkedKernels = IREE_CODEGEN,
+) -> str:
     """A module whose entry `name` calls the op that `build` renders; returns verified MLIR text."""
     module = ModuleBuilder("probe")
     func = build(OpEmitter(module, contract, kernels))
@@ -24,8 +28,9 @@ def probe_module(contract: NumericContract, build: Callable[[OpEmitter], Func], 
     return module.build()
 
 
-def decoder_probe_module(contract: NumericContract, cfg: DecoderConfig, build: Callable[[DecoderOpEmitter], Func],
-                         name: str = "main") -> str:
+def decoder_probe_module(
+    contract: NumericContract, cfg: DecoderConfig, build: Callable[[DecoderOpEmitter], Func], name: str = "main"
+) -> str:
     """`probe_module` for the decoder's op families (a `DecoderOpEmitter` of configuration `cfg`)."""
     from .decoder_ops import DecoderOpEmitter
 

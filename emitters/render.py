@@ -34,6 +34,7 @@ def _template_dir() -> Path:
     """Templates live in the `templates/` folder (installed as the gemma3n_iree.templates package)."""
     try:
         from .. import templates as package  # installed layout: gemma3n_iree.templates
+
         return Path(package.__file__).resolve().parent
     except ImportError:  # pragma: no cover - running from a bare checkout
         return TEMPLATE_DIR
@@ -88,8 +89,9 @@ def render(template: str, **params: Any) -> str:
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateRenderError(f"{template}:{exc.lineno}: template syntax error: {exc.message}") from None
     except jinja2.UndefinedError as exc:
-        raise TemplateRenderError(f"{template}:{_template_line(exc)}: {exc.message} "
-                                  "(every template variable must be passed)") from None
+        raise TemplateRenderError(
+            f"{template}:{_template_line(exc)}: {exc.message} (every template variable must be passed)"
+        ) from None
     except Exception as exc:  # errors raised by expressions inside the template
         raise TemplateRenderError(f"{template}:{_template_line(exc)}: {type(exc).__name__}: {exc}") from None
 

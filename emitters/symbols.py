@@ -190,8 +190,10 @@ class Decimal(Token):
             return None
         text = f"{value:g}"
         if float(text) != value:
-            raise SymbolError(f"{self.prefix}: {value!r} has no exact short spelling ({text}); the symbol "
-                              "would name two specialisations")
+            raise SymbolError(
+                f"{self.prefix}: {value!r} has no exact short spelling ({text}); the symbol "
+                "would name two specialisations"
+            )
         return f"{self.prefix}{text}"
 
     def pattern(self) -> str:

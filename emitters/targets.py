@@ -55,8 +55,17 @@ DEFAULT_CUDA_ARCH = "sm_90"
 #: unknown *name* (e.g. "hopper", "h100") segfaults the in-process compiler,
 #: and an unknown sm_XX fails with "missing GPU target".
 FLAG_CUDA_ARCHS: tuple[str, ...] = (
-    "sm_60", "sm_61", "sm_70", "sm_72", "sm_75",
-    "sm_80", "sm_86", "sm_87", "sm_89", "sm_120", "sm_121",
+    "sm_60",
+    "sm_61",
+    "sm_70",
+    "sm_72",
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_89",
+    "sm_120",
+    "sm_121",
 )
 
 #: Archs with no IREE 3.13 entry that we support through an explicit
@@ -88,16 +97,12 @@ class Target:
 
     def __post_init__(self) -> None:
         if self.kind not in TARGET_KINDS:
-            raise ValueError(
-                f"unknown target kind {self.kind!r}; allowed: {', '.join(TARGET_KINDS)}"
-            )
+            raise ValueError(f"unknown target kind {self.kind!r}; allowed: {', '.join(TARGET_KINDS)}")
         if self.kind == CUDA_TARGET_KIND:
             arch = DEFAULT_CUDA_ARCH if self.cuda_arch is None else _normalize_arch(self.cuda_arch)
             object.__setattr__(self, "cuda_arch", arch)
             if self.cpu != "host":
-                raise ValueError(
-                    f"cpu={self.cpu!r} only applies to the llvm-cpu target, not to cuda"
-                )
+                raise ValueError(f"cpu={self.cpu!r} only applies to the llvm-cpu target, not to cuda")
         else:
             if self.cuda_arch is not None:
                 raise ValueError(
@@ -205,8 +210,7 @@ def parse_target(name: str, cuda_arch: str | None = None) -> Target:
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(
-            f"empty target name; allowed: {', '.join(TARGET_KINDS)} "
-            "(optionally 'llvm-cpu:<cpu>' or 'cuda:<arch>')"
+            f"empty target name; allowed: {', '.join(TARGET_KINDS)} (optionally 'llvm-cpu:<cpu>' or 'cuda:<arch>')"
         )
     raw = name.strip()
     kind_s, sep, detail = raw.partition(":")
@@ -223,14 +227,11 @@ def parse_target(name: str, cuda_arch: str | None = None) -> Target:
     if kind == CPU_TARGET_KIND:
         if cuda_arch is not None:
             raise ValueError(
-                f"cuda_arch={cuda_arch!r} given for target {name!r}; "
-                "cuda_arch only applies to target 'cuda'"
+                f"cuda_arch={cuda_arch!r} given for target {name!r}; cuda_arch only applies to target 'cuda'"
             )
         return Target(kind=kind, cpu=detail or "host")
     if detail and cuda_arch is not None and _normalize_arch(detail) != _normalize_arch(cuda_arch):
-        raise ValueError(
-            f"conflicting CUDA archs: target {name!r} vs cuda_arch={cuda_arch!r}"
-        )
+        raise ValueError(f"conflicting CUDA archs: target {name!r} vs cuda_arch={cuda_arch!r}")
     return Target(kind=kind, cuda_arch=detail or cuda_arch)
 
 
@@ -357,9 +358,7 @@ def _edit_module_for_target(mlir_text: str, target: Target) -> TargetModuleEdit:
     line_start = m.start()
     edited = edited[:line_start] + block + edited[line_start:]
     module_line = mlir_text.count("\n", 0, m.start()) + 1
-    return TargetModuleEdit(
-        edited, inserted_before_line=module_line, inserted_lines=block.count("\n")
-    )
+    return TargetModuleEdit(edited, inserted_before_line=module_line, inserted_lines=block.count("\n"))
 
 
 def apply_target_to_module(mlir_text: str, target: Target) -> str:

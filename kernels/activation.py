@@ -7,9 +7,13 @@ from dataclasses import dataclass
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 SIGNATURE = KernelSignature(
-    source="activation_triton", entry="silu_bf16", inputs=(Pointer("x", "bf16"),), output=Pointer("y", "bf16"),
+    source="activation_triton",
+    entry="silu_bf16",
+    inputs=(Pointer("x", "bf16"),),
+    output=Pointer("y", "bf16"),
     constants=(PushConstant("count", multiple_of_16=True),),  # vector loads and stores
-    constexprs=("BLOCK",))
+    constexprs=("BLOCK",),
+)
 
 
 @dataclass(frozen=True)
@@ -36,5 +40,6 @@ class ElementwiseKernel:
 
 
 #: 4096 values per workgroup, 4 warps (32 values, four 16-byte vectors, per thread).
-SILU_SM90 = ElementwiseKernel(KernelFile("silu_bf16_sm90", SIGNATURE, warps=4, bf16_rounding_only=True,
-                                         constexprs=(("BLOCK", 4096),)))
+SILU_SM90 = ElementwiseKernel(
+    KernelFile("silu_bf16_sm90", SIGNATURE, warps=4, bf16_rounding_only=True, constexprs=(("BLOCK", 4096),))
+)

@@ -40,8 +40,26 @@ def _max_keeping_nan(a, b):
 
 
 @triton.jit
-def attention_core(q_ptr, scale_ptr, k_ptr, v_ptr, pos_ptr, valid_ptr, out_ptr, frames, blocks, heads, head_dim, chunk, past,
-                   cap_bits, mask_bits, ROWS: tl.constexpr, SLOTS: tl.constexpr, DIMS: tl.constexpr):
+def attention_core(
+    q_ptr,
+    scale_ptr,
+    k_ptr,
+    v_ptr,
+    pos_ptr,
+    valid_ptr,
+    out_ptr,
+    frames,
+    blocks,
+    heads,
+    head_dim,
+    chunk,
+    past,
+    cap_bits,
+    mask_bits,
+    ROWS: tl.constexpr,
+    SLOTS: tl.constexpr,
+    DIMS: tl.constexpr,
+):
     window = tl.program_id(0)  # (clip * blocks + block) * heads + head
     head = window % heads
     block = (window // heads) % blocks

@@ -40,8 +40,10 @@ def strip_scratch_params(ptx: str, entry: str) -> str:
     first, second = len(params) - 2, len(params) - 1
     if re.search(rf"\[{entry}_param_({first}|{second})\]", ptx):
         raise RuntimeError(f"{entry} reads a Triton scratch pointer; it cannot run through IREE's dispatch ABI")
-    scratch = re.compile(rf",\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{first},"
-                         rf"\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{second}\n\)")
+    scratch = re.compile(
+        rf",\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{first},"
+        rf"\n\t\.param \.u64 \.ptr \.global \.align 1 {entry}_param_{second}\n\)"
+    )
     stripped, count = scratch.subn("\n)", ptx)
     if count != 1:
         raise RuntimeError(f"{entry}: expected one entry with Triton's two scratch parameters, found {count}")
@@ -52,8 +54,13 @@ def toolchain() -> dict[str, object]:
     """The build parameters every file shares."""
     import triton
 
-    return {"triton": triton.__version__, "target": f"sm_{SM90}a", "ptx_version": PTX_VERSION,
-            "fp_fusion": False, "line_info": False}
+    return {
+        "triton": triton.__version__,
+        "target": f"sm_{SM90}a",
+        "ptx_version": PTX_VERSION,
+        "fp_fusion": False,
+        "line_info": False,
+    }
 
 
 def build_file(file: KernelFile, out_dir: Path) -> dict[str, object]:
@@ -66,14 +73,26 @@ def build_file(file: KernelFile, out_dir: Path) -> dict[str, object]:
 
     signature = file.signature
     fn = getattr(importlib.import_module(f"{__package__}.{signature.source}"), signature.entry)
-    source = ASTSource(fn=fn, signature=signature.triton_signature(), constexprs=dict(file.constexprs),
-                       attrs={(i,): [["tt.divisibility", 16]] for i in signature.divisible_by_16()})
-    compiled = triton.compile(source, target=GPUTarget("cuda", SM90, 32),
-                              options={"num_warps": file.warps, "num_stages": file.stages, "ptx_version": PTX_VERSION})
+    source = ASTSource(
+        fn=fn,
+        signature=signature.triton_signature(),
+        constexprs=dict(file.constexprs),
+        attrs={(i,): [["tt.divisibility", 16]] for i in signature.divisible_by_16()},
+    )
+    compiled = triton.compile(
+        source,
+        target=GPUTarget("cuda", SM90, 32),
+        options={"num_warps": file.warps, "num_stages": file.stages, "ptx_version": PTX_VERSION},
+    )
     ptx = strip_scratch_params(compiled.asm["ptx"], file.entry)
     write_atomically(out_dir / f"{file.stem}.ptx", ptx.encode())
-    return {"entry": file.entry, "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
-            "shared_bytes": compiled.metadata.shared, "threads": file.threads, **file.build_parameters()}
+    return {
+        "entry": file.entry,
+        "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
+        "shared_bytes": compiled.metadata.shared,
+        "threads": file.threads,
+        **file.build_parameters(),
+    }
 
 
 def manifest_text(records: dict[str, dict[str, object]]) -> str:

@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 SIGNATURE = KernelSignature(
-    source="conv_triton", entry="glu_depthwise",
-    inputs=(Pointer("g", "bf16"), Pointer("w", "f32")), output=Pointer("y", "f32"),
+    source="conv_triton",
+    entry="glu_depthwise",
+    inputs=(Pointer("g", "bf16"), Pointer("w", "f32")),
+    output=Pointer("y", "f32"),
     # a channel count divisible by 16: vector loads and stores
     constants=(PushConstant("frames"), PushConstant("channels", multiple_of_16=True), PushConstant("taps")),
-    constexprs=("FRAMES", "CHANNELS"))
+    constexprs=("FRAMES", "CHANNELS"),
+)
 
 
 @dataclass(frozen=True)
@@ -42,5 +45,12 @@ class ConvKernel:
 
 
 #: 16 frames x 128 channels per workgroup, 4 warps.
-GLU_DEPTHWISE_SM90 = ConvKernel(KernelFile("glu_depthwise_sm90", SIGNATURE, warps=4, bf16_rounding_only=True,
-                                           constexprs=(("FRAMES", 16), ("CHANNELS", 128))))
+GLU_DEPTHWISE_SM90 = ConvKernel(
+    KernelFile(
+        "glu_depthwise_sm90",
+        SIGNATURE,
+        warps=4,
+        bf16_rounding_only=True,
+        constexprs=(("FRAMES", 16), ("CHANNELS", 128)),
+    )
+)

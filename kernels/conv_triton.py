@@ -25,8 +25,7 @@ from gemma3n_iree.kernels.triton_numerics import _iree_exp, _round_to_bf16
 
 
 @triton.jit
-def glu_depthwise(g_ptr, w_ptr, y_ptr, frames, channels, taps,
-                  FRAMES: tl.constexpr, CHANNELS: tl.constexpr):
+def glu_depthwise(g_ptr, w_ptr, y_ptr, frames, channels, taps, FRAMES: tl.constexpr, CHANNELS: tl.constexpr):
     program = tl.program_id(0)  # (clip * frame_blocks + frame_block) * channel_blocks + channel_block
     channel_blocks = (channels + CHANNELS - 1) // CHANNELS
     frame_blocks = (frames + FRAMES - 1) // FRAMES

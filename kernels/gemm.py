@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 SIGNATURE = KernelSignature(
-    source="gemm_sm90_triton", entry="gemm_bf16_nt",
-    inputs=(Pointer("a", "bf16"), Pointer("b", "bf16")), output=Pointer("c", "bf16"),
+    source="gemm_sm90_triton",
+    entry="gemm_bf16_nt",
+    inputs=(Pointer("a", "bf16"), Pointer("b", "bf16")),
+    output=Pointer("c", "bf16"),
     # N and K multiples of 16: the tiles' loads and stores are then aligned vectors
     constants=(PushConstant("M"), PushConstant("N", multiple_of_16=True), PushConstant("K", multiple_of_16=True)),
-    constexprs=("BM", "BN", "BK", "GROUP_M"))
+    constexprs=("BM", "BN", "BK", "GROUP_M"),
+)
 
 
 @dataclass(frozen=True)
@@ -48,5 +51,13 @@ class GemmKernel:
 
 #: 128x256 output tiles, K tile 64, 8 warps, 3 pipeline stages: the fastest of six tilings measured on
 #: the H200 for the encoder's four GEMM shapes (BENCHMARKS.md, "Tile survey").
-GEMM_SM90 = GemmKernel(KernelFile("gemm_bf16_nt_sm90", SIGNATURE, warps=8, stages=3, bf16_rounding_only=True,
-                                  constexprs=(("BM", 128), ("BN", 256), ("BK", 64), ("GROUP_M", 8))))
+GEMM_SM90 = GemmKernel(
+    KernelFile(
+        "gemm_bf16_nt_sm90",
+        SIGNATURE,
+        warps=8,
+        stages=3,
+        bf16_rounding_only=True,
+        constexprs=(("BM", 128), ("BN", 256), ("BK", 64), ("GROUP_M", 8)),
+    )
+)

@@ -17,8 +17,9 @@ import triton.language as tl
 
 
 @triton.jit
-def gemm_bf16_nt(a_ptr, b_ptr, c_ptr, M, N, K,
-                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+def gemm_bf16_nt(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr
+):
     # Grouped tile order: GROUP_M row tiles share each column sweep, so B tiles stay in L2.
     pid = tl.program_id(0)
     tiles_m = (M + BM - 1) // BM

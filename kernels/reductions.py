@@ -16,9 +16,13 @@ SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract
 _ROWS = ("THREADS", "ROWS_PER_BLOCK")
 
 LANE_SUM = KernelSignature(
-    source="reductions_triton", entry="lane_xor_sum", inputs=(Pointer("x", "f32"),), output=Pointer("s", "f32"),
+    source="reductions_triton",
+    entry="lane_xor_sum",
+    inputs=(Pointer("x", "f32"),),
+    output=Pointer("s", "f32"),
     constants=(PushConstant("rows"), PushConstant("width"), PushConstant("reads"), PushConstant("square")),
-    constexprs=_ROWS)
+    constexprs=_ROWS,
+)
 
 
 def _norm(x: str, y: str, residual: bool) -> KernelSignature:
@@ -26,17 +30,28 @@ def _norm(x: str, y: str, residual: bool) -> KernelSignature:
     residual weight travel as F32 bits, then whether the contract rounds."""
     scalars = (PushConstant("eps_bits", f32=True), PushConstant("clip_bits", f32=True))
     if residual:
-        return KernelSignature("reductions_triton", "rms_norm_residual",
-                               inputs=(Pointer("x", x), Pointer("w", "bf16"), Pointer("res", "f32")),
-                               output=Pointer("y", y),
-                               constants=(PushConstant("rows"), PushConstant("width"), *scalars,
-                                          PushConstant("weight_bits", f32=True), PushConstant("round_bf16")),
-                               constexprs=_ROWS)
-    return KernelSignature("reductions_triton", "rms_norm", inputs=(Pointer("x", x), Pointer("w", "bf16")),
-                           output=Pointer("y", y),
-                           constants=(PushConstant("rows"), PushConstant("width"), *scalars,
-                                      PushConstant("round_bf16")),
-                           constexprs=_ROWS + ("SILU",))
+        return KernelSignature(
+            "reductions_triton",
+            "rms_norm_residual",
+            inputs=(Pointer("x", x), Pointer("w", "bf16"), Pointer("res", "f32")),
+            output=Pointer("y", y),
+            constants=(
+                PushConstant("rows"),
+                PushConstant("width"),
+                *scalars,
+                PushConstant("weight_bits", f32=True),
+                PushConstant("round_bf16"),
+            ),
+            constexprs=_ROWS,
+        )
+    return KernelSignature(
+        "reductions_triton",
+        "rms_norm",
+        inputs=(Pointer("x", x), Pointer("w", "bf16")),
+        output=Pointer("y", y),
+        constants=(PushConstant("rows"), PushConstant("width"), *scalars, PushConstant("round_bf16")),
+        constexprs=_ROWS + ("SILU",),
+    )
 
 
 #: The RMS norm's variants, by output: "f32" carrier, "bf16" for a matmul operand, "silu_bf16" the BF16
@@ -73,8 +88,9 @@ class RowKernel:
         return -(-rows // self.rows_per_workgroup)
 
 
-def _row_kernel(stem: str, signature: KernelSignature, threads: int, warps: int, row_budget: int,
-                silu: bool | None = None) -> RowKernel:
+def _row_kernel(
+    stem: str, signature: KernelSignature, threads: int, warps: int, row_budget: int, silu: bool | None = None
+) -> RowKernel:
     """Each workgroup takes `row_budget` schedule threads' worth of rows; `silu`: the norm's SiLU
     constexpr (None for a kernel without it)."""
     rows = max(1, row_budget // threads)
@@ -86,9 +102,13 @@ def _row_kernel(stem: str, signature: KernelSignature, threads: int, warps: int,
 LANE_SUMS_SM90 = {t: _row_kernel("lane_xor_sum", LANE_SUM, t, warps=4, row_budget=2048) for t in SCHEDULE_THREADS}
 
 #: 8 warps, since a workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
-RMS_NORMS_SM90 = {(output, t): _row_kernel(stem, signature, t, warps=8, row_budget=1024,
-                                           silu=silu if "SILU" in signature.constexprs else None)
-                  for output, (stem, signature, silu) in RMS_NORM_OUTPUTS.items() for t in SCHEDULE_THREADS}
+RMS_NORMS_SM90 = {
+    (output, t): _row_kernel(
+        stem, signature, t, warps=8, row_budget=1024, silu=silu if "SILU" in signature.constexprs else None
+    )
+    for output, (stem, signature, silu) in RMS_NORM_OUTPUTS.items()
+    for t in SCHEDULE_THREADS
+}
 
 
 def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
@@ -98,8 +118,17 @@ def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool)
     return kernel.file.call(kernel.workgroups(rows), rows=rows, width=width, reads=reads, square=int(square))
 
 
-def rms_norm_call(output: str, threads: int, rows: int, width: int, w_dtype: str, eps: float, clip: float | None,
-                  rounds: bool, residual_weight: float | None = None) -> KernelCall | None:
+def rms_norm_call(
+    output: str,
+    threads: int,
+    rows: int,
+    width: int,
+    w_dtype: str,
+    eps: float,
+    clip: float | None,
+    rounds: bool,
+    residual_weight: float | None = None,
+) -> KernelCall | None:
     """The scaled RMS norm variant `output` of [rows, width], its sum of squares in the schedule of `threads`
     threads with 8 reads each, or None where it does not apply (weights in another dtype than the kernel
     reads)."""
@@ -107,8 +136,13 @@ def rms_norm_call(output: str, threads: int, rows: int, width: int, w_dtype: str
     signature = kernel.file.signature
     if w_dtype != signature.input("w").dtype:
         return None
-    constants = {"rows": rows, "width": width, "eps_bits": eps, "clip_bits": float("inf") if clip is None else clip,
-                 "round_bf16": int(rounds)}
+    constants = {
+        "rows": rows,
+        "width": width,
+        "eps_bits": eps,
+        "clip_bits": float("inf") if clip is None else clip,
+        "round_bf16": int(rounds),
+    }
     if any(c.name == "weight_bits" for c in signature.constants):
         if residual_weight is None:
             raise ValueError(f"the RMS-norm variant {output!r} needs the residual weight")

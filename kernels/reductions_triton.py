@@ -49,13 +49,13 @@ def _pad_to_32(v, R: tl.constexpr, N: tl.constexpr):
 @triton.jit
 def _clamp(x, clip):
     """clamp(x, -clip, clip) with NaN kept (what StableHLO's clamp lowers to); clip = +inf: x itself."""
-    return tl.minimum(tl.maximum(x, -clip, propagate_nan=tl.PropagateNan.ALL), clip,
-                      propagate_nan=tl.PropagateNan.ALL)
+    return tl.minimum(tl.maximum(x, -clip, propagate_nan=tl.PropagateNan.ALL), clip, propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
-def _schedule_sum(x_ptr, row, rows, width, reads, square, clip,
-                  R: tl.constexpr, THREADS: tl.constexpr, CLAMP: tl.constexpr):
+def _schedule_sum(
+    x_ptr, row, rows, width, reads, square, clip, R: tl.constexpr, THREADS: tl.constexpr, CLAMP: tl.constexpr
+):
     """[R] sums of rows `row` of X [rows, width] (clamped to +-clip first with CLAMP) in the schedule."""
     WARPS: tl.constexpr = THREADS // 32
     thread = tl.arange(0, THREADS)
@@ -77,16 +77,16 @@ def _schedule_sum(x_ptr, row, rows, width, reads, square, clip,
 
 
 @triton.jit
-def lane_xor_sum(x_ptr, s_ptr, rows, width, reads, square,
-                 THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
+def lane_xor_sum(x_ptr, s_ptr, rows, width, reads, square, THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
     total = _schedule_sum(x_ptr, row, rows, width, reads, square, 0.0, ROWS_PER_BLOCK, THREADS, False)
     tl.store(s_ptr + row, total, mask=row < rows)
 
 
 @triton.jit
-def _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
-                R: tl.constexpr, THREADS: tl.constexpr):
+def _normalized(
+    x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr
+):
     """round(clamp(X) * (1 / sqrt(sum(clamp(X)^2) / width + eps)) * W) for rows `row`, as [R, THREADS * 8].
 
     Returns the values, their offsets and the mask of real elements. The sum of squares is the 8-read
@@ -112,26 +112,47 @@ def _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
 
 
 @triton.jit
-def rms_norm(x_ptr, w_ptr, y_ptr, rows, width, eps_bits, clip_bits, round_bf16,
-             THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr, SILU: tl.constexpr = False):
+def rms_norm(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    eps_bits,
+    clip_bits,
+    round_bf16,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+    SILU: tl.constexpr = False,
+):
     """Y = the scaled RMS norm of clamp(X): F32 carrier, or BF16 when Y feeds a matmul (BF16-valued);
     with SILU (rounding contracts only), Y = round(y * logistic(y)) of the rounded norm y, with IREE's
     logistic 1 / (exp(-y) + 1): the light convolution's norm and activation."""
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
-    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
-                              ROWS_PER_BLOCK, THREADS)
+    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, ROWS_PER_BLOCK, THREADS)
     if SILU:
         y = _round_to_bf16(y * tl.math.div_rn(1.0, _iree_exp(-y) + 1.0))
     tl.store(y_ptr + at, y.to(y_ptr.dtype.element_ty), mask=live)
 
 
 @triton.jit
-def rms_norm_residual(x_ptr, w_ptr, res_ptr, y_ptr, rows, width, eps_bits, clip_bits, weight_bits, round_bf16,
-                      THREADS: tl.constexpr, ROWS_PER_BLOCK: tl.constexpr):
+def rms_norm_residual(
+    x_ptr,
+    w_ptr,
+    res_ptr,
+    y_ptr,
+    rows,
+    width,
+    eps_bits,
+    clip_bits,
+    weight_bits,
+    round_bf16,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+):
     """Y = round(RES + norm(clamp(X)) * weight): a conformer module's norm and residual in one dispatch."""
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
-    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16,
-                              ROWS_PER_BLOCK, THREADS)
+    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, ROWS_PER_BLOCK, THREADS)
     res = tl.load(res_ptr + at, mask=live, other=0.0)
     out = res + y * weight_bits.to(tl.float32, bitcast=True)
     if round_bf16:

@@ -21,7 +21,10 @@ KERNEL_DIR = Path(__file__).resolve().parent
 #: In the order a linked set's identity hashes them (changing it renames every cached artifact): the
 #: kernels that serve only BF16-rounding contracts, then the lane sums and the RMS norms.
 KERNEL_FILES: tuple[KernelFile, ...] = (
-    GEMM_SM90.file, ATTENTION_SM90.file, GLU_DEPTHWISE_SM90.file, SILU_SM90.file,
+    GEMM_SM90.file,
+    ATTENTION_SM90.file,
+    GLU_DEPTHWISE_SM90.file,
+    SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),
     *(RMS_NORMS_SM90[key].file for key in sorted(RMS_NORMS_SM90)),
 )

@@ -83,11 +83,14 @@ class KernelSignature:
 
     def parameter_names(self) -> list[str]:
         """The Triton function's parameters, in order."""
-        return ([f"{p.name}_ptr" for p in self.pointers] + [c.name for c in self.constants] + list(self.constexprs))
+        return [f"{p.name}_ptr" for p in self.pointers] + [c.name for c in self.constants] + list(self.constexprs)
 
     def triton_signature(self) -> dict[str, str]:
-        return {**{f"{p.name}_ptr": "*" + TRITON_DTYPES[p.dtype] for p in self.pointers},
-                **{c.name: "i32" for c in self.constants}, **{name: "constexpr" for name in self.constexprs}}
+        return {
+            **{f"{p.name}_ptr": "*" + TRITON_DTYPES[p.dtype] for p in self.pointers},
+            **{c.name: "i32" for c in self.constants},
+            **{name: "constexpr" for name in self.constexprs},
+        }
 
     def divisible_by_16(self) -> tuple[int, ...]:
         """Parameter positions Triton may assume divisible by 16: every pointer, and the promised constants."""
@@ -110,8 +113,10 @@ class KernelFile:
 
     def __post_init__(self) -> None:
         if tuple(name for name, _ in self.constexprs) != self.signature.constexprs:
-            raise ValueError(f"kernel {self.stem}: compile-time values {self.constexprs} do not follow "
-                             f"{self.signature.entry}'s {self.signature.constexprs}")
+            raise ValueError(
+                f"kernel {self.stem}: compile-time values {self.constexprs} do not follow "
+                f"{self.signature.entry}'s {self.signature.constexprs}"
+            )
 
     @property
     def entry(self) -> str:
@@ -129,9 +134,13 @@ class KernelFile:
 
     def build_parameters(self) -> dict[str, object]:
         """What the manifest records about how the file was built (besides the toolchain)."""
-        return {"signature": self.signature.triton_signature(),
-                "divisible_by_16": list(self.signature.divisible_by_16()),
-                "constexprs": dict(self.constexprs), "warps": self.warps, "stages": self.stages}
+        return {
+            "signature": self.signature.triton_signature(),
+            "divisible_by_16": list(self.signature.divisible_by_16()),
+            "constexprs": dict(self.constexprs),
+            "warps": self.warps,
+            "stages": self.stages,
+        }
 
     def call(self, workgroups: int, **constants: float) -> KernelCall:
         """A call of this file with its push constants by name (F32 ones as their values)."""
@@ -147,19 +156,27 @@ class KernelFile:
             data = ptx.read_bytes()
             recorded = json.loads(manifest.read_text())["files"][self.stem]
         except (OSError, ValueError, KeyError, TypeError) as err:
-            raise KernelFileError(f"kernel {self.stem}: cannot read {ptx} or its record in {manifest}: "
-                                  f"{type(err).__name__}: {err}") from err
+            raise KernelFileError(
+                f"kernel {self.stem}: cannot read {ptx} or its record in {manifest}: {type(err).__name__}: {err}"
+            ) from err
         digest = hashlib.sha256(data).hexdigest()
         if recorded.get("ptx_sha256") != digest or recorded.get("entry") != self.entry:
-            raise KernelFileError(f"kernel {self.stem}: {ptx} does not match {manifest.name} "
-                                  f"(sha256 {digest}, manifest {recorded.get('ptx_sha256')}); "
-                                  "rebuild with `python -m gemma3n_iree.kernels.build`")
+            raise KernelFileError(
+                f"kernel {self.stem}: {ptx} does not match {manifest.name} "
+                f"(sha256 {digest}, manifest {recorded.get('ptx_sha256')}); "
+                "rebuild with `python -m gemma3n_iree.kernels.build`"
+            )
         built = {key: recorded.get(key) for key in self.build_parameters()}
-        if built != self.build_parameters() or recorded.get("threads") != self.threads \
-                or not isinstance(recorded.get("shared_bytes"), int):
-            raise KernelFileError(f"kernel {self.stem}: {manifest.name} records a build ({built}) other than "
-                                  f"the specification's ({self.build_parameters()}); rebuild with "
-                                  "`python -m gemma3n_iree.kernels.build`")
+        if (
+            built != self.build_parameters()
+            or recorded.get("threads") != self.threads
+            or not isinstance(recorded.get("shared_bytes"), int)
+        ):
+            raise KernelFileError(
+                f"kernel {self.stem}: {manifest.name} records a build ({built}) other than "
+                f"the specification's ({self.build_parameters()}); rebuild with "
+                "`python -m gemma3n_iree.kernels.build`"
+            )
         return VerifiedKernel(self.stem, self.entry, str(ptx), digest, self.threads, recorded["shared_bytes"])
 
 

@@ -63,7 +63,6 @@ def _warp_sum(v, R: tl.constexpr, G: tl.constexpr):
     return tl.reshape(v, (R, G))
 
 
-
 @triton.jit
 def _round_to_bf16(y):
     """Round to nearest even BF16, kept in F32, in integer ops (Triton's interpreter truncates on `.to`).
@@ -74,7 +73,6 @@ def _round_to_bf16(y):
     bits = y.to(tl.uint32, bitcast=True)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).to(tl.float32, bitcast=True)
     return tl.where(y != y, y, rounded)
-
 
 
 @triton.jit

@@ -128,22 +128,42 @@ class AudioConfig:
     def validate(self) -> None:
         problems: list[str] = []
         if self.hidden_size % self.conf_num_attention_heads:
-            problems.append(f"hidden_size {self.hidden_size} is not divisible by conf_num_attention_heads "
-                            f"{self.conf_num_attention_heads}")
+            problems.append(
+                f"hidden_size {self.hidden_size} is not divisible by conf_num_attention_heads "
+                f"{self.conf_num_attention_heads}"
+            )
         if self.conf_attention_context_right != 0:
-            problems.append("conf_attention_context_right must be 0 (the released models' causal attention); "
-                            f"got {self.conf_attention_context_right}")
+            problems.append(
+                "conf_attention_context_right must be 0 (the released models' causal attention); "
+                f"got {self.conf_attention_context_right}"
+            )
         if self.conf_attention_context_left < 1:
             problems.append(f"conf_attention_context_left must be >= 1, got {self.conf_attention_context_left}")
-        if len(self.sscp_conv_channel_size) != 2 or len(self.sscp_conv_kernel_size) != 2 \
-                or len(self.sscp_conv_stride_size) != 2:
+        if (
+            len(self.sscp_conv_channel_size) != 2
+            or len(self.sscp_conv_kernel_size) != 2
+            or len(self.sscp_conv_stride_size) != 2
+        ):
             problems.append("the subsampling front end has exactly 2 convolution stages")
-        for name in ("hidden_size", "input_feat_size", "conf_num_hidden_layers", "conf_attention_chunk_size",
-                     "conf_conv_kernel_size", "conf_reduction_factor", "vocab_size", "text_hidden_size"):
+        for name in (
+            "hidden_size",
+            "input_feat_size",
+            "conf_num_hidden_layers",
+            "conf_attention_chunk_size",
+            "conf_conv_kernel_size",
+            "conf_reduction_factor",
+            "vocab_size",
+            "text_hidden_size",
+        ):
             if int(getattr(self, name)) < 1:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
-        for name in ("conf_attention_logit_cap", "sscp_conv_group_norm_eps", "rms_norm_eps", "gradient_clipping",
-                     "conf_residual_weight"):
+        for name in (
+            "conf_attention_logit_cap",
+            "sscp_conv_group_norm_eps",
+            "rms_norm_eps",
+            "gradient_clipping",
+            "conf_residual_weight",
+        ):
             v = float(getattr(self, name))
             if not math.isfinite(v) or v <= 0:
                 problems.append(f"{name} must be a positive finite number, got {v}")
@@ -156,8 +176,9 @@ class AudioConfig:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], *, source: str, where: str = "",
-                     overrides: bool = False) -> AudioConfig:
+    def from_mapping(
+        cls, values: Mapping[str, Any], *, source: str, where: str = "", overrides: bool = False
+    ) -> AudioConfig:
         """From config values by field name, each type-checked; keys that are not fields (``model_type``,
         ``torch_dtype`` ...) are ignored.  A field the graph's shapes depend on must be present (see
         :data:`AUDIO_DEFAULTABLE`) unless `overrides` (a flat file of changes to the built-in E4B values).
@@ -167,8 +188,10 @@ class AudioConfig:
             if f.name in values:
                 kwargs[f.name] = config_value(values[f.name], str(f.type), f"{source}: {where}{f.name}")
             elif f.name not in AUDIO_DEFAULTABLE and not overrides:
-                raise ConfigError(f"{source}: {where}{f.name} is missing (expected {_EXPECTED[str(f.type)]}; the "
-                                  f"graph's shapes depend on it, so there is no default)")
+                raise ConfigError(
+                    f"{source}: {where}{f.name} is missing (expected {_EXPECTED[str(f.type)]}; the "
+                    f"graph's shapes depend on it, so there is no default)"
+                )
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
@@ -187,8 +210,10 @@ class AudioConfig:
     def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> AudioConfig:
         """From a parsed checkpoint `config.json` (nested `audio_config` + `text_config.hidden_size`)."""
         if "audio_config" not in data:
-            raise ConfigError(f"{source}: audio_config is missing (expected the audio tower's configuration object, "
-                              f"as in every Gemma 3n checkpoint's config.json)")
+            raise ConfigError(
+                f"{source}: audio_config is missing (expected the audio tower's configuration object, "
+                f"as in every Gemma 3n checkpoint's config.json)"
+            )
         audio = data["audio_config"]
         if not isinstance(audio, dict):
             raise ConfigError(f"{source}: audio_config must be an object, got {_describe(audio)}")
@@ -197,8 +222,10 @@ class AudioConfig:
             raise ConfigError(f"{source}: audio_config.model_type is {model_type!r}, expected 'gemma3n_audio'")
         text = data.get("text_config")
         if not isinstance(text, dict) or "hidden_size" not in text:
-            raise ConfigError(f"{source}: text_config.hidden_size is missing (expected a positive integer: the width "
-                              f"the audio embedder projects to)")
+            raise ConfigError(
+                f"{source}: text_config.hidden_size is missing (expected a positive integer: the width "
+                f"the audio embedder projects to)"
+            )
         values = {k: v for k, v in audio.items() if k != "text_hidden_size"}
         values["text_hidden_size"] = config_value(text["hidden_size"], "int", f"{source}: text_config.hidden_size")
         return cls.from_mapping(values, source=source, where="audio_config.")
@@ -209,8 +236,15 @@ class AudioConfig:
 # config.json lists them anyway).  Everything else -- widths, depths, kernel and stride sizes, the
 # chunking, the vocabulary block, the text width -- must be present: a checkpoint's shapes are never
 # guessed from the built-in E4B values.
-AUDIO_DEFAULTABLE = frozenset({"conf_attention_logit_cap", "conf_residual_weight", "sscp_conv_group_norm_eps",
-                               "rms_norm_eps", "gradient_clipping"})
+AUDIO_DEFAULTABLE = frozenset(
+    {
+        "conf_attention_logit_cap",
+        "conf_residual_weight",
+        "sscp_conv_group_norm_eps",
+        "rms_norm_eps",
+        "gradient_clipping",
+    }
+)
 
 _EXPECTED = {
     "int": "an integer",
@@ -221,13 +255,17 @@ _EXPECTED = {
 
 
 def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {json.dumps(value)}" if not isinstance(value, (dict, list)) \
+    return (
+        f"{type(value).__name__} {json.dumps(value)}"
+        if not isinstance(value, (dict, list))
         else f"{'an object' if isinstance(value, dict) else 'a list'} {json.dumps(value)[:60]}"
+    )
 
 
 def config_value(value: Any, kind: str, what: str) -> Any:
     """`value` as `kind` ("int", "float", or the tuple types of AudioConfig), or a one-line ConfigError
     naming `what` (strings, booleans and fractional numbers are never converted)."""
+
     def is_int(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
 
@@ -238,8 +276,12 @@ def config_value(value: Any, kind: str, what: str) -> Any:
     pair = (list, tuple)
     if kind == "tuple[int, int]" and isinstance(value, pair) and len(value) == 2 and all(map(is_int, value)):
         return tuple(value)
-    if (kind == "tuple[tuple[int, int], tuple[int, int]]" and isinstance(value, pair) and len(value) == 2
-            and all(isinstance(p, pair) and len(p) == 2 and all(map(is_int, p)) for p in value)):
+    if (
+        kind == "tuple[tuple[int, int], tuple[int, int]]"
+        and isinstance(value, pair)
+        and len(value) == 2
+        and all(isinstance(p, pair) and len(p) == 2 and all(map(is_int, p)) for p in value)
+    ):
         return tuple(tuple(p) for p in value)
     raise ConfigError(f"{what} must be {_EXPECTED[kind]}, got {_describe(value)}")
 
@@ -249,8 +291,13 @@ BUILTIN_CONFIGS: dict[str, AudioConfig] = {
     "e2b": AudioConfig(),
     "e4b": AudioConfig(),
     # A tiny configuration with the real structure, for tests and quick checks.
-    "tiny": AudioConfig(hidden_size=64, conf_num_attention_heads=2, conf_num_hidden_layers=2,
-                        sscp_conv_channel_size=(8, 4), text_hidden_size=48),
+    "tiny": AudioConfig(
+        hidden_size=64,
+        conf_num_attention_heads=2,
+        conf_num_hidden_layers=2,
+        sscp_conv_channel_size=(8, 4),
+        text_hidden_size=48,
+    ),
 }
 
 

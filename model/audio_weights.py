@@ -47,13 +47,26 @@ class WeightSpec:
 
 
 BLOCK_WEIGHTS: tuple[str, ...] = (
-    "ffw_layer_start.pre_layer_norm", "ffw_layer_start.ffw_layer_1", "ffw_layer_start.ffw_layer_2",
+    "ffw_layer_start.pre_layer_norm",
+    "ffw_layer_start.ffw_layer_1",
+    "ffw_layer_start.ffw_layer_2",
     "ffw_layer_start.post_layer_norm",
-    "attention.pre_attn_norm", "attention.q_proj", "attention.k_proj", "attention.v_proj",
-    "attention.per_dim_scale", "attention.pos_proj", "attention.post", "attention.post_norm",
-    "lconv1d.pre_layer_norm", "lconv1d.linear_start", "lconv1d.depthwise_conv1d", "lconv1d.conv_norm",
+    "attention.pre_attn_norm",
+    "attention.q_proj",
+    "attention.k_proj",
+    "attention.v_proj",
+    "attention.per_dim_scale",
+    "attention.pos_proj",
+    "attention.post",
+    "attention.post_norm",
+    "lconv1d.pre_layer_norm",
+    "lconv1d.linear_start",
+    "lconv1d.depthwise_conv1d",
+    "lconv1d.conv_norm",
     "lconv1d.linear_end",
-    "ffw_layer_end.pre_layer_norm", "ffw_layer_end.ffw_layer_1", "ffw_layer_end.ffw_layer_2",
+    "ffw_layer_end.pre_layer_norm",
+    "ffw_layer_end.ffw_layer_1",
+    "ffw_layer_end.ffw_layer_2",
     "ffw_layer_end.post_layer_norm",
     "norm",
 )
@@ -102,12 +115,18 @@ def audio_weight_specs(cfg: AudioConfig, layout: WeightLayout = HF_LAYOUT) -> li
         specs.append(WeightSpec(f"sscp.conv_{i}.weight", f"{sscp}conv_{i}.conv.weight", shape))
         specs.append(WeightSpec(f"sscp.conv_{i}.norm", f"{sscp}conv_{i}.norm.weight", (cout,)))
         cin = cout
-    specs.append(WeightSpec("sscp.input_proj", f"{sscp}input_proj_linear.weight",
-                            (cfg.hidden_size, cfg.flat_sscp_width)))
+    specs.append(
+        WeightSpec("sscp.input_proj", f"{sscp}input_proj_linear.weight", (cfg.hidden_size, cfg.flat_sscp_width))
+    )
     for layer in range(cfg.conf_num_hidden_layers):
         for name in BLOCK_WEIGHTS:
-            specs.append(WeightSpec(f"conformer.{layer}.{name}", f"{t}conformer.{layer}.{_block_key(name)}",
-                                    _block_shape(cfg, name, layout)))
+            specs.append(
+                WeightSpec(
+                    f"conformer.{layer}.{name}",
+                    f"{t}conformer.{layer}.{_block_key(name)}",
+                    _block_shape(cfg, name, layout),
+                )
+            )
     d, th = cfg.hidden_size, cfg.text_hidden_size
     specs += [
         WeightSpec("embed.embedding", f"{e}embedding.weight", (cfg.vocab_size, d)),

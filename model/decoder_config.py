@@ -36,17 +36,28 @@ FULL = "full_attention"
 LAYER_TYPES = (SLIDING, FULL)
 
 #: text_config keys that decide tensor shapes or which weights exist: never defaulted.
-REQUIRED_TEXT_FIELDS = ("hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads",
-                        "num_key_value_heads", "head_dim", "vocab_size", "vocab_size_per_layer_input",
-                        "hidden_size_per_layer_input", "num_kv_shared_layers", "laurel_rank",
-                        "altup_num_inputs", "sliding_window")
+REQUIRED_TEXT_FIELDS = (
+    "hidden_size",
+    "num_hidden_layers",
+    "intermediate_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "vocab_size_per_layer_input",
+    "hidden_size_per_layer_input",
+    "num_kv_shared_layers",
+    "laurel_rank",
+    "altup_num_inputs",
+    "sliding_window",
+)
 #: text_config keys with transformers' `Gemma3nTextConfig` default (value, or a rule of the layer count).
 DEFAULTED_TEXT_FIELDS: dict[str, str] = {
     "rms_norm_eps": "1e-6",
     "layer_types": "full_attention for layers i with (i + 1) % 5 == 0, sliding_attention otherwise",
     "activation_sparsity_pattern": "0.95 for the first 10 layers when there are more than 10, else 0.0",
     "rope_parameters": "sliding_attention theta 10000, full_attention theta 1000000 (legacy keys "
-                       "rope_local_base_freq / rope_theta accepted)",
+    "rope_local_base_freq / rope_theta accepted)",
     "final_logit_softcapping": "30.0 (null: no soft-cap)",
     "altup_active_idx": "0",
     "altup_coef_clip": "120.0",
@@ -100,13 +111,22 @@ class DecoderConfig(TextConfig):
         super().__post_init__()
         layers = self.num_hidden_layers
         problems: list[str] = []
-        for name in ("num_attention_heads", "num_key_value_heads", "head_dim", "sliding_window",
-                     "max_position_embeddings", "altup_num_inputs", "laurel_rank"):
+        for name in (
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "sliding_window",
+            "max_position_embeddings",
+            "altup_num_inputs",
+            "laurel_rank",
+        ):
             if int(getattr(self, name)) < 1:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
         if self.num_key_value_heads >= 1 and self.num_attention_heads % self.num_key_value_heads:
-            problems.append(f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
-                            f"num_key_value_heads ({self.num_key_value_heads})")
+            problems.append(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_key_value_heads ({self.num_key_value_heads})"
+            )
         for name in ("intermediate_sizes", "layer_types", "activation_sparsity"):
             if len(getattr(self, name)) != layers:
                 problems.append(f"{name} needs one value per layer ({layers}), got {len(getattr(self, name))}")
@@ -119,11 +139,13 @@ class DecoderConfig(TextConfig):
         if not 0 <= self.num_kv_shared_layers < layers:
             problems.append(f"num_kv_shared_layers must be in [0, {layers}), got {self.num_kv_shared_layers}")
         elif self.num_kv_shared_layers:
-            owning = set(self.layer_types[:self.first_kv_shared_layer])
+            owning = set(self.layer_types[: self.first_kv_shared_layer])
             orphans = sorted(set(self.layer_types) - owning)
             if orphans:
-                problems.append(f"layers of type {orphans} share K/V but no layer of that type below "
-                                f"layer {self.first_kv_shared_layer} produces it")
+                problems.append(
+                    f"layers of type {orphans} share K/V but no layer of that type below "
+                    f"layer {self.first_kv_shared_layer} produces it"
+                )
         if not 0 <= self.altup_active_idx < self.altup_num_inputs:
             problems.append(f"altup_active_idx must be in [0, {self.altup_num_inputs}), got {self.altup_active_idx}")
         for name in ("rope_theta_sliding", "rope_theta_full"):
@@ -172,60 +194,85 @@ class DecoderConfig(TextConfig):
         below `first_kv_shared_layer` (transformers' "store" layers; spec §1.2).  Empty without sharing."""
         if not self.num_kv_shared_layers:
             return {}
-        owning = self.layer_types[:self.first_kv_shared_layer]
+        owning = self.layer_types[: self.first_kv_shared_layer]
         return {t: max(i for i, u in enumerate(owning) if u == t) for t in sorted(set(self.layer_types))}
 
     @property
     def kv_producers(self) -> tuple[int, ...]:
         """For every layer, the layer whose K/V it attends over (itself when it owns them)."""
         stores = self.kv_store_layers
-        return tuple(layer if self.owns_kv(layer) else stores[self.layer_types[layer]]
-                     for layer in range(self.num_hidden_layers))
+        return tuple(
+            layer if self.owns_kv(layer) else stores[self.layer_types[layer]] for layer in range(self.num_hidden_layers)
+        )
 
     def identity(self) -> str:
-        return "gemma3n-text-decoder-v1:" + json.dumps(dataclasses.asdict(self), sort_keys=True,
-                                                       separators=(",", ":"))
+        return "gemma3n-text-decoder-v1:" + json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
 
     # ------------------------------------------------------------------ config.json
     def to_config_json(self) -> dict[str, Any]:
         """The nested transformers `config.json` (Gemma3nConfig layout) this configuration parses from."""
         text = {
             "model_type": "gemma3n_text",
-            "hidden_size": self.hidden_size, "num_hidden_layers": self.num_hidden_layers,
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_hidden_layers,
             "intermediate_size": list(self.intermediate_sizes),
-            "num_attention_heads": self.num_attention_heads, "num_key_value_heads": self.num_key_value_heads,
-            "head_dim": self.head_dim, "vocab_size": self.vocab_size,
+            "num_attention_heads": self.num_attention_heads,
+            "num_key_value_heads": self.num_key_value_heads,
+            "head_dim": self.head_dim,
+            "vocab_size": self.vocab_size,
             "vocab_size_per_layer_input": self.vocab_size_per_layer_input,
             "hidden_size_per_layer_input": self.hidden_size_per_layer_input,
-            "num_kv_shared_layers": self.num_kv_shared_layers, "laurel_rank": self.laurel_rank,
-            "altup_num_inputs": self.altup_num_inputs, "altup_active_idx": self.altup_active_idx,
-            "altup_coef_clip": self.altup_coef_clip, "altup_correct_scale": self.altup_correct_scale,
-            "sliding_window": self.sliding_window, "layer_types": list(self.layer_types),
+            "num_kv_shared_layers": self.num_kv_shared_layers,
+            "laurel_rank": self.laurel_rank,
+            "altup_num_inputs": self.altup_num_inputs,
+            "altup_active_idx": self.altup_active_idx,
+            "altup_coef_clip": self.altup_coef_clip,
+            "altup_correct_scale": self.altup_correct_scale,
+            "sliding_window": self.sliding_window,
+            "layer_types": list(self.layer_types),
             "activation_sparsity_pattern": list(self.activation_sparsity),
-            "rope_parameters": {SLIDING: {"rope_type": "default", "rope_theta": self.rope_theta_sliding},
-                                FULL: {"rope_type": "default", "rope_theta": self.rope_theta_full}},
-            "max_position_embeddings": self.max_position_embeddings, "rms_norm_eps": self.rms_norm_eps,
+            "rope_parameters": {
+                SLIDING: {"rope_type": "default", "rope_theta": self.rope_theta_sliding},
+                FULL: {"rope_type": "default", "rope_theta": self.rope_theta_full},
+            },
+            "max_position_embeddings": self.max_position_embeddings,
+            "rms_norm_eps": self.rms_norm_eps,
             "final_logit_softcapping": self.final_logit_softcapping,
-            "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False,
-            "pad_token_id": self.pad_token_id, "bos_token_id": self.bos_token_id,
+            "hidden_activation": "gelu_pytorch_tanh",
+            "attention_bias": False,
+            "pad_token_id": self.pad_token_id,
+            "bos_token_id": self.bos_token_id,
             "eos_token_id": list(self.eos_token_ids),
         }
-        return {"model_type": "gemma3n", "architectures": ["Gemma3nForConditionalGeneration"], "text_config": text,
-                "audio_token_id": self.audio_token_id, "boa_token_id": self.boa_token_id,
-                "eoa_token_id": self.eoa_token_id, "audio_soft_tokens_per_image": self.audio_soft_tokens_per_image,
-                "eos_token_id": list(self.eos_token_ids),
-                "vision_config": {"model_type": "gemma3n_vision", "vocab_offset": self.vision_vocab_offset,
-                                  "vocab_size": self.vision_vocab_size},
-                "audio_config": {"model_type": "gemma3n_audio", "vocab_offset": self.audio_vocab_offset,
-                                 "vocab_size": self.audio_vocab_size}}
+        return {
+            "model_type": "gemma3n",
+            "architectures": ["Gemma3nForConditionalGeneration"],
+            "text_config": text,
+            "audio_token_id": self.audio_token_id,
+            "boa_token_id": self.boa_token_id,
+            "eoa_token_id": self.eoa_token_id,
+            "audio_soft_tokens_per_image": self.audio_soft_tokens_per_image,
+            "eos_token_id": list(self.eos_token_ids),
+            "vision_config": {
+                "model_type": "gemma3n_vision",
+                "vocab_offset": self.vision_vocab_offset,
+                "vocab_size": self.vision_vocab_size,
+            },
+            "audio_config": {
+                "model_type": "gemma3n_audio",
+                "vocab_offset": self.audio_vocab_offset,
+                "vocab_size": self.audio_vocab_size,
+            },
+        }
 
     @classmethod
     def from_config_json(cls, data: Mapping[str, Any], *, source: str) -> DecoderConfig:
         """From a parsed checkpoint `config.json` (nested transformers layout), strictly (module docstring)."""
         text = data.get("text_config")
         if not isinstance(text, Mapping):
-            raise ConfigError(f"{source}: text_config is missing (the decoder needs the language model's "
-                              f"configuration)")
+            raise ConfigError(
+                f"{source}: text_config is missing (the decoder needs the language model's configuration)"
+            )
         f = _Fields(text, f"{source}: text_config")
         layers = f.integer("num_hidden_layers")
         widths = f.integer_or_list("intermediate_size", layers)
@@ -237,22 +284,32 @@ class DecoderConfig(TextConfig):
         eos = data.get("eos_token_id") if data.get("eos_token_id") is not None else text.get("eos_token_id", 1)
         eos_ids = _Fields({"eos_token_id": eos}, source).integer_or_list("eos_token_id", None)
         kwargs: dict[str, Any] = dict(
-            hidden_size=f.integer("hidden_size"), num_hidden_layers=layers,
+            hidden_size=f.integer("hidden_size"),
+            num_hidden_layers=layers,
             hidden_size_per_layer_input=f.integer("hidden_size_per_layer_input"),
-            vocab_size=f.integer("vocab_size"), vocab_size_per_layer_input=f.integer("vocab_size_per_layer_input"),
-            rms_norm_eps=f.number("rms_norm_eps", default=1e-6), pad_token_id=f.integer("pad_token_id", default=0),
-            intermediate_sizes=tuple(widths), num_attention_heads=f.integer("num_attention_heads"),
-            num_key_value_heads=f.integer("num_key_value_heads"), head_dim=f.integer("head_dim"),
-            layer_types=tuple(layer_types), sliding_window=f.integer("sliding_window"),
-            rope_theta_sliding=sliding_theta, rope_theta_full=full_theta,
+            vocab_size=f.integer("vocab_size"),
+            vocab_size_per_layer_input=f.integer("vocab_size_per_layer_input"),
+            rms_norm_eps=f.number("rms_norm_eps", default=1e-6),
+            pad_token_id=f.integer("pad_token_id", default=0),
+            intermediate_sizes=tuple(widths),
+            num_attention_heads=f.integer("num_attention_heads"),
+            num_key_value_heads=f.integer("num_key_value_heads"),
+            head_dim=f.integer("head_dim"),
+            layer_types=tuple(layer_types),
+            sliding_window=f.integer("sliding_window"),
+            rope_theta_sliding=sliding_theta,
+            rope_theta_full=full_theta,
             max_position_embeddings=f.integer("max_position_embeddings", default=32768),
-            altup_num_inputs=f.integer("altup_num_inputs"), altup_active_idx=f.integer("altup_active_idx", default=0),
+            altup_num_inputs=f.integer("altup_num_inputs"),
+            altup_active_idx=f.integer("altup_active_idx", default=0),
             altup_coef_clip=f.number("altup_coef_clip", default=120.0, nullable=True),
             altup_correct_scale=f.boolean("altup_correct_scale", default=True),
-            laurel_rank=f.integer("laurel_rank"), num_kv_shared_layers=f.integer("num_kv_shared_layers"),
+            laurel_rank=f.integer("laurel_rank"),
+            num_kv_shared_layers=f.integer("num_kv_shared_layers"),
             activation_sparsity=tuple(sparsity),
             final_logit_softcapping=f.number("final_logit_softcapping", default=30.0, nullable=True),
-            bos_token_id=f.integer("bos_token_id", default=2), eos_token_ids=tuple(eos_ids),
+            bos_token_id=f.integer("bos_token_id", default=2),
+            eos_token_ids=tuple(eos_ids),
         )
         multimodal = multimodal_fields(data, source)
         try:
@@ -307,8 +364,11 @@ class _Fields:
         value = self._get(key, _MISSING)
         if isinstance(value, int) and not isinstance(value, bool):
             return [value] * (length if length is not None else 1)
-        if (not isinstance(value, list) or not value
-                or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+        if (
+            not isinstance(value, list)
+            or not value
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+        ):
             raise self._fail(key, "an integer or a list of integers", value)
         if length is not None and len(value) != length:
             raise self._fail(key, f"one value per layer ({length})", value)
@@ -328,9 +388,13 @@ class _Fields:
         return self._list(key, length, default, lambda v: v in allowed, f"a list of {list(allowed)}")
 
     def number_list(self, key: str, length: int, default: tuple) -> list[float]:
-        values = self._list(key, length, default,
-                            lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-                            "a list of numbers")
+        values = self._list(
+            key,
+            length,
+            default,
+            lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+            "a list of numbers",
+        )
         return [float(v) for v in values]
 
     def only_value(self, key: str, supported: Any) -> None:
@@ -357,8 +421,11 @@ class _Fields:
                 if not isinstance(entry, Mapping):
                     raise self._fail(f"rope_parameters.{kind}", "an object", entry)
                 if entry.get("rope_type", "default") != "default":
-                    raise self._fail(f"rope_parameters.{kind}.rope_type", "'default' (RoPE scaling is not "
-                                     "implemented)", entry.get("rope_type"))
+                    raise self._fail(
+                        f"rope_parameters.{kind}.rope_type",
+                        "'default' (RoPE scaling is not implemented)",
+                        entry.get("rope_type"),
+                    )
                 theta = entry.get("rope_theta", theta)
                 where = f"rope_parameters.{kind}.rope_theta"
             if isinstance(theta, bool) or not isinstance(theta, (int, float)):
@@ -368,9 +435,14 @@ class _Fields:
 
 
 def _e2b_e4b(layers: int, width: int, shared: int) -> DecoderConfig:
-    return DecoderConfig(num_hidden_layers=layers, intermediate_sizes=(width,) * layers,
-                         layer_types=default_layer_types(layers), activation_sparsity=default_sparsity(layers),
-                         num_kv_shared_layers=shared, eos_token_ids=(1, 106))
+    return DecoderConfig(
+        num_hidden_layers=layers,
+        intermediate_sizes=(width,) * layers,
+        layer_types=default_layer_types(layers),
+        activation_sparsity=default_sparsity(layers),
+        num_kv_shared_layers=shared,
+        eos_token_ids=(1, 106),
+    )
 
 
 #: The tests' tiny decoder (spec gemma3n-text §11.1, with the prefill stage's tiny text side): both layer
@@ -380,10 +452,22 @@ def _e2b_e4b(layers: int, width: int, shared: int) -> DecoderConfig:
 #: and token ids (so prompts from the test tokenizer and audio placeholders fit) with a per-layer table of
 #: 512 rows (ids from 512 on read its row 0).
 TINY_DECODER = DecoderConfig(
-    hidden_size=48, num_hidden_layers=10, hidden_size_per_layer_input=16, vocab_size_per_layer_input=512,
-    intermediate_sizes=(96, 128) * 5, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-    layer_types=default_layer_types(10), sliding_window=6, max_position_embeddings=256, laurel_rank=4,
-    num_kv_shared_layers=5, activation_sparsity=(0.95,) * 3 + (0.0,) * 7, eos_token_ids=(1, 106))
+    hidden_size=48,
+    num_hidden_layers=10,
+    hidden_size_per_layer_input=16,
+    vocab_size_per_layer_input=512,
+    intermediate_sizes=(96, 128) * 5,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    layer_types=default_layer_types(10),
+    sliding_window=6,
+    max_position_embeddings=256,
+    laurel_rank=4,
+    num_kv_shared_layers=5,
+    activation_sparsity=(0.95,) * 3 + (0.0,) * 7,
+    eos_token_ids=(1, 106),
+)
 
 BUILTIN_DECODER_CONFIGS: dict[str, DecoderConfig] = {
     "e2b": _e2b_e4b(30, 8192, 10),
@@ -396,5 +480,6 @@ def builtin_decoder_config(name: str) -> DecoderConfig:
     try:
         return BUILTIN_DECODER_CONFIGS[name]
     except KeyError:
-        raise ConfigError(f"unknown built-in decoder configuration {name!r}; "
-                          f"choose one of {sorted(BUILTIN_DECODER_CONFIGS)}") from None
+        raise ConfigError(
+            f"unknown built-in decoder configuration {name!r}; choose one of {sorted(BUILTIN_DECODER_CONFIGS)}"
+        ) from None

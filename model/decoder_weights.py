@@ -38,11 +38,25 @@ def layer_weight_names(cfg: DecoderConfig, layer: int) -> list[str]:
     if cfg.owns_kv(layer):
         attention += ["self_attn.k_proj", "self_attn.v_proj", "self_attn.k_norm"]
     names = attention + [
-        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "input_layernorm",
-        "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm",
-        "altup.correct_output_scale", "altup.correction_coefs", "altup.prediction_coefs", "altup.modality_router",
-        "altup.router_norm", "laurel.linear_left", "laurel.linear_right", "laurel.post_laurel_norm",
-        "per_layer_input_gate", "per_layer_projection", "post_per_layer_input_norm",
+        "self_attn.o_proj",
+        "mlp.gate_proj",
+        "mlp.up_proj",
+        "mlp.down_proj",
+        "input_layernorm",
+        "post_attention_layernorm",
+        "pre_feedforward_layernorm",
+        "post_feedforward_layernorm",
+        "altup.correct_output_scale",
+        "altup.correction_coefs",
+        "altup.prediction_coefs",
+        "altup.modality_router",
+        "altup.router_norm",
+        "laurel.linear_left",
+        "laurel.linear_right",
+        "laurel.post_laurel_norm",
+        "per_layer_input_gate",
+        "per_layer_projection",
+        "post_per_layer_input_norm",
     ]
     return [at + n for n in names]
 
@@ -51,13 +65,22 @@ def _layer_shape(cfg: DecoderConfig, layer: int, name: str) -> tuple[int, ...]:
     d, n, p = cfg.hidden_size, cfg.altup_num_inputs, cfg.hidden_size_per_layer_input
     f = cfg.intermediate_sizes[layer]
     return {
-        "self_attn.q_proj": (cfg.q_width, d), "self_attn.k_proj": (cfg.kv_width, d),
-        "self_attn.v_proj": (cfg.kv_width, d), "self_attn.o_proj": (d, cfg.q_width),
-        "self_attn.q_norm": (cfg.head_dim,), "self_attn.k_norm": (cfg.head_dim,),
-        "mlp.gate_proj": (f, d), "mlp.up_proj": (f, d), "mlp.down_proj": (d, f),
-        "altup.correction_coefs": (n, n), "altup.prediction_coefs": (n * n, n), "altup.modality_router": (n, d),
-        "laurel.linear_left": (cfg.laurel_rank, d), "laurel.linear_right": (d, cfg.laurel_rank),
-        "per_layer_input_gate": (p, d), "per_layer_projection": (d, p),
+        "self_attn.q_proj": (cfg.q_width, d),
+        "self_attn.k_proj": (cfg.kv_width, d),
+        "self_attn.v_proj": (cfg.kv_width, d),
+        "self_attn.o_proj": (d, cfg.q_width),
+        "self_attn.q_norm": (cfg.head_dim,),
+        "self_attn.k_norm": (cfg.head_dim,),
+        "mlp.gate_proj": (f, d),
+        "mlp.up_proj": (f, d),
+        "mlp.down_proj": (d, f),
+        "altup.correction_coefs": (n, n),
+        "altup.prediction_coefs": (n * n, n),
+        "altup.modality_router": (n, d),
+        "laurel.linear_left": (cfg.laurel_rank, d),
+        "laurel.linear_right": (d, cfg.laurel_rank),
+        "per_layer_input_gate": (p, d),
+        "per_layer_projection": (d, p),
     }.get(name, (d,))
 
 
@@ -80,8 +103,9 @@ def decoder_weight_specs(cfg: DecoderConfig, layout: WeightLayout = HF_LAYOUT) -
     return {s.logical: s for s in specs}
 
 
-def read_decoder_weights(directory: str | Path, cfg: DecoderConfig,
-                         layout: WeightLayout = HF_LAYOUT) -> dict[str, np.ndarray]:
+def read_decoder_weights(
+    directory: str | Path, cfg: DecoderConfig, layout: WeightLayout = HF_LAYOUT
+) -> dict[str, np.ndarray]:
     """Every decoder tensor of a checkpoint (BF16, transformers or mlx-vlm names), memory-mapped, by logical
     name.  Every missing tensor, wrong dtype or wrong shape is listed in one `CheckpointSchemaError`; other
     tensors (the audio tower, shared layers' unused k/v projections) are left alone."""
@@ -97,13 +121,18 @@ def read_decoder_weights(directory: str | Path, cfg: DecoderConfig,
         elif info.dtype != "BF16" or tuple(info.shape) != spec.shape:
             mismatched.append(f"{spec.key}: {info.dtype} {list(info.shape)}, expected BF16 {list(spec.shape)}")
         else:
-            out[logical] = np.memmap(info.file, dtype=ml_dtypes.bfloat16, mode="r", offset=info.offsets[0],
-                                     shape=info.shape)
+            out[logical] = np.memmap(
+                info.file, dtype=ml_dtypes.bfloat16, mode="r", offset=info.offsets[0], shape=info.shape
+            )
     if missing or mismatched:
         lines = [f"missing: {name}" for name in missing[:20]] + mismatched[:20]
         more = len(missing) + len(mismatched) - len(lines)
-        raise CheckpointSchemaError(f"{directory}: the decoder's tensors do not match the configuration "
-                                    f"({len(missing)} missing, {len(mismatched)} mismatched):\n  "
-                                    + "\n  ".join(lines) + (f"\n  ... and {more} more" if more > 0 else ""),
-                                    missing=missing, mismatched=mismatched)
+        raise CheckpointSchemaError(
+            f"{directory}: the decoder's tensors do not match the configuration "
+            f"({len(missing)} missing, {len(mismatched)} mismatched):\n  "
+            + "\n  ".join(lines)
+            + (f"\n  ... and {more} more" if more > 0 else ""),
+            missing=missing,
+            mismatched=mismatched,
+        )
     return out

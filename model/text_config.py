@@ -21,8 +21,13 @@ from typing import Any
 from .audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, ConfigError, config_value
 
 # What the prefill stage's shapes depend on: never defaulted for a checkpoint.
-TEXT_SHAPE_FIELDS = ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input", "vocab_size",
-                     "vocab_size_per_layer_input")
+TEXT_SHAPE_FIELDS = (
+    "hidden_size",
+    "num_hidden_layers",
+    "hidden_size_per_layer_input",
+    "vocab_size",
+    "vocab_size_per_layer_input",
+)
 
 
 @dataclass(frozen=True)
@@ -49,19 +54,29 @@ class TextConfig:
 
     def __post_init__(self) -> None:
         problems: list[str] = []
-        for name in ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input", "vocab_size",
-                     "vocab_size_per_layer_input", "audio_vocab_size"):
+        for name in (
+            "hidden_size",
+            "num_hidden_layers",
+            "hidden_size_per_layer_input",
+            "vocab_size",
+            "vocab_size_per_layer_input",
+            "audio_vocab_size",
+        ):
             if int(getattr(self, name)) < 1:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
         if not (math.isfinite(self.rms_norm_eps) and self.rms_norm_eps > 0):
             problems.append(f"rms_norm_eps must be a positive finite number, got {self.rms_norm_eps}")
         if self.audio_soft_tokens_per_image != AUDIO_SOFT_TOKENS_PER_CLIP:
-            problems.append(f"audio_soft_tokens_per_image must be {AUDIO_SOFT_TOKENS_PER_CLIP} (the encoder emits "
-                            f"{AUDIO_SOFT_TOKENS_PER_CLIP} rows per clip), got {self.audio_soft_tokens_per_image}")
+            problems.append(
+                f"audio_soft_tokens_per_image must be {AUDIO_SOFT_TOKENS_PER_CLIP} (the encoder emits "
+                f"{AUDIO_SOFT_TOKENS_PER_CLIP} rows per clip), got {self.audio_soft_tokens_per_image}"
+            )
         if self.audio_vocab_offset + self.audio_vocab_size != self.vocab_size:
-            problems.append(f"the audio vocabulary [{self.audio_vocab_offset}, "
-                            f"{self.audio_vocab_offset + self.audio_vocab_size}) must end the text vocabulary "
-                            f"({self.vocab_size} ids)")
+            problems.append(
+                f"the audio vocabulary [{self.audio_vocab_offset}, "
+                f"{self.audio_vocab_offset + self.audio_vocab_size}) must end the text vocabulary "
+                f"({self.vocab_size} ids)"
+            )
         if not self.audio_vocab_offset <= self.eoa_token_id < self.vocab_size:
             problems.append(f"eoa_token_id {self.eoa_token_id} is not an audio-vocabulary id")
         if not self.audio_vocab_offset <= self.audio_token_id < self.vocab_size:
@@ -92,13 +107,14 @@ class TextConfig:
         way.  A missing or mistyped value is a one-line :class:`ConfigError` naming it."""
         text = data.get("text_config")
         if not isinstance(text, Mapping):
-            raise ConfigError(f"{source}: text_config is missing (expected the language model's configuration "
-                              f"object)")
+            raise ConfigError(f"{source}: text_config is missing (expected the language model's configuration object)")
         kwargs: dict[str, Any] = {}
         for key in TEXT_SHAPE_FIELDS:
             if text.get(key) is None:
-                raise ConfigError(f"{source}: text_config.{key} is missing (expected an integer; the prefill "
-                                  f"stage's shapes depend on it, so there is no default)")
+                raise ConfigError(
+                    f"{source}: text_config.{key} is missing (expected an integer; the prefill "
+                    f"stage's shapes depend on it, so there is no default)"
+                )
             kwargs[key] = config_value(text[key], "int", f"{source}: text_config.{key}")
         for key, kind in (("rms_norm_eps", "float"), ("pad_token_id", "int")):
             if text.get(key) is not None:
@@ -140,5 +156,6 @@ def builtin_text_config(name: str) -> TextConfig:
     try:
         return BUILTIN_TEXT_CONFIGS[name]
     except KeyError:
-        raise ConfigError(f"unknown built-in text configuration {name!r}; "
-                          f"choose one of {sorted(BUILTIN_TEXT_CONFIGS)}") from None
+        raise ConfigError(
+            f"unknown built-in text configuration {name!r}; choose one of {sorted(BUILTIN_TEXT_CONFIGS)}"
+        ) from None

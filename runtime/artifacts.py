@@ -35,12 +35,20 @@ def default_cache_dir() -> Path:
     return Path(base) / "gemma3n-iree"
 
 
-def program_identity(mlir: str, target: Target, contract: str, module: str, weight_schema: str,
-                     config: str | None = None) -> dict[str, str]:
+def program_identity(
+    mlir: str, target: Target, contract: str, module: str, weight_schema: str, config: str | None = None
+) -> dict[str, str]:
     """Everything a compiled program's bytes depend on."""
-    identity = {"schema": MANIFEST_SCHEMA, "mlir_sha256": _sha256(mlir.encode()), "flags": " ".join(target.flags()),
-                "target": target.cache_key(), "compiler": compiler_version(), "contract": contract,
-                "module": module, "weight_schema": weight_schema}
+    identity = {
+        "schema": MANIFEST_SCHEMA,
+        "mlir_sha256": _sha256(mlir.encode()),
+        "flags": " ".join(target.flags()),
+        "target": target.cache_key(),
+        "compiler": compiler_version(),
+        "contract": contract,
+        "module": module,
+        "weight_schema": weight_schema,
+    }
     if config is not None:
         identity["config"] = config
     return identity
@@ -74,18 +82,33 @@ class ArtifactCache:
         self.root = Path(root) if root is not None else default_cache_dir()
 
     def identity(self, spec: AudioModuleSpec, target: Target, mlir: str, weight_schema: str) -> dict[str, str]:
-        return program_identity(mlir, target, spec.contract.identity(), spec.identity(), weight_schema,
-                                config=spec.config.identity())
+        return program_identity(
+            mlir, target, spec.contract.identity(), spec.identity(), weight_schema, config=spec.config.identity()
+        )
 
-    def get_or_build(self, spec: AudioModuleSpec, target: Target, weight_schema: str,
-                     progress: Progress | None = None) -> BuiltArtifact:
+    def get_or_build(
+        self, spec: AudioModuleSpec, target: Target, weight_schema: str, progress: Progress | None = None
+    ) -> BuiltArtifact:
         """The audio artifact of `spec` for `target`, compiled on a miss."""
         mlir = emit_audio_module(spec)
-        return self.build("audio", mlir, self.identity(spec, target, mlir, weight_schema), target,
-                          f"{len(spec.entries)} entry point(s)", progress)
+        return self.build(
+            "audio",
+            mlir,
+            self.identity(spec, target, mlir, weight_schema),
+            target,
+            f"{len(spec.entries)} entry point(s)",
+            progress,
+        )
 
-    def build(self, kind: str, mlir: str, identity: dict[str, str], target: Target, what: str,
-              progress: Progress | None = None) -> BuiltArtifact:
+    def build(
+        self,
+        kind: str,
+        mlir: str,
+        identity: dict[str, str],
+        target: Target,
+        what: str,
+        progress: Progress | None = None,
+    ) -> BuiltArtifact:
         """Reuse the verified `<kind>-<digest>.vmfb` of `identity`, or compile `mlir` and publish it."""
         say = progress or (lambda _msg: None)
         digest = _sha256(json.dumps(identity, sort_keys=True).encode())[:32]
@@ -112,5 +135,8 @@ class ArtifactCache:
             data = vmfb_path.read_bytes()
         except (OSError, ValueError):
             return False
-        return (manifest.get("identity") == identity and manifest.get("vmfb_bytes") == len(data)
-                and manifest.get("vmfb_sha256") == _sha256(data))
+        return (
+            manifest.get("identity") == identity
+            and manifest.get("vmfb_bytes") == len(data)
+            and manifest.get("vmfb_sha256") == _sha256(data)
+        )

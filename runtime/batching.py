@@ -33,8 +33,9 @@ def call_width(queued: int, widths: Sequence[int]) -> int:
     return next((w for w in ordered if w <= queued), ordered[-1])
 
 
-def may_run(queued: int, widest: int, *, settled: bool, waited_s: float, max_wait_s: float,
-            device_idle: bool = True) -> bool:
+def may_run(
+    queued: int, widest: int, *, settled: bool, waited_s: float, max_wait_s: float, device_idle: bool = True
+) -> bool:
     """Whether a bucket with `queued` clips may run now: when they fill its widest call; when no more
     clips can arrive (`settled`); or when the device has nothing to do and the oldest clip has waited
     `max_wait_s` (a partial call then beats an idle device).  While a call is running, a partial one
@@ -70,16 +71,23 @@ class Wait:
     seconds: float | None
 
 
-def next_encode_call(queues: Sequence[BucketQueue], now: float, *, settled: bool, device_idle: bool,
-                     max_wait_s: float) -> EncodeCall | Wait:
+def next_encode_call(
+    queues: Sequence[BucketQueue], now: float, *, settled: bool, device_idle: bool, max_wait_s: float
+) -> EncodeCall | Wait:
     """The next encoder call, shared by the encode pipeline and the server's scheduler: among the buckets
     that `may_run`, the one whose oldest clip has waited longest (ties: the smaller bucket), so no
     bucket starves; it runs the widest call its clips fill (`call_width`).  Otherwise how long until a
     partial call on an idle device has waited `max_wait_s`."""
     heads = sorted((q.oldest_s, q.bucket, q) for q in queues if q.queued > 0)
     for oldest, _, q in heads:
-        if may_run(q.queued, max(q.widths), settled=settled, waited_s=now - oldest, max_wait_s=max_wait_s,
-                   device_idle=device_idle):
+        if may_run(
+            q.queued,
+            max(q.widths),
+            settled=settled,
+            waited_s=now - oldest,
+            max_wait_s=max_wait_s,
+            device_idle=device_idle,
+        ):
             width = call_width(q.queued, q.widths)
             return EncodeCall(q.bucket, width, min(width, q.queued))
     if heads and device_idle:

@@ -47,23 +47,49 @@ SINGLE_NAME = "model.safetensors"
 
 # Byte sizes of the safetensors dtypes (sub-byte float types are sized in bits: see _byte_size).
 _DTYPE_BITS: dict[str, int] = {
-    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
-    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-    "I32": 32, "U32": 32, "F32": 32, "C64": 64,
-    "I64": 64, "U64": 64, "F64": 64,
-    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+    "BOOL": 8,
+    "U8": 8,
+    "I8": 8,
+    "F8_E5M2": 8,
+    "F8_E4M3": 8,
+    "F8_E8M0": 8,
+    "I16": 16,
+    "U16": 16,
+    "F16": 16,
+    "BF16": 16,
+    "I32": 32,
+    "U32": 32,
+    "F32": 32,
+    "C64": 64,
+    "I64": 64,
+    "U64": 64,
+    "F64": 64,
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
 }
 # numpy dtypes for `read` (safetensors data is little-endian).
 _NUMPY_DTYPES: dict[str, np.dtype] = {
-    "BF16": np.dtype(ml_dtypes.bfloat16), "F16": np.dtype("<f2"), "F32": np.dtype("<f4"),
-    "F64": np.dtype("<f8"), "U32": np.dtype("<u4"), "I32": np.dtype("<i4"), "U8": np.dtype("u1"),
-    "I8": np.dtype("i1"), "U16": np.dtype("<u2"), "I16": np.dtype("<i2"), "I64": np.dtype("<i8"),
-    "U64": np.dtype("<u8"), "BOOL": np.dtype("?"),
+    "BF16": np.dtype(ml_dtypes.bfloat16),
+    "F16": np.dtype("<f2"),
+    "F32": np.dtype("<f4"),
+    "F64": np.dtype("<f8"),
+    "U32": np.dtype("<u4"),
+    "I32": np.dtype("<i4"),
+    "U8": np.dtype("u1"),
+    "I8": np.dtype("i1"),
+    "U16": np.dtype("<u2"),
+    "I16": np.dtype("<i2"),
+    "I64": np.dtype("<i8"),
+    "U64": np.dtype("<u8"),
+    "BOOL": np.dtype("?"),
 }
 # Float dtypes scanned by check_finite: (unsigned view, exponent mask).
 _FLOAT_BITS: dict[str, tuple[np.dtype, int]] = {
-    "BF16": (np.dtype("<u2"), 0x7F80), "F16": (np.dtype("<u2"), 0x7C00),
-    "F32": (np.dtype("<u4"), 0x7F800000), "F64": (np.dtype("<u8"), 0x7FF0000000000000),
+    "BF16": (np.dtype("<u2"), 0x7F80),
+    "F16": (np.dtype("<u2"), 0x7C00),
+    "F32": (np.dtype("<u4"), 0x7F800000),
+    "F64": (np.dtype("<u8"), 0x7FF0000000000000),
 }
 _CHUNK_ELEMENTS = 1 << 22
 
@@ -79,8 +105,9 @@ class CheckpointFormatError(CheckpointError):
 class CheckpointSchemaError(CheckpointError):
     """The audio tensors do not match the schema the configuration implies (every problem listed)."""
 
-    def __init__(self, message: str, missing: Sequence[str] = (), unexpected: Sequence[str] = (),
-                 mismatched: Sequence[str] = ()) -> None:
+    def __init__(
+        self, message: str, missing: Sequence[str] = (), unexpected: Sequence[str] = (), mismatched: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.missing = tuple(missing)
         self.unexpected = tuple(unexpected)
@@ -106,6 +133,7 @@ class TensorInfo(NamedTuple):
 
 # ---------------------------------------------------------------------------------------------- headers
 
+
 def _byte_size(dtype: str, shape: tuple[int, ...]) -> int | None:
     bits = _DTYPE_BITS.get(dtype)
     if bits is None:
@@ -122,6 +150,7 @@ def _no_duplicate_keys(path: Path):
                 raise CheckpointFormatError(f"{path}: corrupt safetensors header: key {key!r} appears twice")
             out[key] = value
         return out
+
     return hook
 
 
@@ -137,15 +166,19 @@ def read_safetensors_header(path: str | Path) -> dict[str, TensorInfo]:
         with open(path, "rb") as f:
             head = f.read(8)
             if len(head) < 8:
-                raise CheckpointFormatError(f"{path}: not a safetensors file ({size} bytes, shorter than the "
-                                            f"8-byte header length)")
+                raise CheckpointFormatError(
+                    f"{path}: not a safetensors file ({size} bytes, shorter than the 8-byte header length)"
+                )
             (n,) = struct.unpack("<Q", head)
             if n > MAX_HEADER_BYTES:
-                raise CheckpointFormatError(f"{path}: corrupt safetensors header: header length {n} exceeds the "
-                                            f"{MAX_HEADER_BYTES}-byte limit")
+                raise CheckpointFormatError(
+                    f"{path}: corrupt safetensors header: header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit"
+                )
             if n > size - 8:
-                raise CheckpointFormatError(f"{path}: truncated or corrupt safetensors file: header length {n} "
-                                            f"exceeds the {size - 8} bytes after the length field")
+                raise CheckpointFormatError(
+                    f"{path}: truncated or corrupt safetensors file: header length {n} "
+                    f"exceeds the {size - 8} bytes after the length field"
+                )
             raw = f.read(n)
     except OSError as exc:
         raise CheckpointFormatError(f"{path}: cannot read: {exc}") from None
@@ -168,28 +201,37 @@ def read_safetensors_header(path: str | Path) -> dict[str, TensorInfo]:
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if not isinstance(dtype, str):
             raise CheckpointFormatError(f"{where}: corrupt header entry: dtype {dtype!r}")
-        if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                for d in shape)):
+        if not (
+            isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+        ):
             raise CheckpointFormatError(f"{where}: corrupt header entry: shape {shape!r}")
-        if not (isinstance(offsets, list) and len(offsets) == 2
-                and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
+        if not (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+        ):
             raise CheckpointFormatError(f"{where}: corrupt header entry: data_offsets {offsets!r}")
         begin, end = offsets
         if not 0 <= begin <= end:
             raise CheckpointFormatError(f"{where}: corrupt header entry: data_offsets {offsets}")
         if end > data_size:
-            raise CheckpointFormatError(f"{where}: truncated or corrupt file: data ends at byte {data_start + end} "
-                                        f"but the file has {size} bytes")
+            raise CheckpointFormatError(
+                f"{where}: truncated or corrupt file: data ends at byte {data_start + end} "
+                f"but the file has {size} bytes"
+            )
         shape_t = tuple(shape)
         want = _byte_size(dtype, shape_t)
         if want is not None and want != end - begin:
-            raise CheckpointFormatError(f"{where}: corrupt header entry: {dtype} {list(shape_t)} needs {want} bytes, "
-                                        f"data_offsets {offsets} span {end - begin}")
+            raise CheckpointFormatError(
+                f"{where}: corrupt header entry: {dtype} {list(shape_t)} needs {want} bytes, "
+                f"data_offsets {offsets} span {end - begin}"
+            )
         tensors[name] = TensorInfo(path, dtype, shape_t, (data_start + begin, data_start + end))
     return tensors
 
 
 # ---------------------------------------------------------------------------------------------- files
+
 
 def _shard_path(directory: Path, index_path: Path, name: Any) -> Path:
     if not isinstance(name, str) or not name or Path(name).is_absolute() or ".." in Path(name).parts:
@@ -218,8 +260,9 @@ def find_safetensors_files(directory: str | Path) -> tuple[list[Path], dict[str,
                 files.append(path)
         missing = [p.name for p in files if not p.is_file()]
         if missing:
-            raise CheckpointFormatError(f"{index_path}: lists shard file(s) that do not exist in {directory}: "
-                                        + ", ".join(missing))
+            raise CheckpointFormatError(
+                f"{index_path}: lists shard file(s) that do not exist in {directory}: " + ", ".join(missing)
+            )
         return sorted(files), dict(weight_map), index_path
     files = sorted(p for p in directory.glob("*.safetensors") if p.is_file())
     if not files:
@@ -228,6 +271,7 @@ def find_safetensors_files(directory: str | Path) -> tuple[list[Path], dict[str,
 
 
 # ---------------------------------------------------------------------------------------------- quantization
+
 
 def _quant_params(block: Any, where: str) -> tuple[int, int]:
     if not isinstance(block, dict):
@@ -251,8 +295,9 @@ def read_quantization_block(data: Mapping[str, Any], config_path: Path) -> dict[
         return None
     for key, block in blocks.items():
         if not isinstance(block, dict):
-            raise CheckpointFormatError(f"{config_path}: {key}: expected an object with 'group_size' and 'bits', "
-                                        f"got {block!r}")
+            raise CheckpointFormatError(
+                f"{config_path}: {key}: expected an object with 'group_size' and 'bits', got {block!r}"
+            )
     if len(blocks) == 2:
         a, b = ({f: v.get(f) for f in ("bits", "group_size", "mode")} for v in blocks.values())
         if a != b:
@@ -264,19 +309,24 @@ def read_quantization_block(data: Mapping[str, Any], config_path: Path) -> dict[
 
 # ---------------------------------------------------------------------------------------------- schema
 
+
 def detect_layout(names: Sequence[str], where: str) -> WeightLayout:
     """HF or mlx naming, from which audio prefixes the tensor names use (exactly one must occur)."""
+
     def has(layout: WeightLayout) -> list[str]:
         return [n for n in names if n.startswith((layout.tower_prefix, layout.embed_prefix))]
+
     hf, mlx = has(HF_LAYOUT), has(MLX_LAYOUT)
     if hf and mlx:
         raise CheckpointSchemaError(
             f"{where}: audio tensors use both the Hugging Face names ({len(hf)}, e.g. {hf[0]}) and the mlx names "
-            f"({len(mlx)}, e.g. {mlx[0]}); a checkpoint must use one layout")
+            f"({len(mlx)}, e.g. {mlx[0]}); a checkpoint must use one layout"
+        )
     if not hf and not mlx:
         raise CheckpointSchemaError(
             f"{where}: no audio tensors (expected names starting with {HF_LAYOUT.tower_prefix!r}/"
-            f"{HF_LAYOUT.embed_prefix!r} or {MLX_LAYOUT.tower_prefix!r}/{MLX_LAYOUT.embed_prefix!r})")
+            f"{HF_LAYOUT.embed_prefix!r} or {MLX_LAYOUT.tower_prefix!r}/{MLX_LAYOUT.embed_prefix!r})"
+        )
     return HF_LAYOUT if hf else MLX_LAYOUT
 
 
@@ -288,8 +338,10 @@ def _other_layout_hint(spec: WeightSpec, found: tuple[int, ...], layout: WeightL
     other = MLX_LAYOUT if layout is HF_LAYOUT else HF_LAYOUT
     for o in audio_weight_specs(cfg, other):
         if o.logical == spec.logical and o.shape == found and o.shape != spec.shape:
-            return (f" (that is the {other.name} layout's {other.conv_layout if len(found) == 4 else other.depthwise_layout}"
-                    f" shape; {layout.name} checkpoints store {layout.conv_layout if len(found) == 4 else layout.depthwise_layout})")
+            return (
+                f" (that is the {other.name} layout's {other.conv_layout if len(found) == 4 else other.depthwise_layout}"
+                f" shape; {layout.name} checkpoints store {layout.conv_layout if len(found) == 4 else layout.depthwise_layout})"
+            )
     return ""
 
 
@@ -307,9 +359,16 @@ def _module_quant(block: Mapping[str, Any] | None, module: str, where: str) -> t
 class Checkpoint:
     """A validated checkpoint: its configuration, layout, audio tensors and the files that hold them."""
 
-    def __init__(self, directory: Path, config: AudioConfig, layout: WeightLayout,
-                 quantization: tuple[int, int] | None, tensors: dict[str, TensorInfo],
-                 specs: list[WeightSpec], quantized: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        config: AudioConfig,
+        layout: WeightLayout,
+        quantization: tuple[int, int] | None,
+        tensors: dict[str, TensorInfo],
+        specs: list[WeightSpec],
+        quantized: tuple[str, ...],
+    ) -> None:
         self.directory = directory
         self.config = config
         self.layout = layout
@@ -322,8 +381,10 @@ class Checkpoint:
 
     def __repr__(self) -> str:
         q = "none" if self.quantization is None else f"{self.quantization[0]}-bit/group {self.quantization[1]}"
-        return (f"Checkpoint({str(self.directory)!r}, layout={self.layout.name}, tensors={len(self.tensors)}, "
-                f"files={len(self.files)}, quantization={q})")
+        return (
+            f"Checkpoint({str(self.directory)!r}, layout={self.layout.name}, tensors={len(self.tensors)}, "
+            f"files={len(self.files)}, quantization={q})"
+        )
 
     # ------------------------------------------------------------------ schema facts
     def quantized_names(self) -> tuple[str, ...]:
@@ -368,7 +429,8 @@ class Checkpoint:
                 raise CheckpointNonFiniteError(
                     f"{info.file}: tensor {name} ({info.dtype} {_fmt_shape(info.shape)}) holds {value} at flat "
                     f"index {index} (multi-index {_multi_index(index, info.shape)}); "
-                    f"a checkpoint with non-finite weights is refused")
+                    f"a checkpoint with non-finite weights is refused"
+                )
         if self.quantization is None:
             return
         top = (1 << self.quantization[0]) - 1
@@ -383,7 +445,8 @@ class Checkpoint:
                 raise CheckpointNonFiniteError(
                     f"{self.tensors[base + '.scales'].file}: quantized weight {base}.weight: group "
                     f"{_multi_index(index, scales.shape)} (flat index {index} of {base}.scales/.biases) can "
-                    f"dequantize to a value beyond the BF16 range (|scale|*{top} + |bias| = {bound.reshape(-1)[index]:.4g})")
+                    f"dequantize to a value beyond the BF16 range (|scale|*{top} + |bias| = {bound.reshape(-1)[index]:.4g})"
+                )
 
 
 def _map(name: str, info: TensorInfo) -> np.ndarray:
@@ -406,7 +469,7 @@ def _first_non_finite(name: str, info: TensorInfo) -> tuple[int, str] | None:
     view, mask = _FLOAT_BITS[info.dtype]
     flat = _map(name, info).reshape(-1).view(view)
     for start in range(0, flat.size, _CHUNK_ELEMENTS):
-        chunk = flat[start:start + _CHUNK_ELEMENTS]
+        chunk = flat[start : start + _CHUNK_ELEMENTS]
         bad = np.flatnonzero((chunk & view.type(mask)) == view.type(mask))
         if bad.size:
             i = int(bad[0])
@@ -416,9 +479,13 @@ def _first_non_finite(name: str, info: TensorInfo) -> tuple[int, str] | None:
     return None
 
 
-def _validate(cfg: AudioConfig, layout: WeightLayout, audio: dict[str, TensorInfo],
-              qblock: Mapping[str, Any] | None, config_path: Path
-              ) -> tuple[dict[str, TensorInfo], list[WeightSpec], tuple[str, ...], tuple[int, int] | None]:
+def _validate(
+    cfg: AudioConfig,
+    layout: WeightLayout,
+    audio: dict[str, TensorInfo],
+    qblock: Mapping[str, Any] | None,
+    config_path: Path,
+) -> tuple[dict[str, TensorInfo], list[WeightSpec], tuple[str, ...], tuple[int, int] | None]:
     specs = audio_weight_specs(cfg, layout)
     missing: list[str] = []
     mismatched: list[str] = []
@@ -446,8 +513,9 @@ def _validate(cfg: AudioConfig, layout: WeightLayout, audio: dict[str, TensorInf
             wrong_float.append(info.dtype)
         if info.shape != shape:
             hint = _other_layout_hint(spec, info.shape, layout, cfg) if spec is not None else ""
-            mismatched.append(f"{name}{where(info)}: expected shape {_fmt_shape(shape)}, "
-                              f"found {_fmt_shape(info.shape)}{hint}")
+            mismatched.append(
+                f"{name}{where(info)}: expected shape {_fmt_shape(shape)}, found {_fmt_shape(info.shape)}{hint}"
+            )
 
     for spec in specs:
         module = spec.key.removesuffix(".weight") if spec.key.endswith(".weight") else None
@@ -480,8 +548,10 @@ def _validate(cfg: AudioConfig, layout: WeightLayout, audio: dict[str, TensorInf
         quant_params.add(params)
         quantized.append(spec.logical)
         if cols % group or (cols * bits) % 32:
-            mismatched.append(f"{spec.key}: quantized, but its {cols} input columns are not a multiple of "
-                              f"group_size {group} (and of 32/bits = {32 // bits} values per word)")
+            mismatched.append(
+                f"{spec.key}: quantized, but its {cols} input columns are not a multiple of "
+                f"group_size {group} (and of 32/bits = {32 // bits} values per word)"
+            )
             for n in (spec.key, scales, biases):
                 expected_names.add(n)
                 if n in audio:
@@ -500,24 +570,30 @@ def _validate(cfg: AudioConfig, layout: WeightLayout, audio: dict[str, TensorInf
             spec = next((s for s in specs if s.key == base), None)
             if spec is not None and len(spec.shape) != 2:
                 note = " (conv weights, norms and per_dim_scale are never quantized)"
-        unexpected.append(f"{name}{where(info)}: {info.dtype} {_fmt_shape(info.shape)} is not part of the audio "
-                          f"schema{note}")
+        unexpected.append(
+            f"{name}{where(info)}: {info.dtype} {_fmt_shape(info.shape)} is not part of the audio schema{note}"
+        )
 
     if unconfigured:
-        mismatched.append(f"{config_path.name} has no 'quantization' block (group_size, bits), but "
-                          f"{len(unconfigured)} weight(s) are quantized (their .scales exist): "
-                          + ", ".join(unconfigured))
+        mismatched.append(
+            f"{config_path.name} has no 'quantization' block (group_size, bits), but "
+            f"{len(unconfigured)} weight(s) are quantized (their .scales exist): " + ", ".join(unconfigured)
+        )
     for problem, keys in bad_params.items():
         mismatched.append(f"{problem} (needed by {len(keys)} quantized weight(s): {', '.join(keys)})")
     if len(quant_params) > 1:
-        mismatched.append(f"quantized audio weights use different (bits, group_size): {sorted(quant_params)}; "
-                          f"one setting for all audio weights is supported")
+        mismatched.append(
+            f"quantized audio weights use different (bits, group_size): {sorted(quant_params)}; "
+            f"one setting for all audio weights is supported"
+        )
     if missing or unexpected or mismatched:
         lines = []
         kinds = set(wrong_float)
         if len(kinds) == 1 and kinds & {"F32", "F16", "F64"}:
-            lines.append(f"{kinds.pop()} checkpoint: the artifact binds the audio weights as BF16 parameters; convert "
-                         f"the checkpoint's audio weights to BF16 first")
+            lines.append(
+                f"{kinds.pop()} checkpoint: the artifact binds the audio weights as BF16 parameters; convert "
+                f"the checkpoint's audio weights to BF16 first"
+            )
         for title, items in (("missing", missing), ("unexpected", unexpected), ("wrong dtype or shape", mismatched)):
             if items:
                 lines.append(f"{len(items)} {title}:")
@@ -526,12 +602,17 @@ def _validate(cfg: AudioConfig, layout: WeightLayout, audio: dict[str, TensorInf
         files = sorted({str(i.file) for i in audio.values()})
         raise CheckpointSchemaError(
             f"{config_path.parent}: the audio tensors do not match the schema of its config ({layout_text}; files "
-            f"{', '.join(files)}):\n" + "\n".join(lines), missing, unexpected, mismatched)
+            f"{', '.join(files)}):\n" + "\n".join(lines),
+            missing,
+            unexpected,
+            mismatched,
+        )
     quant = next(iter(quant_params)) if quant_params else None
     return ordered, specs, tuple(quantized), quant
 
 
 # ---------------------------------------------------------------------------------------------- entry point
+
 
 def open_checkpoint(directory: str | Path) -> Checkpoint:
     """Read config.json and the safetensors headers of a checkpoint; validate the audio schema (fail-closed)."""
@@ -554,8 +635,10 @@ def open_checkpoint(directory: str | Path) -> Checkpoint:
                 continue
             everything[name] = info
     if duplicates:
-        raise CheckpointFormatError(f"{directory}: {len(duplicates)} tensor(s) stored in more than one file:\n"
-                                    + "\n".join(f"  - {d}" for d in duplicates))
+        raise CheckpointFormatError(
+            f"{directory}: {len(duplicates)} tensor(s) stored in more than one file:\n"
+            + "\n".join(f"  - {d}" for d in duplicates)
+        )
 
     layout = detect_layout(list(everything), str(directory))
     prefixes = (layout.tower_prefix, layout.embed_prefix)
@@ -573,9 +656,10 @@ def open_checkpoint(directory: str | Path) -> Checkpoint:
             if name.startswith(prefixes) and name not in everything:
                 problems.append(f"{name}: the index says {listed}, but that shard's header has no such tensor")
         if problems:
-            raise CheckpointFormatError(f"{index_path}: the index and the shards disagree about audio tensors:\n"
-                                        + "\n".join(f"  - {p}" for p in sorted(problems)))
+            raise CheckpointFormatError(
+                f"{index_path}: the index and the shards disagree about audio tensors:\n"
+                + "\n".join(f"  - {p}" for p in sorted(problems))
+            )
 
     tensors, specs, quantized, quant = _validate(cfg, layout, audio, qblock, config_path)
     return Checkpoint(directory, cfg, layout, quant, tensors, specs, quantized)
-

@@ -28,23 +28,54 @@ def _say(message: str) -> None:
 def _encoder_options(func):
     """Options shared by every command that builds an encoder."""
     options = [
-        click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True,
-                     help="Where to run: this machine's CPU or an NVIDIA GPU."),
-        click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT,
-                     show_default=True, help="Numeric contract the artifact is compiled under."),
+        click.option(
+            "--target",
+            type=TARGETS,
+            default="llvm-cpu",
+            show_default=True,
+            help="Where to run: this machine's CPU or an NVIDIA GPU.",
+        ),
+        click.option(
+            "--contract",
+            type=click.Choice(PRODUCTION_CONTRACTS),
+            default=DEFAULT_CONTRACT,
+            show_default=True,
+            help="Numeric contract the artifact is compiled under.",
+        ),
         click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200)."),
         click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help=MEL_HELP),
-        click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
-                     help=f"Frame buckets to compile (repeatable; default {' '.join(map(str, DEFAULT_FRAME_BUCKETS))})."),
-        click.option("--clips-per-call", type=click.IntRange(1, 256), multiple=True,
-                     help="Clips batched per call (repeatable; default 1)."),
-        click.option("--max-seconds", type=float, default=None,
-                     help="Refuse inputs longer than this (longer audio is otherwise split into 30 s clips)."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree)."),
-        click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                     help="Run this .vmfb (from emit-gemma3n, e.g. built elsewhere) instead of compiling; "
-                          "its entry points define the buckets."),
+        click.option(
+            "--frames",
+            "frame_buckets",
+            type=click.IntRange(1, MAX_CLIP_FRAMES),
+            multiple=True,
+            help=f"Frame buckets to compile (repeatable; default {' '.join(map(str, DEFAULT_FRAME_BUCKETS))}).",
+        ),
+        click.option(
+            "--clips-per-call",
+            type=click.IntRange(1, 256),
+            multiple=True,
+            help="Clips batched per call (repeatable; default 1).",
+        ),
+        click.option(
+            "--max-seconds",
+            type=float,
+            default=None,
+            help="Refuse inputs longer than this (longer audio is otherwise split into 30 s clips).",
+        ),
+        click.option(
+            "--cache-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
+        ),
+        click.option(
+            "--artifact",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="Run this .vmfb (from emit-gemma3n, e.g. built elsewhere) instead of compiling; "
+            "its entry points define the buckets.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -56,11 +87,14 @@ def _pipeline_options(func):
     from .pipeline import default_workers
 
     options = [
-        click.option("--workers", type=click.IntRange(1), default=None,
-                     help=f"Threads decoding, resampling and computing the host log-mel, overlapped with the "
-                          f"device calls (default: this machine's cores, {default_workers()} here)."),
-        click.option("--quiet", "-q", is_flag=True,
-                     help="Print errors only: no progress line, no status messages."),
+        click.option(
+            "--workers",
+            type=click.IntRange(1),
+            default=None,
+            help=f"Threads decoding, resampling and computing the host log-mel, overlapped with the "
+            f"device calls (default: this machine's cores, {default_workers()} here).",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="Print errors only: no progress line, no status messages."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -70,8 +104,10 @@ def _pipeline_options(func):
 def progress_line(p: PipelineProgress) -> str:
     """One line of `encode`'s terminal progress."""
     failed = f", {p.failed} failed" if p.failed else ""
-    return (f"encoding: {p.files_done}/{p.files} files{failed}, {p.clips_done} clips, "
-            f"{p.audio_seconds_done:,.1f} audio-s, {p.audio_s_per_s:,.0f} audio-s/s")
+    return (
+        f"encoding: {p.files_done}/{p.files} files{failed}, {p.clips_done} clips, "
+        f"{p.audio_seconds_done:,.1f} audio-s, {p.audio_s_per_s:,.0f} audio-s/s"
+    )
 
 
 class _ProgressLine:
@@ -113,10 +149,22 @@ def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) 
         raise click.ClickException(f"compilation failed\n{exc}") from None
 
 
-def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, target: str, contract: str,
-                      cuda_arch: str | None, mel: str | None, frame_buckets: tuple[int, ...],
-                      clips_per_call: tuple[int, ...], max_seconds: float | None, cache_dir: Path | None,
-                      artifact: Path | None, workers: int | None, quiet: bool) -> None:
+def _encode_unchecked(
+    checkpoint: Path,
+    audio: tuple[Path, ...],
+    output: Path,
+    target: str,
+    contract: str,
+    cuda_arch: str | None,
+    mel: str | None,
+    frame_buckets: tuple[int, ...],
+    clips_per_call: tuple[int, ...],
+    max_seconds: float | None,
+    cache_dir: Path | None,
+    artifact: Path | None,
+    workers: int | None,
+    quiet: bool,
+) -> None:
     """Encode through the pipeline; an input that fails fails alone: the others are written (`clip_source`
     indexes AUDIO, `failed_source` / `failed_error` list the failures), then exit status 1."""
     from .artifacts import ArtifactCache
@@ -124,10 +172,18 @@ def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, t
 
     say = (lambda _message: None) if quiet else _say
     started = time.perf_counter()
-    encoder = AudioEncoder(checkpoint, target=target, contract=contract,
-                           frame_buckets=frame_buckets or DEFAULT_FRAME_BUCKETS,
-                           clips_per_call=clips_per_call or (1,), cuda_arch=cuda_arch,
-                           cache=ArtifactCache(cache_dir), progress=say, artifact=artifact, mel=mel)
+    encoder = AudioEncoder(
+        checkpoint,
+        target=target,
+        contract=contract,
+        frame_buckets=frame_buckets or DEFAULT_FRAME_BUCKETS,
+        clips_per_call=clips_per_call or (1,),
+        cuda_arch=cuda_arch,
+        cache=ArtifactCache(cache_dir),
+        progress=say,
+        artifact=artifact,
+        mel=mel,
+    )
     ready = time.perf_counter()
     say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
     progress = _ProgressLine(sys.stderr, enabled=not quiet and sys.stderr.isatty())
@@ -144,16 +200,22 @@ def _encode_unchecked(checkpoint: Path, audio: tuple[Path, ...], output: Path, t
         result.save(output)
         done = time.perf_counter()
         seconds = progress.last.audio_seconds_done if progress.last is not None else 0.0
-        say(f"{len(audio) - (len(failed.failures) if failed else 0)} input(s) -> {len(result.clip_source)} clip(s) "
+        say(
+            f"{len(audio) - (len(failed.failures) if failed else 0)} input(s) -> {len(result.clip_source)} clip(s) "
             f"of at most 30 s, {seconds:,.1f} audio-s in {encoded - ready:.3f} s ({seconds / (encoded - ready):,.0f} "
-            f"audio-s/s); written in {done - encoded:.3f} s")
-        say(f"wrote {output}: audio_features {tuple(result.audio_features.shape)}, valid tokens "
-            f"{result.valid_tokens.tolist()}")
+            f"audio-s/s); written in {done - encoded:.3f} s"
+        )
+        say(
+            f"wrote {output}: audio_features {tuple(result.audio_features.shape)}, valid tokens "
+            f"{result.valid_tokens.tolist()}"
+        )
     if failed is not None:
         if result is None:
             raise click.ClickException(f"{failed}\nnothing was written" if len(audio) > 1 else str(failed))
-        raise click.ClickException(f"{failed}\nthe other {len(audio) - len(failed.failures)} input(s) were written to "
-                                   f"{output} (its failed_source and failed_error list the failures)")
+        raise click.ClickException(
+            f"{failed}\nthe other {len(audio) - len(failed.failures)} input(s) were written to "
+            f"{output} (its failed_source and failed_error list the failures)"
+        )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -166,11 +228,20 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="A Gemma 3n checkpoint directory (transformers or mlx-vlm layout).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
-                   "failed_source, failed_error.")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A Gemma 3n checkpoint directory (transformers or mlx-vlm layout).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
+    "failed_source, failed_error.",
+)
 @_encoder_options
 @_pipeline_options
 @click.argument("audio", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -191,11 +262,20 @@ def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -
 
 
 @main.command()
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("gemma3n-demo"), show_default=True,
-              help="Where the random checkpoint and the result are written.")
-@click.option("--builtin", type=click.Choice(["e4b", "e2b", "tiny"]), default="e4b", show_default=True,
-              help="Configuration of the random checkpoint (real E4B shapes by default).")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("gemma3n-demo"),
+    show_default=True,
+    help="Where the random checkpoint and the result are written.",
+)
+@click.option(
+    "--builtin",
+    type=click.Choice(["e4b", "e2b", "tiny"]),
+    default="e4b",
+    show_default=True,
+    help="Configuration of the random checkpoint (real E4B shapes by default).",
+)
 @_encoder_options
 @_pipeline_options
 def demo(workdir: Path, builtin: str, **options) -> None:
@@ -215,31 +295,70 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 
 
 @main.command()
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="A Gemma 3n checkpoint directory; only the audio tower and audio embedder tensors are read.")
-@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True,
-              help="Where to run the stage artifact: this machine's CPU or an NVIDIA GPU.")
-@click.option("--contract", type=click.Choice(sorted(CONTRACTS)), default=DEFAULT_CONTRACT, show_default=True,
-              help="Contract the stage artifact is compiled under (diagnostic variants allowed).")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A Gemma 3n checkpoint directory; only the audio tower and audio embedder tensors are read.",
+)
+@click.option(
+    "--target",
+    type=TARGETS,
+    default="llvm-cpu",
+    show_default=True,
+    help="Where to run the stage artifact: this machine's CPU or an NVIDIA GPU.",
+)
+@click.option(
+    "--contract",
+    type=click.Choice(sorted(CONTRACTS)),
+    default=DEFAULT_CONTRACT,
+    show_default=True,
+    help="Contract the stage artifact is compiled under (diagnostic variants allowed).",
+)
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90).")
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
-              help=KERNELS_HELP)
-@click.option("--reference", type=click.Choice(["contract", "transformers"]), default="contract", show_default=True,
-              help="contract: the numpy emulation (bit-level reference, also checked stage by stage on the "
-                   "artifact's own inputs); transformers: Hugging Face transformers in float32 (semantic).")
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
+@click.option(
+    "--reference",
+    type=click.Choice(["contract", "transformers"]),
+    default="contract",
+    show_default=True,
+    help="contract: the numpy emulation (bit-level reference, also checked stage by stage on the "
+    "artifact's own inputs); transformers: Hugging Face transformers in float32 (semantic).",
+)
 @click.option("--clip", type=click.IntRange(0), default=0, show_default=True, help="Which 30 s clip of AUDIO.")
 @click.option("--max-abs", type=float, default=5e-3, show_default=True, help="Threshold on a stage's max |diff|.")
 @click.option("--rms", type=float, default=5e-4, show_default=True, help="Threshold on a stage's RMS diff.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the full report.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a per-stage error plot (PNG).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
-@click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
+)
+@click.option(
+    "--artifact",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).",
+)
 @click.argument("audio", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None, kernels: str, reference: str, clip: int,
-             max_abs: float, rms: float, json_path: Path | None, plot: Path | None, cache_dir: Path | None,
-             artifact: Path | None, audio: Path) -> None:
+def diagnose(
+    checkpoint: Path,
+    target: str,
+    contract: str,
+    cuda_arch: str | None,
+    kernels: str,
+    reference: str,
+    clip: int,
+    max_abs: float,
+    rms: float,
+    json_path: Path | None,
+    plot: Path | None,
+    cache_dir: Path | None,
+    artifact: Path | None,
+    audio: Path,
+) -> None:
     """Compare every named stage of the artifact with a reference; report the first divergence.
 
     Exits with status 1 when a stage exceeds the thresholds (every stage is still reported). For
@@ -255,9 +374,20 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
             import matplotlib  # noqa: F401 - checked before the long run, used by Report.plot
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'gemma3n-iree[plot]'") from None
-    report = run_diagnosis(checkpoint, audio, target=target, contract=contract, reference=reference,
-                           thresholds=Thresholds(max_abs, rms), clip=clip, cuda_arch=cuda_arch, kernels=kernels,
-                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact)
+    report = run_diagnosis(
+        checkpoint,
+        audio,
+        target=target,
+        contract=contract,
+        reference=reference,
+        thresholds=Thresholds(max_abs, rms),
+        clip=clip,
+        cuda_arch=cuda_arch,
+        kernels=kernels,
+        cache=ArtifactCache(cache_dir),
+        progress=_say,
+        artifact=artifact,
+    )
     click.echo(report.table())
     if json_path is not None:
         report.write_json(json_path)
@@ -270,34 +400,90 @@ def diagnose(checkpoint: Path, target: str, contract: str, cuda_arch: str | None
 
 
 @main.command()
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path("gemma3n-demo"),
-              show_default=True, help="Where the random checkpoint is written when --checkpoint is not given.")
-@click.option("--target", type=TARGETS, default="llvm-cpu", show_default=True,
-              help="Where to run: this machine's CPU or an NVIDIA GPU.")
-@click.option("--contract", type=click.Choice(PRODUCTION_CONTRACTS), default=DEFAULT_CONTRACT, show_default=True,
-              help="Numeric contract the artifact is compiled under.")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("gemma3n-demo"),
+    show_default=True,
+    help="Where the random checkpoint is written when --checkpoint is not given.",
+)
+@click.option(
+    "--target",
+    type=TARGETS,
+    default="llvm-cpu",
+    show_default=True,
+    help="Where to run: this machine's CPU or an NVIDIA GPU.",
+)
+@click.option(
+    "--contract",
+    type=click.Choice(PRODUCTION_CONTRACTS),
+    default=DEFAULT_CONTRACT,
+    show_default=True,
+    help="Numeric contract the artifact is compiled under.",
+)
 @click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200).")
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
-              help=KERNELS_HELP)
-@click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help=MEL_HELP + " With device, the timed "
-              "calls take 16 kHz samples and include the log-mel.")
-@click.option("--frames", "frame_buckets", type=click.IntRange(1, MAX_CLIP_FRAMES), multiple=True,
-              help="Frame buckets (default 2997 = 30 s).")
-@click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True,
-              help="Clips per call (default 1 8 32).")
-@click.option("--warmup", type=click.IntRange(0), default=3, show_default=True,
-              help="Untimed calls per entry first (module load, PTX JIT, allocations).")
-@click.option("--repeats", type=click.IntRange(1), default=20, show_default=True,
-              help="Timed calls per entry; the median is reported.")
-@click.option("--artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A .vmfb compiled elsewhere (its entries are what is benchmarked).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).")
-def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cuda_arch: str | None, kernels: str,
-          mel: str | None, frame_buckets: tuple[int, ...], batches: tuple[int, ...], warmup: int, repeats: int,
-          artifact: Path | None, cache_dir: Path | None) -> None:
+@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
+@click.option(
+    "--mel",
+    type=click.Choice(MEL_CHOICES),
+    default=None,
+    help=MEL_HELP + " With device, the timed calls take 16 kHz samples and include the log-mel.",
+)
+@click.option(
+    "--frames",
+    "frame_buckets",
+    type=click.IntRange(1, MAX_CLIP_FRAMES),
+    multiple=True,
+    help="Frame buckets (default 2997 = 30 s).",
+)
+@click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True, help="Clips per call (default 1 8 32).")
+@click.option(
+    "--warmup",
+    type=click.IntRange(0),
+    default=3,
+    show_default=True,
+    help="Untimed calls per entry first (module load, PTX JIT, allocations).",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Timed calls per entry; the median is reported.",
+)
+@click.option(
+    "--artifact",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A .vmfb compiled elsewhere (its entries are what is benchmarked).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
+)
+def bench(
+    checkpoint: Path | None,
+    workdir: Path,
+    target: str,
+    contract: str,
+    cuda_arch: str | None,
+    kernels: str,
+    mel: str | None,
+    frame_buckets: tuple[int, ...],
+    batches: tuple[int, ...],
+    warmup: int,
+    repeats: int,
+    artifact: Path | None,
+    cache_dir: Path | None,
+) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
     from ..diagnostics.bench import bench_entries, print_records
     from .artifacts import ArtifactCache
@@ -309,35 +495,84 @@ def bench(checkpoint: Path | None, workdir: Path, target: str, contract: str, cu
         if not (checkpoint / "model.safetensors").is_file():
             _say(f"writing a deterministic random e4b checkpoint to {checkpoint} ...")
             write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
-    encoder = AudioEncoder(checkpoint, target=target, contract=contract, frame_buckets=frame_buckets or (2997,),
-                           clips_per_call=batches or (1, 8, 32), cuda_arch=cuda_arch, kernels=kernels,
-                           cache=ArtifactCache(cache_dir), progress=_say, artifact=artifact, mel=mel)
+    encoder = AudioEncoder(
+        checkpoint,
+        target=target,
+        contract=contract,
+        frame_buckets=frame_buckets or (2997,),
+        clips_per_call=batches or (1, 8, 32),
+        cuda_arch=cuda_arch,
+        kernels=kernels,
+        cache=ArtifactCache(cache_dir),
+        progress=_say,
+        artifact=artifact,
+        mel=mel,
+    )
     print_records(bench_entries(encoder.session, warmup=warmup, repeats=repeats))
 
 
 @main.command()
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="A Gemma 3n checkpoint directory (BF16, transformers or mlx-vlm names) with its tokenizer.json.")
-@click.option("--prompt", default=None, help="The user's text. Place audio with <audio_soft_token> markers (one per "
-                                             "AUDIO file, in order); without markers the audio comes first.")
-@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Read the prompt text from this file instead.")
-@click.option("--input-ids", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Already expanded token ids (.npy, or whitespace-separated integers) instead of a prompt: one run "
-                   "of 188 <audio_soft_token> ids per clip; no tokenizer is needed.")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A Gemma 3n checkpoint directory (BF16, transformers or mlx-vlm names) with its tokenizer.json.",
+)
+@click.option(
+    "--prompt",
+    default=None,
+    help="The user's text. Place audio with <audio_soft_token> markers (one per "
+    "AUDIO file, in order); without markers the audio comes first.",
+)
+@click.option(
+    "--prompt-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the prompt text from this file instead.",
+)
+@click.option(
+    "--input-ids",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Already expanded token ids (.npy, or whitespace-separated integers) instead of a prompt: one run "
+    "of 188 <audio_soft_token> ids per clip; no tokenizer is needed.",
+)
 @click.option("--no-chat-template", is_flag=True, help="Use the prompt as is (no <bos>/turn markers added).")
-@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
-              help="Context capacities to choose from (repeatable; the smallest that holds the prompt is used; "
-                   "default 256 512 1024 2048 4096 8192).")
-@click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.")
+@click.option(
+    "--capacity",
+    "capacities",
+    type=click.IntRange(1),
+    multiple=True,
+    help="Context capacities to choose from (repeatable; the smallest that holds the prompt is used; "
+    "default 256 512 1024 2048 4096 8192).",
+)
+@click.option(
+    "--prefill-artifact",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.",
+)
 @_encoder_options
 @click.argument("audio", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, input_ids: Path | None,
-            no_chat_template: bool, capacities: tuple[int, ...], prefill_artifact: Path | None, output: Path,
-            audio: tuple[Path, ...], **options) -> None:
+def prefill(
+    checkpoint: Path,
+    prompt: str | None,
+    prompt_file: Path | None,
+    input_ids: Path | None,
+    no_chat_template: bool,
+    capacities: tuple[int, ...],
+    prefill_artifact: Path | None,
+    output: Path,
+    audio: tuple[Path, ...],
+    **options,
+) -> None:
     """Merge AUDIO into a prompt: the language model's prefill inputs (input embeddings + dense per-layer inputs).
 
     The prompt is expanded in Gemma 3n's chat format (each 30 s clip of audio becomes <start_of_audio>,
@@ -363,17 +598,30 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
     started = time.perf_counter()
     try:
         cache = ArtifactCache(options.get("cache_dir"))
-        runner = AudioPrefill(checkpoint, target=options["target"], contract=options["contract"],
-                              capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"),
-                              cache=cache, progress=_say, artifact=prefill_artifact,
-                              encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
-                                               "clips_per_call": options.get("clips_per_call") or (1,),
-                                               "artifact": options.get("artifact"), "mel": options.get("mel")})
+        runner = AudioPrefill(
+            checkpoint,
+            target=options["target"],
+            contract=options["contract"],
+            capacities=capacities or DEFAULT_CAPACITIES,
+            cuda_arch=options.get("cuda_arch"),
+            cache=cache,
+            progress=_say,
+            artifact=prefill_artifact,
+            encoder_options={
+                "frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
+                "clips_per_call": options.get("clips_per_call") or (1,),
+                "artifact": options.get("artifact"),
+                "mel": options.get("mel"),
+            },
+        )
         if input_ids is None:
             result = runner.prefill(prompt or "", audio, chat=not no_chat_template, max_seconds=max_seconds)
         else:
-            ids = (np.load(input_ids) if input_ids.suffix == ".npy"
-                   else np.array(input_ids.read_text().split(), dtype=np.int64)).reshape(-1)
+            ids = (
+                np.load(input_ids)
+                if input_ids.suffix == ".npy"
+                else np.array(input_ids.read_text().split(), dtype=np.int64)
+            ).reshape(-1)
             features = None
             if audio:
                 clips = runner.encoder.clips_from_files(audio, max_seconds)
@@ -385,60 +633,157 @@ def prefill(checkpoint: Path, prompt: str | None, prompt_file: Path | None, inpu
         raise click.ClickException(f"compilation failed\n{exc}") from None
     output.parent.mkdir(parents=True, exist_ok=True)
     result.save(output)
-    _say(f"wrote {output}: {len(result.input_ids)} tokens ({int((result.audio_rows >= 0).sum())} audio rows) in "
-         f"context capacity {result.capacity}, inputs_embeds {tuple(result.inputs_embeds.shape)}, per_layer_inputs "
-         f"{tuple(result.per_layer_inputs.shape)} ({time.perf_counter() - started:.1f} s)")
+    _say(
+        f"wrote {output}: {len(result.input_ids)} tokens ({int((result.audio_rows >= 0).sum())} audio rows) in "
+        f"context capacity {result.capacity}, inputs_embeds {tuple(result.inputs_embeds.shape)}, per_layer_inputs "
+        f"{tuple(result.per_layer_inputs.shape)} ({time.perf_counter() - started:.1f} s)"
+    )
 
 
 @main.command()
-@click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="A Gemma 3n checkpoint directory (prefill also needs its text tensors and tokenizer.json).")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A Gemma 3n checkpoint directory (prefill also needs its text tensors and tokenizer.json).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
-@click.option("--max-queue", type=click.IntRange(1), default=256, show_default=True,
-              help="Unfinished requests admitted at once; beyond it submissions get 429 + Retry-After.")
-@click.option("--max-batch-clips", type=click.IntRange(1, 256), default=None,
-              help="Widest encoder call used; without --clips-per-call, widths 1, 2, 4 ... up to it are compiled "
-                   "(default: " + ", ".join(f"{t} {n}" for t, n in DEFAULT_MAX_BATCH_CLIPS.items())
-                   + ": a GPU is filled only by wide calls).")
-@click.option("--max-memory-mb", type=click.IntRange(1), default=4096, show_default=True,
-              help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.")
-@click.option("--max-upload-mb", type=click.IntRange(1), default=100, show_default=True,
-              help="Largest audio upload; beyond it 413 (a form may add the prompt and 64 KiB of fields).")
-@click.option("--max-concurrent-uploads", type=click.IntRange(1), default=8, show_default=True,
-              help="Bodies received at once; each reserves --max-upload-mb of the memory budget before it is "
-                   "read. Beyond it 503 + Retry-After.")
-@click.option("--upload-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True,
-              help="Seconds an upload may pause between two pieces (and ten times that in all); beyond it 408.")
-@click.option("--max-client-held-mb", type=click.IntRange(1), default=None,
-              help="Finished results one client (connection address) may leave unfetched; beyond it its new "
-                   "submissions get 429 (default: a quarter of --max-memory-mb).")
-@click.option("--max-wait-ms", type=click.FloatRange(0), default=5.0, show_default=True,
-              help="How long a partly filled call may wait for more clips while front-end work is pending.")
-@click.option("--result-ttl", type=click.FloatRange(0.1), default=600.0, show_default=True,
-              help="Seconds a finished result (or error) is kept when nobody fetches it.")
-@click.option("--frontend-workers", type=click.IntRange(1), default=None,
-              help="Threads decoding audio and computing log-mel features, BLAS pinned to one thread each "
-                   "(default: this machine's cores).")
-@click.option("--prefill/--no-prefill", default=True, show_default=True,
-              help="Offer /v1/prefill (needs the checkpoint's text tensors and tokenizer.json; else 501).")
-@click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
-              help="Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).")
-@click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).")
-@click.option("--decoder-slots", type=click.IntRange(0, 256), default=None,
-              help="Windows decoded at once by /v1/audio/transcriptions and /translations (the decoder program's "
-                   "KV-cache slots; default 64 on cuda, 4 on llvm-cpu); 0 turns transcription off (501).")
-@click.option("--max-new-tokens", type=click.IntRange(1), default=256, show_default=True,
-              help="Most tokens generated per 30 s window of a transcription (sizes the decoder program).")
-@click.option("--decoder-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.")
+@click.option(
+    "--max-queue",
+    type=click.IntRange(1),
+    default=256,
+    show_default=True,
+    help="Unfinished requests admitted at once; beyond it submissions get 429 + Retry-After.",
+)
+@click.option(
+    "--max-batch-clips",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Widest encoder call used; without --clips-per-call, widths 1, 2, 4 ... up to it are compiled "
+    "(default: "
+    + ", ".join(f"{t} {n}" for t, n in DEFAULT_MAX_BATCH_CLIPS.items())
+    + ": a GPU is filled only by wide calls).",
+)
+@click.option(
+    "--max-memory-mb",
+    type=click.IntRange(1),
+    default=4096,
+    show_default=True,
+    help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.",
+)
+@click.option(
+    "--max-upload-mb",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    help="Largest audio upload; beyond it 413 (a form may add the prompt and 64 KiB of fields).",
+)
+@click.option(
+    "--max-concurrent-uploads",
+    type=click.IntRange(1),
+    default=8,
+    show_default=True,
+    help="Bodies received at once; each reserves --max-upload-mb of the memory budget before it is "
+    "read. Beyond it 503 + Retry-After.",
+)
+@click.option(
+    "--upload-timeout",
+    type=click.FloatRange(0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds an upload may pause between two pieces (and ten times that in all); beyond it 408.",
+)
+@click.option(
+    "--max-client-held-mb",
+    type=click.IntRange(1),
+    default=None,
+    help="Finished results one client (connection address) may leave unfetched; beyond it its new "
+    "submissions get 429 (default: a quarter of --max-memory-mb).",
+)
+@click.option(
+    "--max-wait-ms",
+    type=click.FloatRange(0),
+    default=5.0,
+    show_default=True,
+    help="How long a partly filled call may wait for more clips while front-end work is pending.",
+)
+@click.option(
+    "--result-ttl",
+    type=click.FloatRange(0.1),
+    default=600.0,
+    show_default=True,
+    help="Seconds a finished result (or error) is kept when nobody fetches it.",
+)
+@click.option(
+    "--frontend-workers",
+    type=click.IntRange(1),
+    default=None,
+    help="Threads decoding audio and computing log-mel features, BLAS pinned to one thread each "
+    "(default: this machine's cores).",
+)
+@click.option(
+    "--prefill/--no-prefill",
+    default=True,
+    show_default=True,
+    help="Offer /v1/prefill (needs the checkpoint's text tensors and tokenizer.json; else 501).",
+)
+@click.option(
+    "--capacity",
+    "capacities",
+    type=click.IntRange(1),
+    multiple=True,
+    help="Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).",
+)
+@click.option(
+    "--prefill-artifact",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).",
+)
+@click.option(
+    "--decoder-slots",
+    type=click.IntRange(0, 256),
+    default=None,
+    help="Windows decoded at once by /v1/audio/transcriptions and /translations (the decoder program's "
+    "KV-cache slots; default 64 on cuda, 4 on llvm-cpu); 0 turns transcription off (501).",
+)
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(1),
+    default=256,
+    show_default=True,
+    help="Most tokens generated per 30 s window of a transcription (sizes the decoder program).",
+)
+@click.option(
+    "--decoder-artifact",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.",
+)
 @_encoder_options
-def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clips: int | None, max_memory_mb: int,
-          max_upload_mb: int, max_concurrent_uploads: int, upload_timeout: float, max_client_held_mb: int | None,
-          max_wait_ms: float, result_ttl: float, frontend_workers: int | None, prefill: bool,
-          capacities: tuple[int, ...], prefill_artifact: Path | None, decoder_slots: int | None, max_new_tokens: int,
-          decoder_artifact: Path | None, **options) -> None:
+def serve(
+    checkpoint: Path,
+    host: str,
+    port: int,
+    max_queue: int,
+    max_batch_clips: int | None,
+    max_memory_mb: int,
+    max_upload_mb: int,
+    max_concurrent_uploads: int,
+    upload_timeout: float,
+    max_client_held_mb: int | None,
+    max_wait_ms: float,
+    result_ttl: float,
+    frontend_workers: int | None,
+    prefill: bool,
+    capacities: tuple[int, ...],
+    prefill_artifact: Path | None,
+    decoder_slots: int | None,
+    max_new_tokens: int,
+    decoder_artifact: Path | None,
+    **options,
+) -> None:
     """Serve encode, prefill and OpenAI-style transcription requests over HTTP with continuous batching (see
     serve/server.py and serve/openai_routes.py).
 
@@ -457,20 +802,37 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     if max_batch_clips is None:
         max_batch_clips = max(options["clips_per_call"] or (DEFAULT_MAX_BATCH_CLIPS[options["target"]],))
     widths = options["clips_per_call"] or power_of_two_widths(max_batch_clips)
-    limits = Limits(max_queue=max_queue, max_memory_bytes=max_memory_mb * MIB, max_upload_bytes=max_upload_mb * MIB,
-                    max_concurrent_uploads=max_concurrent_uploads, upload_idle_s=upload_timeout,
-                    upload_total_s=10 * upload_timeout,
-                    max_client_held_bytes=max_client_held_mb * MIB if max_client_held_mb else None,
-                    max_seconds=options["max_seconds"] or 600.0, max_batch_clips=max_batch_clips,
-                    max_wait_s=max_wait_ms / 1000.0, result_ttl_s=result_ttl,
-                    frontend_workers=frontend_workers or default_workers())
+    limits = Limits(
+        max_queue=max_queue,
+        max_memory_bytes=max_memory_mb * MIB,
+        max_upload_bytes=max_upload_mb * MIB,
+        max_concurrent_uploads=max_concurrent_uploads,
+        upload_idle_s=upload_timeout,
+        upload_total_s=10 * upload_timeout,
+        max_client_held_bytes=max_client_held_mb * MIB if max_client_held_mb else None,
+        max_seconds=options["max_seconds"] or 600.0,
+        max_batch_clips=max_batch_clips,
+        max_wait_s=max_wait_ms / 1000.0,
+        result_ttl_s=result_ttl,
+        frontend_workers=frontend_workers or default_workers(),
+    )
     try:
-        scheduler = build_scheduler(checkpoint, target=options["target"], contract=options["contract"],
-                                    cuda_arch=options["cuda_arch"], frame_buckets=options["frame_buckets"] or None,
-                                    clips_per_call=widths, artifact=options["artifact"],
-                                    cache_dir=options["cache_dir"], prefill=prefill, capacities=capacities or None,
-                                    prefill_artifact=prefill_artifact, limits=limits, progress=_say,
-                                    mel=options["mel"])
+        scheduler = build_scheduler(
+            checkpoint,
+            target=options["target"],
+            contract=options["contract"],
+            cuda_arch=options["cuda_arch"],
+            frame_buckets=options["frame_buckets"] or None,
+            clips_per_call=widths,
+            artifact=options["artifact"],
+            cache_dir=options["cache_dir"],
+            prefill=prefill,
+            capacities=capacities or None,
+            prefill_artifact=prefill_artifact,
+            limits=limits,
+            progress=_say,
+            mel=options["mel"],
+        )
     except (ValueError, SessionError) as exc:
         raise click.ClickException(str(exc)) from None
     except CompileError as exc:
@@ -486,9 +848,17 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     elif slots:
         try:
             service = build_transcription_service(
-                scheduler, checkpoint, target=options["target"], contract=options["contract"], slots=slots,
-                max_new_tokens=max_new_tokens, cache=ArtifactCache(options["cache_dir"]),
-                cuda_arch=options["cuda_arch"], artifact=decoder_artifact, progress=_say)
+                scheduler,
+                checkpoint,
+                target=options["target"],
+                contract=options["contract"],
+                slots=slots,
+                max_new_tokens=max_new_tokens,
+                cache=ArtifactCache(options["cache_dir"]),
+                cuda_arch=options["cuda_arch"],
+                artifact=decoder_artifact,
+                progress=_say,
+            )
         except (ValueError, SessionError) as exc:
             why = str(exc)
         except CompileError as exc:
@@ -496,11 +866,19 @@ def serve(checkpoint: Path, host: str, port: int, max_queue: int, max_batch_clip
     if service is None:
         _say(f"transcription unavailable: {why}")
     info = server_info(scheduler, options["target"])
-    _say(f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "
-         f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
-         f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}")
-    run_server(scheduler, host=host, port=port, info=info, print_fn=_say,
-               extensions=[lambda app: add_transcription_routes(app, service, why)])
+    _say(
+        f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "
+        f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
+        f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}"
+    )
+    run_server(
+        scheduler,
+        host=host,
+        port=port,
+        info=info,
+        print_fn=_say,
+        extensions=[lambda app: add_transcription_routes(app, service, why)],
+    )
 
 
 def _register_transcribe() -> None:

@@ -79,15 +79,15 @@ def _complete(where: str) -> Extent:
 
 
 def _u16(b: Buffer, at: int, order: str) -> int:
-    return int.from_bytes(b[at:at + 2], order)
+    return int.from_bytes(b[at : at + 2], order)
 
 
 def _u32(b: Buffer, at: int, order: str) -> int:
-    return int.from_bytes(b[at:at + 4], order)
+    return int.from_bytes(b[at : at + 4], order)
 
 
 def _u64(b: Buffer, at: int, order: str) -> int:
-    return int.from_bytes(b[at:at + 8], order)
+    return int.from_bytes(b[at : at + 8], order)
 
 
 def _need(b: Buffer, end: int, what: str) -> None:
@@ -102,15 +102,17 @@ def _bytes(declared: int | None, b: Buffer, start: int, where: str) -> Extent:
 
 # ---------------------------------------------------------------------------------------------- chunked formats
 
-def _walk_chunks(b: Buffer, start: int, order: str, target: bytes, size_bytes: int = 4,
-                 align: int = 2, end: int | None = None) -> tuple[int, int] | None:
+
+def _walk_chunks(
+    b: Buffer, start: int, order: str, target: bytes, size_bytes: int = 4, align: int = 2, end: int | None = None
+) -> tuple[int, int] | None:
     """(offset of `target`'s body, its declared size) in a flat list of id+size chunks; None when a chunk
     before it overruns the container's own declared `end` (a corrupt file: libsndfile's to judge)."""
     pos = start
     while True:
         _need(b, pos + 4 + size_bytes, f"chunk headers (no {target.decode(errors='replace')!r} chunk yet)")
-        cid = bytes(b[pos:pos + 4])
-        size = int.from_bytes(b[pos + 4:pos + 4 + size_bytes], order)
+        cid = bytes(b[pos : pos + 4])
+        size = int.from_bytes(b[pos + 4 : pos + 4 + size_bytes], order)
         body = pos + 4 + size_bytes
         if cid == target:
             return body, size
@@ -146,7 +148,7 @@ def _w64(b: Buffer) -> Extent:
     while True:
         _need(b, pos + 24, "chunk headers (no data chunk yet)")
         size = _u64(b, pos + 16, "little")  # includes the 24-byte chunk header
-        if bytes(b[pos:pos + 16]) == _W64_DATA:
+        if bytes(b[pos : pos + 16]) == _W64_DATA:
             return _bytes(size - 24 if size >= 24 else None, b, pos + 24, "the data chunk's size")
         if size < 24:
             raise Truncated(f"a chunk at byte {pos} has an invalid size {size}")
@@ -176,6 +178,7 @@ def _caf(b: Buffer) -> Extent:
 
 
 # ---------------------------------------------------------------------------------------------- fixed headers
+
 
 def _au(b: Buffer) -> Extent:
     order = "big" if b[:4] == b".snd" else "little"
@@ -292,7 +295,7 @@ def _voc(b: Buffer) -> Extent:
     pos = _u16(b, 20, "little")
     while pos < len(b) and b[pos] != 0:
         _need(b, pos + 4, "block header")
-        size = int.from_bytes(b[pos + 1:pos + 4], "little")
+        size = int.from_bytes(b[pos + 1 : pos + 4], "little")
         if pos + 4 + size > len(b):
             return _bytes(size, b, pos + 4, "a sound block's size")
         pos += 4 + size
@@ -303,28 +306,30 @@ def _flac(b: Buffer) -> Extent:
     start = _id3v2_end(b)
     _need(b, start + 4 + 4 + 34, "STREAMINFO block")
     info = start + 8
-    total = int.from_bytes(b[info + 13:info + 18], "big") & ((1 << 36) - 1)
+    total = int.from_bytes(b[info + 13 : info + 18], "big") & ((1 << 36) - 1)
     return Extent("frames", total or None, None, "STREAMINFO's total samples")
 
 
 def _not_recorded(where: str) -> Callable[[Buffer], Extent]:
     def extent(b: Buffer) -> Extent:
         return Extent("bytes", None, len(b), where)
+
     return extent
 
 
 # ---------------------------------------------------------------------------------------------- Ogg
 
+
 def _ogg(b: Buffer) -> Extent:
     """Walk the pages: each must be whole, and the last one must carry the end-of-stream flag."""
     pos, flags = 0, 0
     while pos < len(b):
-        if bytes(b[pos:pos + 4]) != b"OggS":
+        if bytes(b[pos : pos + 4]) != b"OggS":
             raise Truncated(f"byte {pos} is not the start of an Ogg page")
         _need(b, pos + 27, "last Ogg page header")
         segments = b[pos + 26]
         _need(b, pos + 27 + segments, "last Ogg page's segment table")
-        body = sum(b[pos + 27:pos + 27 + segments])
+        body = sum(b[pos + 27 : pos + 27 + segments])
         end = pos + 27 + segments + body
         if end > len(b):
             raise Truncated(f"the last Ogg page is cut off ({len(b) - pos} of its {end - pos} bytes arrived)")
@@ -336,10 +341,11 @@ def _ogg(b: Buffer) -> Extent:
 
 # ---------------------------------------------------------------------------------------------- MPEG audio
 
+
 def _id3v2_end(b: Buffer) -> int:
     """Offset just past any ID3v2 tags at the start (MP3 and FLAC files may begin with one)."""
     pos = 0
-    while bytes(b[pos:pos + 3]) == b"ID3" and len(b) >= pos + 10:
+    while bytes(b[pos : pos + 3]) == b"ID3" and len(b) >= pos + 10:
         size = (b[pos + 6] << 21) | (b[pos + 7] << 14) | (b[pos + 8] << 7) | b[pos + 9]
         pos += 10 + size + (10 if b[pos + 5] & 0x10 else 0)
     return pos
@@ -353,6 +359,7 @@ def _mpeg(b: Buffer) -> Extent:
 
 # ---------------------------------------------------------------------------------------------- the table
 
+
 @dataclass(frozen=True)
 class Container:
     """A container format: ``name`` for messages, ``matches(buffer)`` (its signature), and
@@ -364,12 +371,12 @@ class Container:
 
 
 def _at(offset: int, *magics: bytes) -> Callable[[Buffer], bool]:
-    return lambda b: any(bytes(b[offset:offset + len(m)]) == m for m in magics)
+    return lambda b: any(bytes(b[offset : offset + len(m)]) == m for m in magics)
 
 
 def _is_flac(b: Buffer) -> bool:
     start = _id3v2_end(b)
-    return bytes(b[start:start + 4]) == b"fLaC"
+    return bytes(b[start : start + 4]) == b"fLaC"
 
 
 def _is_mpeg(b: Buffer) -> bool:
@@ -402,8 +409,9 @@ CONTAINERS: tuple[Container, ...] = (
     Container("Creative VOC", _at(0, b"Creative Voice File\x1a"), _voc),
     Container("MIDI SDS", _at(0, b"\xf0\x7e"), _sds),
     Container("FastTracker XI", _at(0, b"Extended Instrument: "), _xi),
-    Container("IRCAM", lambda b: bytes(b[:2]) == b"\x64\xa3" or bytes(b[2:4]) == b"\xa3\x64",
-              _not_recorded("IRCAM header")),
+    Container(
+        "IRCAM", lambda b: bytes(b[:2]) == b"\x64\xa3" or bytes(b[2:4]) == b"\xa3\x64", _not_recorded("IRCAM header")
+    ),
     Container("PVF", _at(0, b"PVF1"), _not_recorded("PVF header")),
     Container("PAF", _at(0, b" paf", b"fap "), _not_recorded("PAF header")),
     Container("FLAC", _is_flac, _flac),
@@ -415,8 +423,11 @@ CONTAINERS: tuple[Container, ...] = (
     Container("ASF/WMA", _at(0, b"0&\xb2u\x8ef\xcf\x11"), None),
     Container("AAC (ADTS)", lambda b: len(b) >= 2 and b[0] == 0xFF and (b[1] & 0xF6) == 0xF0, None),
     MPEG,
-    Container("MATLAB 4", lambda b: bytes(b[:4]) in (b"\x00\x00\x00\x00", b"\x00\x00\x03\xe8")
-              and bytes(b[20:30]) == b"samplerate", _mat4),
+    Container(
+        "MATLAB 4",
+        lambda b: bytes(b[:4]) in (b"\x00\x00\x00\x00", b"\x00\x00\x03\xe8") and bytes(b[20:30]) == b"samplerate",
+        _mat4,
+    ),
     Container("HTK", _is_htk, _htk),
 )
 

@@ -43,8 +43,19 @@ import numpy as np
 from . import mpeg
 from .containers import MPEG, Buffer, Container, Extent, Inconsistent, Truncated, sniff
 
-__all__ = ["AudioError", "AudioInfo", "DecodedAudio", "MIN_SAMPLE_RATE", "SAMPLE_RATE", "Source", "decode_audio",
-           "load_audio", "probe_audio", "resample", "to_mono_16k"]
+__all__ = [
+    "AudioError",
+    "AudioInfo",
+    "DecodedAudio",
+    "MIN_SAMPLE_RATE",
+    "SAMPLE_RATE",
+    "Source",
+    "decode_audio",
+    "load_audio",
+    "probe_audio",
+    "resample",
+    "to_mono_16k",
+]
 
 SAMPLE_RATE = 16_000  # Hz: what the feature extractor consumes
 # The lowest rate accepted: telephone audio.  Below it a header can turn a few bytes into hours of
@@ -84,6 +95,7 @@ class DecodedAudio:
 
 # ---------------------------------------------------------------------------------------------- the input
 
+
 class _BufferReader(io.RawIOBase):
     """A seekable read-only file over consecutive ``(buffer, start, end)`` pieces, copying nothing but
     what is read (libsndfile's virtual IO: an upload or a memory-mapped file is never duplicated)."""
@@ -118,7 +130,7 @@ class _BufferReader(io.RawIOBase):
             index = bisect.bisect_right(self._starts, self._pos) - 1
             view, offset = self._views[index], self._pos - self._starts[index]
             n = min(len(target) - done, len(view) - offset)
-            target[done:done + n] = view[offset:offset + n]
+            target[done : done + n] = view[offset : offset + n]
             done += n
             self._pos += n
         return done
@@ -166,6 +178,7 @@ def _open_input(source: Source, name: str | None) -> Iterator[_Input]:
 
 # ---------------------------------------------------------------------------------------------- checks
 
+
 def _about(extent: Extent, frames: int, rate: int, samples_per_unit: int) -> str:
     """The missing part as seconds of audio, when that can be told."""
     if rate <= 0:
@@ -175,11 +188,14 @@ def _about(extent: Extent, frames: int, rate: int, samples_per_unit: int) -> str
     return f", {extent.missing * samples_per_unit / rate:.2f} s"
 
 
-def _truncated(name: str, container: Container, extent: Extent, frames: int = 0, rate: int = 0,
-               samples_per_unit: int = 1) -> AudioError:
-    return AudioError(f"{name}: truncated {container.name} file: {extent.where} declares {extent.declared} "
-                      f"{extent.unit} but only {extent.present} are present ({extent.missing} {extent.unit} "
-                      f"missing{_about(extent, frames, rate, samples_per_unit)})")
+def _truncated(
+    name: str, container: Container, extent: Extent, frames: int = 0, rate: int = 0, samples_per_unit: int = 1
+) -> AudioError:
+    return AudioError(
+        f"{name}: truncated {container.name} file: {extent.where} declares {extent.declared} "
+        f"{extent.unit} but only {extent.present} are present ({extent.missing} {extent.unit} "
+        f"missing{_about(extent, frames, rate, samples_per_unit)})"
+    )
 
 
 @dataclass(frozen=True)
@@ -197,8 +213,12 @@ class _Checked:
     @property
     def needs_length_header(self) -> bool:
         """Layer III without a frame count: libsndfile would stop at an estimate of the length."""
-        return (self.scan is not None and self.scan.first is not None and self.scan.first.layer == 3
-                and self.scan.declared is None)
+        return (
+            self.scan is not None
+            and self.scan.first is not None
+            and self.scan.first.layer == 3
+            and self.scan.declared is None
+        )
 
 
 def _check_container(inp: _Input) -> _Checked:
@@ -206,8 +226,10 @@ def _check_container(inp: _Input) -> _Checked:
     if container is None:
         return _Checked(None, None, None)
     if container.extent is None:
-        raise AudioError(f"{inp.name}: unsupported audio format {container.name}; libsndfile cannot decode it "
-                         f"(convert it to WAV, FLAC or OGG first)")
+        raise AudioError(
+            f"{inp.name}: unsupported audio format {container.name}; libsndfile cannot decode it "
+            f"(convert it to WAV, FLAC or OGG first)"
+        )
     try:
         if container is MPEG:
             found = mpeg.scan(inp.buffer)
@@ -227,13 +249,18 @@ def _decode_failure(inp: _Input, checked: _Checked, exc: Exception) -> AudioErro
     if extent is not None and extent.missing:
         return _truncated(inp.name, container, extent)
     if container is MPEG and "MP3" not in _soundfile().available_formats():
-        return AudioError(f"{inp.name}: unsupported audio format MP3: this libsndfile build has no MP3 decoder "
-                          f"(convert it to WAV or FLAC, or install a soundfile wheel with MP3 support)")
-    return AudioError(f"{inp.name}: {container.name} file is corrupt or truncated, or uses an unsupported "
-                      f"encoding (libsndfile: {message})")
+        return AudioError(
+            f"{inp.name}: unsupported audio format MP3: this libsndfile build has no MP3 decoder "
+            f"(convert it to WAV or FLAC, or install a soundfile wheel with MP3 support)"
+        )
+    return AudioError(
+        f"{inp.name}: {container.name} file is corrupt or truncated, or uses an unsupported "
+        f"encoding (libsndfile: {message})"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- decoding
+
 
 def _soundfile():
     try:
@@ -254,8 +281,9 @@ def _opened(inp: _Input, checked: _Checked):
             assert checked.scan is not None
             found, size = checked.scan, len(inp.buffer)
             header = mpeg.length_header(found)
-            reader = _BufferReader([(inp.buffer, 0, found.audio_start), (header, 0, len(header)),
-                                    (inp.buffer, found.frames_start, size)])
+            reader = _BufferReader(
+                [(inp.buffer, 0, found.audio_start), (header, 0, len(header)), (inp.buffer, found.frames_start, size)]
+            )
             handle = sf.SoundFile(reader)
         elif inp.path is not None:
             handle = sf.SoundFile(str(inp.path))
@@ -280,13 +308,21 @@ def _info(inp: _Input, checked: _Checked, handle) -> AudioInfo:
     rate, frames = int(handle.samplerate), int(handle.frames)
     container, extent = checked.container, checked.extent
     if rate < MIN_SAMPLE_RATE:
-        raise AudioError(f"{inp.name}: sample rate {rate} Hz is below the lowest this accepts, {MIN_SAMPLE_RATE} Hz "
-                         f"(a header error, or audio with nothing left of speech)")
+        raise AudioError(
+            f"{inp.name}: sample rate {rate} Hz is below the lowest this accepts, {MIN_SAMPLE_RATE} Hz "
+            f"(a header error, or audio with nothing left of speech)"
+        )
     if container is not None and extent is not None and extent.missing:
         per_frame = checked.scan.samples_per_frame if checked.scan is not None else 1
         raise _truncated(inp.name, container, extent, frames, rate, per_frame)
-    return AudioInfo(rate, int(handle.channels), frames, f"{handle.format} {handle.subtype}",
-                     container.name if container is not None else None, checked.length_checked)
+    return AudioInfo(
+        rate,
+        int(handle.channels),
+        frames,
+        f"{handle.format} {handle.subtype}",
+        container.name if container is not None else None,
+        checked.length_checked,
+    )
 
 
 _BLOCK_FRAMES = 1 << 16
@@ -333,9 +369,11 @@ def decode_audio(source: Source, name: str | None = None) -> DecodedAudio:
                 raise _decode_failure(inp, checked, exc) from None
     decoded = data.shape[0]
     if 0 < decoded < info.frames:
-        raise AudioError(f"{inp.name}: truncated or corrupt {info.container or info.format} data: the decoder "
-                         f"announced {info.frames} frames but only {decoded} could be decoded "
-                         f"({(info.frames - decoded) / info.rate:.2f} s missing)")
+        raise AudioError(
+            f"{inp.name}: truncated or corrupt {info.container or info.format} data: the decoder "
+            f"announced {info.frames} frames but only {decoded} could be decoded "
+            f"({(info.frames - decoded) / info.rate:.2f} s missing)"
+        )
     extent = checked.extent
     if extent is not None and extent.present is None and extent.declared is not None and decoded < extent.declared:
         assert checked.container is not None
@@ -360,8 +398,10 @@ def to_mono_16k(data: np.ndarray, rate: int, name: str) -> tuple[np.ndarray, int
     bad = ~np.isfinite(data)
     if bad.any():
         first = int(np.argwhere(bad)[0, 0])
-        raise AudioError(f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
-                         f"the first at sample {first} ({first / rate:.3f} s)")
+        raise AudioError(
+            f"{name}: {int(bad.sum())} non-finite (NaN/Inf) sample value(s), "
+            f"the first at sample {first} ({first / rate:.3f} s)"
+        )
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     if rate != SAMPLE_RATE:
         mono = resample(mono, rate, SAMPLE_RATE)
@@ -386,7 +426,9 @@ def resample(samples: np.ndarray, orig_rate: int, target_rate: int = SAMPLE_RATE
     try:
         import soxr
     except ImportError as exc:  # pragma: no cover - soxr is a dependency
-        raise AudioError(f"audio at {orig_rate} Hz needs resampling to {target_rate} Hz, but the 'soxr' "
-                         f"package is not installed ({exc})") from None
+        raise AudioError(
+            f"audio at {orig_rate} Hz needs resampling to {target_rate} Hz, but the 'soxr' "
+            f"package is not installed ({exc})"
+        ) from None
     x = np.ascontiguousarray(samples, dtype=np.float64)
     return soxr.resample(x, orig_rate, target_rate, quality="VHQ")

@@ -59,8 +59,15 @@ class DecoderLayoutInfo:
 class DecoderSession(LoadedProgram):
     """A compiled decoder program (emit-gemma3n --stage decoder) loaded with a checkpoint's weights."""
 
-    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], cfg: DecoderConfig,
-                 host_tables: Mapping[str, np.ndarray], device: str = "local-task", scope: str = "model") -> None:
+    def __init__(
+        self,
+        vmfb: bytes | str | Path,
+        parameter_files: Sequence[str | Path],
+        cfg: DecoderConfig,
+        host_tables: Mapping[str, np.ndarray],
+        device: str = "local-task",
+        scope: str = "model",
+    ) -> None:
         """`host_tables`: `embed_tokens` and `embed_tokens_per_layer` (memory maps of the checkpoint's BF16
         tensors, e.g. `read_decoder_weights`), gathered one row per new token."""
         super().__init__(vmfb, parameter_files, device, scope)
@@ -69,15 +76,25 @@ class DecoderSession(LoadedProgram):
         self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry).items()}
         self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry).items()}
         cache_entries = self.entry_points(DecoderCacheEntry)
-        (self._cache_entry, cache), = cache_entries.items()
-        self.info = DecoderLayoutInfo(cache.slots, cache.capacity, tuple(sorted(self.prefills)),
-                                      tuple(sorted({x for x, _ in self.decodes})),
-                                      tuple(sorted({b for _, b in self.decodes})))
+        ((self._cache_entry, cache),) = cache_entries.items()
+        self.info = DecoderLayoutInfo(
+            cache.slots,
+            cache.capacity,
+            tuple(sorted(self.prefills)),
+            tuple(sorted({x for x, _ in self.decodes})),
+            tuple(sorted({b for _, b in self.decodes})),
+        )
         self.contract = self._contract(self.reflection(self._cache_entry).get("gemma3n.contract", ""))
 
     @classmethod
-    def from_checkpoint(cls, vmfb: bytes | str | Path, checkpoint: str | Path, cfg: DecoderConfig | None = None,
-                        device: str = "local-task", layout: WeightLayout = HF_LAYOUT) -> DecoderSession:
+    def from_checkpoint(
+        cls,
+        vmfb: bytes | str | Path,
+        checkpoint: str | Path,
+        cfg: DecoderConfig | None = None,
+        device: str = "local-task",
+        layout: WeightLayout = HF_LAYOUT,
+    ) -> DecoderSession:
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
         from .checkpoint import find_safetensors_files
@@ -92,8 +109,10 @@ class DecoderSession(LoadedProgram):
     def _contract(identity: str) -> NumericContract:
         contract = get_contract(identity.split("@", 1)[0])
         if decoder_contract_identity(contract) != identity:
-            raise SessionError(f"the program was built under contract {identity!r}; this version's contract is "
-                               f"{decoder_contract_identity(contract)!r}: rebuild the program")
+            raise SessionError(
+                f"the program was built under contract {identity!r}; this version's contract is "
+                f"{decoder_contract_identity(contract)!r}: rebuild the program"
+            )
         return contract
 
     # ------------------------------------------------------------------ runtime.generate.DecoderBackend
@@ -130,8 +149,11 @@ class DecoderSession(LoadedProgram):
     def _bucket(value: int, buckets: Sequence[int], what: str) -> int:
         fitting = [b for b in buckets if b >= value]
         if not fitting:
-            raise SessionError(f"{what} {value} exceeds the program's largest bucket {max(buckets)}"
-                               if buckets else f"the program has no {what} entries")
+            raise SessionError(
+                f"{what} {value} exceeds the program's largest bucket {max(buckets)}"
+                if buckets
+                else f"the program has no {what} entries"
+            )
         return fitting[0]
 
     # ------------------------------------------------------------------ calls
@@ -153,8 +175,15 @@ class DecoderSession(LoadedProgram):
         padded_embeds[:length] = embeds
         padded_pli = np.zeros((bucket,) + want[1:], F32)
         padded_pli[:length] = pli
-        out = self.invoke(self.prefills[bucket], ("logits",), np.array(slot, np.int32), np.array(length, np.int32),
-                          padded_embeds, padded_pli, *self.rope_tables(np.arange(bucket)))
+        out = self.invoke(
+            self.prefills[bucket],
+            ("logits",),
+            np.array(slot, np.int32),
+            np.array(length, np.int32),
+            padded_embeds,
+            padded_pli,
+            *self.rope_tables(np.arange(bucket)),
+        )
         return out["logits"]
 
     def token_rows(self, token_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -167,8 +196,10 @@ class DecoderSession(LoadedProgram):
         already in the cache); returns logits [B, V]."""
         slots, positions, ids = ([int(v) for v in seq] for seq in (slots, positions, token_ids))
         if not slots or not len(slots) == len(positions) == len(ids):
-            raise SessionError(f"a decode step needs one slot, position and token per sequence, got {len(slots)}, "
-                               f"{len(positions)}, {len(ids)}")
+            raise SessionError(
+                f"a decode step needs one slot, position and token per sequence, got {len(slots)}, "
+                f"{len(positions)}, {len(ids)}"
+            )
         if len(set(slots)) != len(slots):
             raise SessionError(f"a decode step advances each slot once, got slots {slots}")
         for slot, p in zip(slots, positions):
@@ -181,9 +212,16 @@ class DecoderSession(LoadedProgram):
         text, ple = self.token_rows(ids + [0] * pad)
         scratch = self.info.slots  # the program's extra slot: padding rows write there
         all_positions = np.array(positions + [0] * pad, np.int32)
-        out = self.invoke(self.decodes[(context, batch)], ("logits",), np.array(slots + [scratch] * pad, np.int32),
-                          all_positions, text, ple, *self.rope_tables(all_positions))
-        return out["logits"][:len(slots)]
+        out = self.invoke(
+            self.decodes[(context, batch)],
+            ("logits",),
+            np.array(slots + [scratch] * pad, np.int32),
+            all_positions,
+            text,
+            ple,
+            *self.rope_tables(all_positions),
+        )
+        return out["logits"][: len(slots)]
 
     def cache(self, slot: int) -> dict[str, np.ndarray]:
         """One slot's rows of every owning layer's keys and values (`keys_{l}`, `values_{l}`: [rows, kv_heads,
@@ -200,20 +238,30 @@ def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
     return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()
 
 
-def build_decoder_artifact(cache: ArtifactCache, spec: DecoderModuleSpec, target: Target,
-                           progress: Callable[[str], None] | None = None) -> BuiltArtifact:
+def build_decoder_artifact(
+    cache: ArtifactCache, spec: DecoderModuleSpec, target: Target, progress: Callable[[str], None] | None = None
+) -> BuiltArtifact:
     """Compile (or reuse, verified) the decoder program of `spec` in the artifact cache's directory."""
     mlir = emit_decoder_module(spec)
-    identity = program_identity(mlir, target, spec.contract.identity(), spec.identity(), decoder_weight_schema(spec),
-                                config=spec.cfg.identity())
-    what = (f"decoder program: {len(spec.prefill_entries)} prefill and {len(spec.decode_entries)} decode entries, "
-            f"{spec.slots} slots x {spec.capacity} positions")
+    identity = program_identity(
+        mlir, target, spec.contract.identity(), spec.identity(), decoder_weight_schema(spec), config=spec.cfg.identity()
+    )
+    what = (
+        f"decoder program: {len(spec.prefill_entries)} prefill and {len(spec.decode_entries)} decode entries, "
+        f"{spec.slots} slots x {spec.capacity} positions"
+    )
     return cache.build("decoder", mlir, identity, target, what, progress)
 
 
-def greedy(session: DecoderSession, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray,
-           max_new_tokens: int, stop_ids: Sequence[int] | None = None,
-           on_token: Callable[[int], None] | None = None) -> tuple[list[int], list[np.ndarray]]:
+def greedy(
+    session: DecoderSession,
+    slot: int,
+    inputs_embeds: np.ndarray,
+    per_layer_inputs: np.ndarray,
+    max_new_tokens: int,
+    stop_ids: Sequence[int] | None = None,
+    on_token: Callable[[int], None] | None = None,
+) -> tuple[list[int], list[np.ndarray]]:
     """`contracts.decoder.greedy` on the program: prefill, then one decode step per new token (the first index of
     the largest logit), stopping after a stop id (default: the config's eos ids; () ignores them) or
     `max_new_tokens`. Returns the tokens and the logits each was picked from."""
@@ -232,7 +280,8 @@ def greedy(session: DecoderSession, slot: int, inputs_embeds: np.ndarray, per_la
         if token in stops or len(tokens) == max_new_tokens:
             return tokens, step_logits
         if position >= session.info.capacity:
-            raise SessionError(f"generation reached the KV cache capacity {session.info.capacity} after "
-                               f"{len(tokens)} tokens")
+            raise SessionError(
+                f"generation reached the KV cache capacity {session.info.capacity} after {len(tokens)} tokens"
+            )
         step_logits.append(session.decode([slot], [position], [token])[0])
         position += 1

@@ -75,16 +75,18 @@ class TextStream:
         return self.tokenizer.decode(ids, skip_special_tokens=self.skip_special_tokens)
 
     def _advance(self, final: bool) -> str:
-        before = self._decode(self.ids[self._prefix:self._read])
-        window = self._decode(self.ids[self._prefix:])
+        before = self._decode(self.ids[self._prefix : self._read])
+        window = self._decode(self.ids[self._prefix :])
         if len(window) <= len(before) or (window.endswith(_REPLACEMENT) and not final):
             return ""
         if not window.startswith(before):
             if not final:
                 return ""
-            raise RuntimeError(f"the tokenizer's decoding of ids {self.ids[self._prefix:]} does not extend the "
-                               f"decoding of its first {self._read - self._prefix}: cannot stream it exactly")
-        new = window[len(before):]
+            raise RuntimeError(
+                f"the tokenizer's decoding of ids {self.ids[self._prefix :]} does not extend the "
+                f"decoding of its first {self._read - self._prefix}: cannot stream it exactly"
+            )
+        new = window[len(before) :]
         self._prefix, self._read = self._read, len(self.ids)
         self._emitted.append(new)
         return new

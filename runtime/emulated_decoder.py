@@ -39,16 +39,25 @@ def text_layout(checkpoint: str | Path) -> WeightLayout:
     for layout in (HF_LAYOUT, MLX_LAYOUT):
         if any(n.startswith(TEXT_PREFIX[layout.name]) for n in names):
             return layout
-    raise ConfigError(f"{checkpoint}: no language-model tensors (names starting with "
-                      f"{' or '.join(repr(p) for p in TEXT_PREFIX.values())})")
+    raise ConfigError(
+        f"{checkpoint}: no language-model tensors (names starting with "
+        f"{' or '.join(repr(p) for p in TEXT_PREFIX.values())})"
+    )
 
 
 class EmulatedDecoder:
     """A `DecoderBackend` computing with the contract's emulation (module docstring)."""
 
-    def __init__(self, checkpoint: str | Path, contract: str = DEFAULT_CONTRACT, *, slots: int = 4,
-                 capacity: int | None = None, decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
-                 transcendentals: Transcendentals = CORRECTLY_ROUNDED) -> None:
+    def __init__(
+        self,
+        checkpoint: str | Path,
+        contract: str = DEFAULT_CONTRACT,
+        *,
+        slots: int = 4,
+        capacity: int | None = None,
+        decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
+        transcendentals: Transcendentals = CORRECTLY_ROUNDED,
+    ) -> None:
         self.cfg = CheckpointConfig.read(checkpoint).decoder
         self.contract = get_contract(contract)
         weights = read_decoder_weights(checkpoint, self.cfg, text_layout(checkpoint))
@@ -64,13 +73,17 @@ class EmulatedDecoder:
         return self.capacity  # the emulation prefills prompts of any length that fits the cache
 
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
-        return DEC.prefill(self.contract, self.cfg, self.weights, self.cache, int(slot), inputs_embeds,
-                           per_layer_inputs, fn=self.fn)
+        return DEC.prefill(
+            self.contract, self.cfg, self.weights, self.cache, int(slot), inputs_embeds, per_layer_inputs, fn=self.fn
+        )
 
     def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray:
         if len(slots) > self.decode_widths[-1]:
-            raise ValueError(f"a decode call of {len(slots)} sequences is wider than the widest decode entry "
-                             f"({self.decode_widths[-1]})")
+            raise ValueError(
+                f"a decode call of {len(slots)} sequences is wider than the widest decode entry "
+                f"({self.decode_widths[-1]})"
+            )
         text, ple = DEC.token_rows(self.cfg, self.weights, token_ids)
-        return DEC.decode_step(self.contract, self.cfg, self.weights, self.cache, slots, positions, text, ple,
-                               fn=self.fn)
+        return DEC.decode_step(
+            self.contract, self.cfg, self.weights, self.cache, slots, positions, text, ple, fn=self.fn
+        )

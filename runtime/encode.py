@@ -57,7 +57,7 @@ class Clip:
         if self.samples is not None:
             return self.samples, int(self.samples.shape[0])
         assert self.features is not None, "a clip carries features or samples"
-        return self.features[:self.frames], self.frames
+        return self.features[: self.frames], self.frames
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,15 @@ class EncodeResult:
         """What `save` writes: the five clip arrays, and `failed_source` int32 [F] / `failed_error`
         str [F], the index in the given list and the message of each input that failed (empty when
         none did)."""
-        return {"audio_features": self.audio_features, "encoder_hidden": self.encoder_hidden,
-                "valid_tokens": self.valid_tokens, "clip_source": self.clip_source, "clip_start_s": self.clip_start_s,
-                "failed_source": np.array([f.source for f in self.failures], np.int32),
-                "failed_error": np.array([f.message for f in self.failures], dtype=np.str_)}
+        return {
+            "audio_features": self.audio_features,
+            "encoder_hidden": self.encoder_hidden,
+            "valid_tokens": self.valid_tokens,
+            "clip_source": self.clip_source,
+            "clip_start_s": self.clip_start_s,
+            "failed_source": np.array([f.source for f in self.failures], np.int32),
+            "failed_error": np.array([f.message for f in self.failures], dtype=np.str_),
+        }
 
     def save(self, path: str | Path) -> None:
         """Write `arrays()` as an uncompressed .npz, atomically (a temporary sibling renamed into
@@ -122,13 +127,16 @@ class EncodeFailed(EncodeError):
 def choose_bucket(frames: int, buckets: Sequence[int]) -> int:
     fitting = [b for b in sorted(buckets) if b >= frames]
     if not fitting:
-        raise EncodeError(f"a clip of {frames} mel frames fits no frame bucket ({', '.join(map(str, buckets))}); "
-                          "clips are at most 30 s (2997 frames)")
+        raise EncodeError(
+            f"a clip of {frames} mel frames fits no frame bucket ({', '.join(map(str, buckets))}); "
+            "clips are at most 30 s (2997 frames)"
+        )
     return fitting[0]
 
 
-def plan_calls(clips: Sequence[Clip], buckets: Sequence[int],
-               clips_per_call: Sequence[int]) -> list[tuple[int, int, list[int]]]:
+def plan_calls(
+    clips: Sequence[Clip], buckets: Sequence[int], clips_per_call: Sequence[int]
+) -> list[tuple[int, int, list[int]]]:
     """(bucket, call width, clip indices) per call: clips grouped by bucket, widest calls first."""
     by_bucket: dict[int, list[int]] = {}
     for i, clip in enumerate(clips):
@@ -145,11 +153,20 @@ def plan_calls(clips: Sequence[Clip], buckets: Sequence[int],
 class AudioEncoder:
     """A checkpoint's audio stage compiled for one target, with one resident copy of its weights."""
 
-    def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
-                 frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS, clips_per_call: Sequence[int] = (1,),
-                 cuda_arch: str | None = None, cache: ArtifactCache | None = None,
-                 progress: Progress | None = None, artifact: str | Path | None = None, kernels: str = "auto",
-                 mel: str | None = None) -> None:
+    def __init__(
+        self,
+        checkpoint: str | Path,
+        target: str = "llvm-cpu",
+        contract: str = DEFAULT_CONTRACT,
+        frame_buckets: Sequence[int] = DEFAULT_FRAME_BUCKETS,
+        clips_per_call: Sequence[int] = (1,),
+        cuda_arch: str | None = None,
+        cache: ArtifactCache | None = None,
+        progress: Progress | None = None,
+        artifact: str | Path | None = None,
+        kernels: str = "auto",
+        mel: str | None = None,
+    ) -> None:
         """Compile (or reuse from the cache) the artifact for `checkpoint` and load it.
 
         `kernels` picks the committed GPU kernels (emitters/kernels.py): "auto" links the Hopper
@@ -170,19 +187,29 @@ class AudioEncoder:
         front_end = resolve_mel(mel, target)
         if artifact is None:
             compile_target, policy = parse_target(target, cuda_arch), get_contract(contract)
-            spec = AudioModuleSpec(self.config, policy, tuple(frame_buckets), tuple(clips_per_call),
-                                   self.checkpoint.layout, quantization=self.checkpoint.quantization,
-                                   quantized=frozenset(self.checkpoint.quantized_names()),
-                                   kernels=select_kernels(kernels, compile_target, policy), mel=front_end)
-            built = (cache or ArtifactCache()).get_or_build(spec, compile_target,
-                                                            self.checkpoint.schema_digest(), self.progress)
+            spec = AudioModuleSpec(
+                self.config,
+                policy,
+                tuple(frame_buckets),
+                tuple(clips_per_call),
+                self.checkpoint.layout,
+                quantization=self.checkpoint.quantization,
+                quantized=frozenset(self.checkpoint.quantized_names()),
+                kernels=select_kernels(kernels, compile_target, policy),
+                mel=front_end,
+            )
+            built = (cache or ArtifactCache()).get_or_build(
+                spec, compile_target, self.checkpoint.schema_digest(), self.progress
+            )
             artifact = built.path
         self.artifact = Path(artifact)
         self.session = AudioSession(self.artifact, self.checkpoint.files, device=device)
         if mel is not None and self.session.mel != front_end:
-            raise EncodeError(f"{self.artifact}: the artifact computes its log-mel on the "
-                              f"{'device' if self.session.mel.on_device else 'host'} ({self.session.mel.name}), "
-                              f"not {front_end.name} as asked")
+            raise EncodeError(
+                f"{self.artifact}: the artifact computes its log-mel on the "
+                f"{'device' if self.session.mel.on_device else 'host'} ({self.session.mel.name}), "
+                f"not {front_end.name} as asked"
+            )
         self.frame_buckets = tuple(sorted({f for f, _ in self.session.buckets}))
         self.clips_per_call = tuple(sorted({c for _, c in self.session.buckets}))
 
@@ -235,8 +262,13 @@ class AudioEncoder:
                 valid[index] = out["valid_tokens"][slot]
             if on_clip is not None:
                 on_clip(len(members))
-        return EncodeResult(features, hidden, valid, np.array([c.source for c in clips], np.int32),
-                            np.array([c.start_s for c in clips], np.float32))
+        return EncodeResult(
+            features,
+            hidden,
+            valid,
+            np.array([c.source for c in clips], np.int32),
+            np.array([c.start_s for c in clips], np.float32),
+        )
 
     def call_inputs(self, bucket: int, width: int, clips: Sequence[Clip]) -> tuple[np.ndarray, np.ndarray]:
         """One call's inputs: each clip's rows (features or samples) in its slot, zeros past them and in
@@ -245,12 +277,17 @@ class AudioEncoder:
         counts = np.zeros(width, np.int32)
         for slot, clip in enumerate(clips):
             rows, counts[slot] = clip.call_input()
-            inputs[slot, :len(rows)] = rows
+            inputs[slot, : len(rows)] = rows
         return inputs, counts
 
-    def encode_files(self, paths: Sequence[str | Path], max_seconds: float | None = None, *,
-                     workers: int | None = None,
-                     on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
+    def encode_files(
+        self,
+        paths: Sequence[str | Path],
+        max_seconds: float | None = None,
+        *,
+        workers: int | None = None,
+        on_progress: Callable[[PipelineProgress], None] | None = None,
+    ) -> EncodeResult:
         """Encode audio files through the parallel host pipeline (`runtime/pipeline.py`): decoding,
         resampling and the host log-mel on `workers` threads (default: this process's cores),
         overlapped with the device calls.  The result is bit for bit what the serial path

@@ -64,16 +64,16 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------------------------- constants
-FRAME_LENGTH = 512            # round(16000 * 32 ms)
-HOP_LENGTH = 160              # round(16000 * 10 ms)
-FFT_LENGTH = 1024             # 2**ceil(log2(512)) * 2 (fft_overdrive)
+FRAME_LENGTH = 512  # round(16000 * 32 ms)
+HOP_LENGTH = 160  # round(16000 * 10 ms)
+FFT_LENGTH = 1024  # 2**ceil(log2(512)) * 2 (fft_overdrive)
 N_MELS = 128
 MEL_FMIN = 125.0
 MEL_FMAX = 7600.0
-PREEMPHASIS = 0.97            # HTK flavour
+PREEMPHASIS = 0.97  # HTK flavour
 MEL_FLOOR = 1e-5
-PAD_MULTIPLE = 128            # pad_to_multiple_of
-MAX_CLIP_SAMPLES = 480_000    # 30 s: the extractor's max_length and the model's largest clip
+PAD_MULTIPLE = 128  # pad_to_multiple_of
+MAX_CLIP_SAMPLES = 480_000  # 30 s: the extractor's max_length and the model's largest clip
 WINDOW_SIZE = FRAME_LENGTH + 1  # 513: the unfold size (one extra sample for pre-emphasis)
 # The shortest padded length that yields one frame: ceil(513 / 128) * 128 = 640 samples.
 MIN_SAMPLES = -(-WINDOW_SIZE // PAD_MULTIPLE) * PAD_MULTIPLE
@@ -157,9 +157,11 @@ def log_mel(samples: np.ndarray) -> tuple[np.ndarray, int]:
 
     # The same operations, in the same dtypes and shapes, as Gemma3nAudioFeatureExtractor._extract_spectrogram.
     windows = np.lib.stride_tricks.as_strided(
-        waveform, shape=(1, frames, WINDOW_SIZE),
+        waveform,
+        shape=(1, frames, WINDOW_SIZE),
         strides=(waveform.strides[0], waveform.strides[1] * HOP_LENGTH, waveform.strides[1]),
-        writeable=False)
+        writeable=False,
+    )
     first_in_frame = windows[..., :1] * (1.0 - PREEMPHASIS)
     rest_in_frame = windows[..., 1:-1] - PREEMPHASIS * windows[..., :-2]
     y = np.concatenate([first_in_frame, rest_in_frame], axis=-1)
@@ -220,8 +222,10 @@ def split_clips(samples: np.ndarray, max_samples: int = MAX_CLIP_SAMPLES) -> lis
     if int(max_samples) != max_samples or max_samples < 1:
         raise AudioError(f"split_clips: max_samples must be a positive integer, got {max_samples!r}")
     max_samples = int(max_samples)
-    return [Clip(index=i, start_sample=start, samples=x[start:start + max_samples])
-            for i, start in enumerate(range(0, x.shape[0], max_samples))]
+    return [
+        Clip(index=i, start_sample=start, samples=x[start : start + max_samples])
+        for i, start in enumerate(range(0, x.shape[0], max_samples))
+    ]
 
 
 def clip_features(samples: np.ndarray, max_samples: int = MAX_CLIP_SAMPLES) -> list[ClipFeatures]:
@@ -234,7 +238,13 @@ def clip_features(samples: np.ndarray, max_samples: int = MAX_CLIP_SAMPLES) -> l
     out = []
     for clip in split_clips(x, max_samples):
         features, valid = log_mel(clip.samples)
-        out.append(ClipFeatures(index=clip.index, start_sample=clip.start_sample,
-                                num_samples=int(clip.samples.shape[0]), features=features,
-                                valid_frames=valid))
+        out.append(
+            ClipFeatures(
+                index=clip.index,
+                start_sample=clip.start_sample,
+                num_samples=int(clip.samples.shape[0]),
+                features=features,
+                valid_frames=valid,
+            )
+        )
     return out

@@ -80,7 +80,9 @@ def probability_of(logits: np.ndarray, tokens: Sequence[int]) -> float:
     return float(weights[list(tokens)].sum() / weights.sum()) if len(tokens) else 0.0
 
 
-def stop_token_ids(checkpoint: str | Path, eos_token_ids: Sequence[int], tokenizer: Any | None = None) -> frozenset[int]:
+def stop_token_ids(
+    checkpoint: str | Path, eos_token_ids: Sequence[int], tokenizer: Any | None = None
+) -> frozenset[int]:
     """The ids that end a sequence: `config.json`'s `eos_token_id` (`eos_token_ids`, parsed by DecoderConfig),
     `generation_config.json`'s when the checkpoint has one, and the tokenizer's `<end_of_turn>` (the chat format
     ends the model's turn with it; the instruction-tuned checkpoints list it, 106, among their eos ids)."""
@@ -166,7 +168,9 @@ class GenerationEngine:
     """Greedy sequences over one decoder backend, continuously batched (module docstring).  Not thread-safe: one
     thread submits, steps and cancels (a server's device thread)."""
 
-    def __init__(self, backend: DecoderBackend, tokenizer: Any, *, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self, backend: DecoderBackend, tokenizer: Any, *, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         self.backend, self.tokenizer, self.clock = backend, tokenizer, clock
         self._sequences: dict[int, _Sequence] = {}
         self._waiting: list[int] = []
@@ -181,19 +185,25 @@ class GenerationEngine:
         embeds, pli = np.asarray(request.inputs_embeds), np.asarray(request.per_layer_inputs)
         length = len(embeds)
         if embeds.ndim != 2 or pli.ndim != 3 or len(pli) != length:
-            raise GenerationError(f"inputs_embeds [S, hidden] and per_layer_inputs [S, layers, width] must describe the "
-                                  f"same prompt, got shapes {embeds.shape} and {pli.shape}")
+            raise GenerationError(
+                f"inputs_embeds [S, hidden] and per_layer_inputs [S, layers, width] must describe the "
+                f"same prompt, got shapes {embeds.shape} and {pli.shape}"
+            )
         if length < 1:
             raise GenerationError("the prompt has no tokens")
         if request.max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {request.max_new_tokens}")
         if length > self.backend.max_prompt_tokens:
-            raise GenerationError(f"a prompt of {length} tokens is longer than the decoder's longest prompt entry "
-                                  f"({self.backend.max_prompt_tokens} tokens)")
+            raise GenerationError(
+                f"a prompt of {length} tokens is longer than the decoder's longest prompt entry "
+                f"({self.backend.max_prompt_tokens} tokens)"
+            )
         needed = length + request.max_new_tokens - 1
         if needed > self.backend.capacity:
-            raise GenerationError(f"a prompt of {length} tokens and {request.max_new_tokens} new tokens needs {needed} "
-                                  f"positions, more than the decoder's context capacity of {self.backend.capacity}")
+            raise GenerationError(
+                f"a prompt of {length} tokens and {request.max_new_tokens} new tokens needs {needed} "
+                f"positions, more than the decoder's context capacity of {self.backend.capacity}"
+            )
         seq = self._next_seq
         self._next_seq += 1
         result = Generation([], "", None, length, [] if request.logprobs else None, submitted_at=self.clock())
@@ -247,8 +257,11 @@ class GenerationEngine:
         return self._prefill(self._sequences[call.seq])
 
     def _admit(self) -> None:
-        waiting = [Waiting(seq, self._sequences[seq].arrival) for seq in self._waiting
-                   if self._sequences[seq].result.finish_reason is None]
+        waiting = [
+            Waiting(seq, self._sequences[seq].arrival)
+            for seq in self._waiting
+            if self._sequences[seq].result.finish_reason is None
+        ]
         self._waiting = [w.seq for w in waiting]
         for w, slot in assign_slots(waiting, self._free):
             self._sequences[w.seq].slot = slot
@@ -274,8 +287,9 @@ class GenerationEngine:
                 self._finish(s, ERROR)
             raise
         if logits.shape[0] != len(members):
-            raise GenerationError(f"the decoder returned logits for {logits.shape[0]} sequence(s), asked for "
-                                  f"{len(members)}")
+            raise GenerationError(
+                f"the decoder returned logits for {logits.shape[0]} sequence(s), asked for {len(members)}"
+            )
         events = []
         for s, row in zip(members, logits):
             s.position += 1
@@ -295,7 +309,9 @@ class GenerationEngine:
         if result.first_token_at is None:
             result.first_token_at = self.clock()
         text = s.stream.push(token)
-        reason = STOP if token in s.request.stop_ids else LENGTH if len(result.tokens) == s.request.max_new_tokens else None
+        reason = (
+            STOP if token in s.request.stop_ids else LENGTH if len(result.tokens) == s.request.max_new_tokens else None
+        )
         if reason is not None:
             text += s.stream.finish()
         s.pieces.append(text)

@@ -89,7 +89,7 @@ class FrameHeader:
 
 def parse_header(b: Buffer, pos: int) -> FrameHeader | None:
     """The frame header at `pos`, or None when those 4 bytes are not a usable one (free format included)."""
-    raw = bytes(b[pos:pos + 4])
+    raw = bytes(b[pos : pos + 4])
     if len(raw) < 4 or raw[0] != 0xFF or (raw[1] & 0xE0) != 0xE0:
         return None
     version, layer_bits = (raw[1] >> 3) & 3, (raw[1] >> 1) & 3
@@ -104,11 +104,11 @@ def _info_frames(b: Buffer, pos: int, header: FrameHeader) -> int | None:
     if header.layer != 3:
         return None
     tag = pos + 4 + header.side_info
-    if bytes(b[tag:tag + 4]) in (b"Xing", b"Info"):
-        flags = int.from_bytes(b[tag + 4:tag + 8], "big")
-        return int.from_bytes(b[tag + 8:tag + 12], "big") if flags & 1 else -1
-    if bytes(b[pos + 36:pos + 40]) == b"VBRI":
-        return int.from_bytes(b[pos + 50:pos + 54], "big")
+    if bytes(b[tag : tag + 4]) in (b"Xing", b"Info"):
+        flags = int.from_bytes(b[tag + 4 : tag + 8], "big")
+        return int.from_bytes(b[tag + 8 : tag + 12], "big") if flags & 1 else -1
+    if bytes(b[pos + 36 : pos + 40]) == b"VBRI":
+        return int.from_bytes(b[pos + 50 : pos + 54], "big")
     return None
 
 
@@ -132,7 +132,7 @@ class Scan:
 def _chains(b: Buffer, pos: int, header: FrameHeader) -> bool:
     """A frame at `pos` is believable when the next one follows it (or the stream ends with it)."""
     end = pos + header.length
-    if end >= len(b) or any(bytes(b[end:end + len(t)]) == t for t in _TRAILING_TAGS):
+    if end >= len(b) or any(bytes(b[end : end + len(t)]) == t for t in _TRAILING_TAGS):
         return True
     following = parse_header(b, end)
     return following is not None and following.same_stream(header)
@@ -165,7 +165,7 @@ def scan(b: Buffer) -> Scan:
     while pos < len(b):
         header = parse_header(b, pos)
         if header is None or not header.same_stream(first):
-            if any(bytes(b[pos:pos + len(t)]) == t for t in _TRAILING_TAGS):
+            if any(bytes(b[pos : pos + len(t)]) == t for t in _TRAILING_TAGS):
                 break
             following = _resync(b, pos + 1, first)
             if following is None:
@@ -177,8 +177,15 @@ def scan(b: Buffer) -> Scan:
             break
         frames += 1
         pos += header.length
-    return Scan(first, start, frames_start, declared is not None,
-                declared if declared is not None and declared >= 0 else None, frames, cut)
+    return Scan(
+        first,
+        start,
+        frames_start,
+        declared is not None,
+        declared if declared is not None and declared >= 0 else None,
+        frames,
+        cut,
+    )
 
 
 def stream_extent(found: Scan) -> Extent:
@@ -187,12 +194,16 @@ def stream_extent(found: Scan) -> Extent:
         return Extent("MPEG frames", None, 0, "the stream")
     if found.cut is not None:
         present, length = found.cut
-        raise Truncated(f"the last MPEG frame is cut off ({present} of its {length} bytes arrived; "
-                        f"{found.frames} whole frames before it)")
+        raise Truncated(
+            f"the last MPEG frame is cut off ({present} of its {length} bytes arrived; "
+            f"{found.frames} whole frames before it)"
+        )
     if found.declared is not None and found.frames > found.declared:
-        raise Inconsistent(f"the stream holds {found.frames} MPEG frames but its "
-                        f"{'Xing' if found.has_info else 'VBRI'} header declares only {found.declared} "
-                        f"(concatenated files?); the decoder would stop early -- re-encode it")
+        raise Inconsistent(
+            f"the stream holds {found.frames} MPEG frames but its "
+            f"{'Xing' if found.has_info else 'VBRI'} header declares only {found.declared} "
+            f"(concatenated files?); the decoder would stop early -- re-encode it"
+        )
     where = "the Xing/VBRI header's frame count"
     return Extent("MPEG frames", found.declared, found.frames, where)
 
@@ -207,14 +218,15 @@ def length_header(found: Scan) -> bytes:
     first = found.first
     assert first is not None and first.layer == 3
     need = 4 + first.side_info + 12
-    index = next(i for i in range(1, 15)
-                 if FrameHeader(first.version_bits, 3, i, first.rate_index, 0, first.mono, b"").length >= need)
+    index = next(
+        i
+        for i in range(1, 15)
+        if FrameHeader(first.version_bits, 3, i, first.rate_index, 0, first.mono, b"").length >= need
+    )
     raw = bytes([0xFF, first.raw[1] | 0x01, (index << 4) | (first.rate_index << 2), first.raw[3]])
     frame = FrameHeader(first.version_bits, 3, index, first.rate_index, 0, first.mono, raw)
     body = bytearray(frame.length)
     body[:4] = raw
     tag = 4 + first.side_info
-    body[tag:tag + 12] = b"Xing" + (1).to_bytes(4, "big") + found.frames.to_bytes(4, "big")
+    body[tag : tag + 12] = b"Xing" + (1).to_bytes(4, "big") + found.frames.to_bytes(4, "big")
     return bytes(body)
-
-

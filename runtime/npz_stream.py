@@ -38,7 +38,7 @@ class Pieces:
         """The pieces cut into slices of at most `chunk_bytes` (what a socket write should take at once)."""
         for part in self.parts:
             for start in range(0, len(part), chunk_bytes):
-                yield part[start:start + chunk_bytes]
+                yield part[start : start + chunk_bytes]
 
     def join(self) -> bytes:
         """All of it in one bytes object (tests and small payloads only)."""
@@ -83,10 +83,33 @@ def npz_pieces(arrays: Mapping[str, np.ndarray]) -> Pieces:
         filename = f"{name}.npy".encode()
         if size > _ZIP_LIMIT or offset > _ZIP_LIMIT:
             raise ValueError(f"{name}: a result of {size} bytes (at offset {offset}) does not fit a plain ZIP archive")
-        local = struct.pack("<4s5H3L2H", b"PK\x03\x04", _VERSION, 0, 0, 0, _DOS_DATE, crc, size, size,
-                            len(filename), 0) + filename
-        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", _VERSION, _VERSION, 0, 0, 0, _DOS_DATE, crc, size,
-                                   size, len(filename), 0, 0, 0, 0, 0, offset) + filename)
+        local = (
+            struct.pack("<4s5H3L2H", b"PK\x03\x04", _VERSION, 0, 0, 0, _DOS_DATE, crc, size, size, len(filename), 0)
+            + filename
+        )
+        central.append(
+            struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                _VERSION,
+                _VERSION,
+                0,
+                0,
+                0,
+                _DOS_DATE,
+                crc,
+                size,
+                size,
+                len(filename),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + filename
+        )
         parts += [local, header, data]
         offset += len(local) + size
     directory = b"".join(central)

@@ -131,6 +131,7 @@ class FrontEndPool:
 
 # ---------------------------------------------------------------------------------------------- progress
 
+
 @dataclass(frozen=True)
 class PipelineProgress:
     """Where an `encode_files` run stands (passed to its `on_progress` after each call and failure)."""
@@ -148,6 +149,7 @@ class PipelineProgress:
 
 
 # ---------------------------------------------------------------------------------------------- one run
+
 
 @dataclass
 class _File:
@@ -180,8 +182,11 @@ class _Rows:
 
     def allocate(self, n: int) -> None:
         rows = AUDIO_SOFT_TOKENS_PER_CLIP
-        self._arrays = (np.zeros((n, rows, self._widths[0]), np.float32),
-                        np.zeros((n, rows, self._widths[1]), np.float32), np.zeros(n, np.int32))
+        self._arrays = (
+            np.zeros((n, rows, self._widths[0]), np.float32),
+            np.zeros((n, rows, self._widths[1]), np.float32),
+            np.zeros(n, np.int32),
+        )
         for members, out in self._buffered:
             self._scatter(members, out)
         self._buffered = []
@@ -198,9 +203,9 @@ class _Rows:
         n = len(members)
         first = members[0]
         if members == list(range(first, first + n)):  # consecutive clips: one block copy each
-            features[first:first + n] = out["audio_features"][:n]
-            hidden[first:first + n] = out["encoder_hidden"][:n]
-            valid[first:first + n] = out["valid_tokens"][:n]
+            features[first : first + n] = out["audio_features"][:n]
+            hidden[first : first + n] = out["encoder_hidden"][:n]
+            valid[first : first + n] = out["valid_tokens"][:n]
             return
         for slot, index in enumerate(members):
             features[index] = out["audio_features"][slot]
@@ -215,8 +220,14 @@ class _Rows:
 class _Run:
     """One `encode_files` call: the conductor loop on the caller's thread."""
 
-    def __init__(self, encoder: AudioEncoder, paths: Sequence[str | Path], max_seconds: float | None,
-                 pool: FrontEndPool, on_progress: Callable[[PipelineProgress], None] | None) -> None:
+    def __init__(
+        self,
+        encoder: AudioEncoder,
+        paths: Sequence[str | Path],
+        max_seconds: float | None,
+        pool: FrontEndPool,
+        on_progress: Callable[[PipelineProgress], None] | None,
+    ) -> None:
         self.encoder, self.session, self.pool = encoder, encoder.session, pool
         self.max_seconds, self.on_progress = max_seconds, on_progress
         self.files = [_File(i, str(p)) for i, p in enumerate(paths)]
@@ -260,7 +271,7 @@ class _Run:
 
     def _split(self) -> None:
         """Decoded files (in the window) become clips: host-mel tasks on the pool, or device clips."""
-        for f in self.files[self.next_admit:self.next_decode]:
+        for f in self.files[self.next_admit : self.next_decode]:
             if f.clips is not None or f.failure is not None or f.decoded is None or not f.decoded.done():
                 continue
             try:
@@ -314,8 +325,9 @@ class _Run:
         partial call's clips, or None."""
         while len(self.in_flight) < CALLS_IN_FLIGHT:
             queues = [BucketQueue(b, len(q), q[0].since, self.widths[b]) for b, q in self.queues.items() if q]
-            call = next_encode_call(queues, time.monotonic(), settled=self.settled, device_idle=not self.in_flight,
-                                    max_wait_s=MAX_WAIT_S)
+            call = next_encode_call(
+                queues, time.monotonic(), settled=self.settled, device_idle=not self.in_flight, max_wait_s=MAX_WAIT_S
+            )
             if isinstance(call, Wait):
                 return call.seconds
             queue = self.queues[call.bucket]
@@ -339,13 +351,21 @@ class _Run:
 
     def _report(self) -> None:
         if self.on_progress is not None:
-            self.on_progress(PipelineProgress(len(self.files), self.done_files, self.failed, self.done_clips,
-                                              self.done_seconds, time.perf_counter() - self.started))
+            self.on_progress(
+                PipelineProgress(
+                    len(self.files),
+                    self.done_files,
+                    self.failed,
+                    self.done_clips,
+                    self.done_seconds,
+                    time.perf_counter() - self.started,
+                )
+            )
 
     def _pending(self) -> list[Future]:
         """What the loop may wait on: the oldest call, and the front-end work of the files in the window."""
         futures: list[Future] = [self.in_flight[0][0]] if self.in_flight else []
-        for f in self.files[self.next_admit:self.next_decode]:
+        for f in self.files[self.next_admit : self.next_decode]:
             if f.decoded is not None and not f.decoded.done():
                 futures.append(f.decoded)
             elif f.clips:
@@ -374,16 +394,22 @@ class _Run:
         if not self.sources:
             raise EncodeFailed(failures, len(self.files), None)
         features, hidden, valid = self.rows.arrays()
-        result = EncodeResult(features, hidden, valid, np.array(self.sources, np.int32),
-                              np.array(self.starts, np.float32), failures)
+        result = EncodeResult(
+            features, hidden, valid, np.array(self.sources, np.int32), np.array(self.starts, np.float32), failures
+        )
         if failures:
             raise EncodeFailed(failures, len(self.files), result)
         return result
 
 
-def encode_files(encoder: AudioEncoder, paths: Sequence[str | Path], *, max_seconds: float | None = None,
-                 workers: int | None = None,
-                 on_progress: Callable[[PipelineProgress], None] | None = None) -> EncodeResult:
+def encode_files(
+    encoder: AudioEncoder,
+    paths: Sequence[str | Path],
+    *,
+    max_seconds: float | None = None,
+    workers: int | None = None,
+    on_progress: Callable[[PipelineProgress], None] | None = None,
+) -> EncodeResult:
     """`AudioEncoder.encode_files` (see there): one run of the pipeline on a pool of its own."""
     if not paths:
         raise EncodeError("no audio inputs given")

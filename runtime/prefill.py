@@ -51,6 +51,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 # ---------------------------------------------------------------------------------------------- host tables
 
+
 class TextTables:
     """The four language-model tensors the prefill needs, validated from the safetensors headers.
 
@@ -73,14 +74,16 @@ class TextTables:
             info = everything.get(spec.key)
             if info is None:
                 other = MLX_LAYOUT if layout is HF_LAYOUT else HF_LAYOUT
-                alt = TEXT_PREFIX[other.name] + spec.key[len(TEXT_PREFIX[layout.name]):]
+                alt = TEXT_PREFIX[other.name] + spec.key[len(TEXT_PREFIX[layout.name]) :]
                 hint = f" (the checkpoint has {alt}: the {other.name} layout)" if alt in everything else ""
                 missing.append(f"{spec.key}{hint}")
                 continue
             base = spec.key.removesuffix(".weight")
             if base + ".scales" in everything:
-                problems.append(f"{spec.key}: affine-quantized ({base}.scales exists); the prefill stage reads "
-                                f"BF16 language-model tensors only")
+                problems.append(
+                    f"{spec.key}: affine-quantized ({base}.scales exists); the prefill stage reads "
+                    f"BF16 language-model tensors only"
+                )
             elif info.dtype != "BF16" or info.shape != spec.shape:
                 problems.append(f"{spec.key}: {info.dtype} {list(info.shape)}, expected BF16 {list(spec.shape)}")
             self.tensors[logical] = info
@@ -89,7 +92,10 @@ class TextTables:
             raise CheckpointSchemaError(
                 f"{self.directory}: the language-model tensors the prefill stage needs do not match its config "
                 f"({cfg.num_hidden_layers} layers x {cfg.hidden_size_per_layer_input}, hidden {cfg.hidden_size}, "
-                f"{layout.name} layout):\n" + "\n".join(lines), missing=missing, mismatched=problems)
+                f"{layout.name} layout):\n" + "\n".join(lines),
+                missing=missing,
+                mismatched=problems,
+            )
         self._maps: dict[str, np.ndarray] = {}
 
     def read(self, logical: str) -> np.ndarray:
@@ -104,7 +110,7 @@ class TextTables:
     def text_rows(self, ids: np.ndarray, capacity: int) -> np.ndarray:
         """bf16 [capacity, hidden]: `embed_tokens[id]` for the prompt, zero rows past it."""
         out = np.zeros((capacity, self.cfg.hidden_size), BF16)
-        out[:len(ids)] = self.read("text.embed_tokens")[np.asarray(ids, np.int64)]
+        out[: len(ids)] = self.read("text.embed_tokens")[np.asarray(ids, np.int64)]
         return out
 
     def ple_rows(self, ids: np.ndarray, capacity: int) -> np.ndarray:
@@ -112,7 +118,7 @@ class TextTables:
         ids = np.asarray(ids, np.int64)
         rows = np.where((ids >= 0) & (ids < self.cfg.vocab_size_per_layer_input), ids, 0)
         out = np.zeros((capacity, self.cfg.ple_width), BF16)
-        out[:len(ids)] = self.read("text.embed_tokens_per_layer")[rows]
+        out[: len(ids)] = self.read("text.embed_tokens_per_layer")[rows]
         return out
 
     def resident(self, name: str) -> TensorInfo:
@@ -120,6 +126,7 @@ class TextTables:
 
 
 # ---------------------------------------------------------------------------------------------- session
+
 
 @dataclass(frozen=True)
 class PrefillEntry:
@@ -132,30 +139,51 @@ class PrefillEntry:
 class PrefillSession(LoadedProgram):
     """One loaded prefill artifact: its resident weights (IREE parameters) and its entry points."""
 
-    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
-                 scope: str = "model") -> None:
+    def __init__(
+        self,
+        vmfb: bytes | str | Path,
+        parameter_files: Sequence[str | Path],
+        device: str = "local-task",
+        scope: str = "model",
+    ) -> None:
         super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], PrefillEntry] = {}
         for name, entry in self.entry_points(entries.PrefillEntry).items():
-            self.entries[(entry.capacity, entry.clips)] = PrefillEntry(name, entry.capacity, entry.clips,
-                                                                       self.output_names(name))
+            self.entries[(entry.capacity, entry.clips)] = PrefillEntry(
+                name, entry.capacity, entry.clips, self.output_names(name)
+            )
 
-    def run(self, capacity: int, clips: int, input_ids: np.ndarray, text_rows: np.ndarray, ple_rows: np.ndarray,
-            audio_rows: np.ndarray | None, row_map: np.ndarray | None, length: int) -> dict[str, np.ndarray]:
+    def run(
+        self,
+        capacity: int,
+        clips: int,
+        input_ids: np.ndarray,
+        text_rows: np.ndarray,
+        ple_rows: np.ndarray,
+        audio_rows: np.ndarray | None,
+        row_map: np.ndarray | None,
+        length: int,
+    ) -> dict[str, np.ndarray]:
         entry = self.entries.get((capacity, clips))
         if entry is None:
-            raise SessionError(f"no prefill entry for capacity {capacity} x {clips} clip(s); the artifact has "
-                               + ", ".join(f"{c}x{a}" for c, a in sorted(self.entries)))
-        args = [np.ascontiguousarray(input_ids, np.int32), np.ascontiguousarray(text_rows, BF16),
-                np.ascontiguousarray(ple_rows, BF16)]
+            raise SessionError(
+                f"no prefill entry for capacity {capacity} x {clips} clip(s); the artifact has "
+                + ", ".join(f"{c}x{a}" for c, a in sorted(self.entries))
+            )
+        args = [
+            np.ascontiguousarray(input_ids, np.int32),
+            np.ascontiguousarray(text_rows, BF16),
+            np.ascontiguousarray(ple_rows, BF16),
+        ]
         if clips:
             args += [np.ascontiguousarray(audio_rows, np.float32), np.ascontiguousarray(row_map, np.int32)]
         args.append(np.array(length, np.int32))
         return self.invoke(entry.name, entry.outputs, *args)
 
 
-def build_prefill_artifact(cache: ArtifactCache, spec: PrefillModuleSpec, target: Target, weight_schema: str,
-                           progress: Progress | None = None) -> BuiltArtifact:
+def build_prefill_artifact(
+    cache: ArtifactCache, spec: PrefillModuleSpec, target: Target, weight_schema: str, progress: Progress | None = None
+) -> BuiltArtifact:
     """Compile (or reuse, verified) the prefill artifact of `spec` in the artifact cache's directory."""
     mlir = emit_prefill_module(spec)
     identity = program_identity(mlir, target, spec.contract.identity(), spec.identity(), weight_schema)
@@ -164,6 +192,7 @@ def build_prefill_artifact(cache: ArtifactCache, spec: PrefillModuleSpec, target
 
 
 # ---------------------------------------------------------------------------------------------- API
+
 
 @dataclass
 class PrefillResult:
@@ -181,17 +210,32 @@ class PrefillResult:
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         with atomic_writer(path) as handle:
-            np.savez(handle, input_ids=self.input_ids, inputs_embeds=self.inputs_embeds,
-                     per_layer_inputs=self.per_layer_inputs, audio_rows=self.audio_rows)
+            np.savez(
+                handle,
+                input_ids=self.input_ids,
+                inputs_embeds=self.inputs_embeds,
+                per_layer_inputs=self.per_layer_inputs,
+                audio_rows=self.audio_rows,
+            )
 
 
 class AudioPrefill:
     """A checkpoint's prefill stage for one target (plus its encoder stage, built when audio is given)."""
 
-    def __init__(self, checkpoint: str | Path, target: str = "llvm-cpu", contract: str = DEFAULT_CONTRACT,
-                 capacities: Sequence[int] = DEFAULT_CAPACITIES, cuda_arch: str | None = None,
-                 cache: ArtifactCache | None = None, progress: Progress | None = None, artifact: str | Path | None = None,
-                 encoder: object | None = None, encoder_options: dict | None = None, stages: bool = False) -> None:
+    def __init__(
+        self,
+        checkpoint: str | Path,
+        target: str = "llvm-cpu",
+        contract: str = DEFAULT_CONTRACT,
+        capacities: Sequence[int] = DEFAULT_CAPACITIES,
+        cuda_arch: str | None = None,
+        cache: ArtifactCache | None = None,
+        progress: Progress | None = None,
+        artifact: str | Path | None = None,
+        encoder: object | None = None,
+        encoder_options: dict | None = None,
+        stages: bool = False,
+    ) -> None:
         """`artifact`: a prefill `.vmfb` compiled elsewhere (emit-gemma3n --stage prefill); otherwise each
         needed (capacity, clips) entry is compiled on first use and cached.  `encoder`: an
         `AudioEncoder` to reuse; otherwise one is built on first use with `encoder_options`
@@ -202,9 +246,11 @@ class AudioPrefill:
         self.progress = progress or (lambda _msg: None)
         self.checkpoint = open_checkpoint(self.directory)
         if self.checkpoint.quantized_names():
-            raise CheckpointSchemaError(f"{self.directory}: quantized audio embedder weights "
-                                        f"({', '.join(self.checkpoint.quantized_names())}) are not supported by the "
-                                        f"prefill stage yet; use a BF16 checkpoint")
+            raise CheckpointSchemaError(
+                f"{self.directory}: quantized audio embedder weights "
+                f"({', '.join(self.checkpoint.quantized_names())}) are not supported by the "
+                f"prefill stage yet; use a BF16 checkpoint"
+            )
         self.audio_config = self.checkpoint.config
         self.text = CheckpointConfig.read(self.directory).text
         self.tables = TextTables(self.directory, self.text, self.checkpoint.layout)
@@ -219,11 +265,14 @@ class AudioPrefill:
         self._encoder_options = dict(encoder_options or {})
         self._tokenizer = None
         specs = resident_weight_specs(self.audio_config, self.text, self.checkpoint.layout)
-        infos = [self.checkpoint.tensors[s.key] if s.key in self.checkpoint.tensors
-                 else self.tables.resident(s.logical) for s in specs]
+        infos = [
+            self.checkpoint.tensors[s.key] if s.key in self.checkpoint.tensors else self.tables.resident(s.logical)
+            for s in specs
+        ]
         self.parameter_files = sorted({info.file for info in infos})
-        self.weight_schema = hashlib.sha256("".join(f"{s.key}:{i.dtype}:{list(i.shape)}\n"
-                                                    for s, i in zip(specs, infos)).encode()).hexdigest()
+        self.weight_schema = hashlib.sha256(
+            "".join(f"{s.key}:{i.dtype}:{list(i.shape)}\n" for s, i in zip(specs, infos)).encode()
+        ).hexdigest()
 
     # ------------------------------------------------------------------ pieces
     @property
@@ -237,8 +286,14 @@ class AudioPrefill:
         if self._encoder is None:
             from .encode import AudioEncoder
 
-            options = {"target": self.target, "contract": self.contract.name, "cuda_arch": self.cuda_arch,
-                       "cache": self.cache, "progress": self.progress, **self._encoder_options}
+            options = {
+                "target": self.target,
+                "contract": self.contract.name,
+                "cuda_arch": self.cuda_arch,
+                "cache": self.cache,
+                "progress": self.progress,
+                **self._encoder_options,
+            }
             self._encoder = AudioEncoder(self.directory, **options)
         return self._encoder
 
@@ -253,15 +308,19 @@ class AudioPrefill:
             available = list(self.capacities)
         fitting = [c for c in available if c >= length]
         if not fitting:
-            raise ContextCapacityError(f"the expanded prompt has {length} tokens, more than the largest context "
-                                       f"capacity for {clips} clip(s) ({max(available) if available else 'none'})")
+            raise ContextCapacityError(
+                f"the expanded prompt has {length} tokens, more than the largest context "
+                f"capacity for {clips} clip(s) ({max(available) if available else 'none'})"
+            )
         return fitting[0]
 
     def _build(self, key: tuple[int, int]) -> Path:
-        spec = PrefillModuleSpec(self.audio_config, self.text, self.contract, (key[0],), (key[1],),
-                                 self.checkpoint.layout, self.stages)
-        path = build_prefill_artifact(self.cache, spec, parse_target(self.target, self.cuda_arch),
-                                      self.weight_schema, self.progress).path
+        spec = PrefillModuleSpec(
+            self.audio_config, self.text, self.contract, (key[0],), (key[1],), self.checkpoint.layout, self.stages
+        )
+        path = build_prefill_artifact(
+            self.cache, spec, parse_target(self.target, self.cuda_arch), self.weight_schema, self.progress
+        ).path
         self._built[key] = path
         return path
 
@@ -293,8 +352,10 @@ class AudioPrefill:
             audio_features = np.zeros((0, AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size), np.float32)
         audio_features = np.asarray(audio_features, np.float32)
         if audio_features.ndim != 3 or audio_features.shape[1:] != (AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size):
-            raise PromptError(f"audio_features must be [clips, {AUDIO_SOFT_TOKENS_PER_CLIP}, {self.text.hidden_size}], "
-                              f"got {audio_features.shape}")
+            raise PromptError(
+                f"audio_features must be [clips, {AUDIO_SOFT_TOKENS_PER_CLIP}, {self.text.hidden_size}], "
+                f"got {audio_features.shape}"
+            )
         clips = audio_features.shape[0]
         row_map = audio_row_map(ids, self.text, clips)
         length = len(ids)
@@ -306,15 +367,24 @@ class AudioPrefill:
         padded_ids[:length] = ids
         padded_map = np.full(capacity, -1, np.int32)
         padded_map[:length] = row_map
-        out = session.run(capacity, clips, padded_ids, self.tables.text_rows(ids, capacity),
-                          self.tables.ple_rows(ids, capacity), audio_features.reshape(-1, self.text.hidden_size),
-                          padded_map, length)
+        out = session.run(
+            capacity,
+            clips,
+            padded_ids,
+            self.tables.text_rows(ids, capacity),
+            self.tables.ple_rows(ids, capacity),
+            audio_features.reshape(-1, self.text.hidden_size),
+            padded_map,
+            length,
+        )
         stages = {k: v for k, v in out.items() if k not in ("inputs_embeds", "per_layer_inputs")} or None
-        return PrefillResult(ids, out["inputs_embeds"][:length], out["per_layer_inputs"][:length], row_map, capacity,
-                             stages)
+        return PrefillResult(
+            ids, out["inputs_embeds"][:length], out["per_layer_inputs"][:length], row_map, capacity, stages
+        )
 
-    def prefill(self, prompt: str, audio: Sequence[str | Path], chat: bool = True,
-                max_seconds: float | None = None) -> PrefillResult:
+    def prefill(
+        self, prompt: str, audio: Sequence[str | Path], chat: bool = True, max_seconds: float | None = None
+    ) -> PrefillResult:
         """Encode the audio files, expand and tokenize the prompt, merge: the whole path."""
         clips_per_file: list[int] = []
         features = None

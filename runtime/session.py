@@ -64,16 +64,28 @@ class _Staging:
             return slot
         rt = self._rt
         size = max(1, int(np.prod(shape)) * dtype.itemsize)
-        usage = (int(rt.BufferUsage.TRANSFER_SOURCE if upload else rt.BufferUsage.TRANSFER_TARGET)
-                 | int(rt.BufferUsage.MAPPING_SCOPED) | int(rt.BufferUsage.MAPPING_PERSISTENT))
+        usage = (
+            int(rt.BufferUsage.TRANSFER_SOURCE if upload else rt.BufferUsage.TRANSFER_TARGET)
+            | int(rt.BufferUsage.MAPPING_SCOPED)
+            | int(rt.BufferUsage.MAPPING_PERSISTENT)
+        )
         # Results are read by the CPU: cached memory (write-combined memory reads back very slowly).
-        memory = (int(rt.MemoryType.HOST_LOCAL) | int(rt.MemoryType.DEVICE_VISIBLE)
-                  | (0 if upload else int(rt.MemoryType.HOST_CACHED)))
+        memory = (
+            int(rt.MemoryType.HOST_LOCAL)
+            | int(rt.MemoryType.DEVICE_VISIBLE)
+            | (0 if upload else int(rt.MemoryType.HOST_CACHED))
+        )
         host = self._device.allocator.allocate_buffer(memory_type=memory, allowed_usage=usage, allocation_size=size)
         mapping = host.map()
-        device = (self._device.allocator.allocate_buffer(memory_type=int(rt.MemoryType.DEVICE_LOCAL),
-                                                         allowed_usage=int(rt.BufferUsage.DEFAULT),
-                                                         allocation_size=size) if upload else None)
+        device = (
+            self._device.allocator.allocate_buffer(
+                memory_type=int(rt.MemoryType.DEVICE_LOCAL),
+                allowed_usage=int(rt.BufferUsage.DEFAULT),
+                allocation_size=size,
+            )
+            if upload
+            else None
+        )
         slot = _Slot(shape, dtype, host, mapping, mapping.asarray(shape, dtype), device)
         self._slots[key] = slot
         return slot
@@ -83,8 +95,12 @@ class _Staging:
         rt = self._rt
         semaphore = self._device.create_semaphore(0)
         for step, (source, target) in enumerate(pairs):
-            self._device.queue_copy(source, target, wait_semaphores=rt.HalFence.create_at(semaphore, step),
-                                    signal_semaphores=rt.HalFence.create_at(semaphore, step + 1))
+            self._device.queue_copy(
+                source,
+                target,
+                wait_semaphores=rt.HalFence.create_at(semaphore, step),
+                signal_semaphores=rt.HalFence.create_at(semaphore, step + 1),
+            )
         rt.HalFence.create_at(semaphore, len(pairs)).wait()
 
     def upload(self, name: str, args: Sequence[np.ndarray]) -> list[object]:
@@ -95,16 +111,25 @@ class _Staging:
             np.copyto(slot.view, array)
         self._copy([(slot.host, slot.device) for slot in slots])
         element = rt.array_interop.map_dtype_to_element_type
-        return [rt.DeviceArray(self._device, rt.HalBufferView(slot.device, slot.shape, element(slot.dtype)))
-                for slot in slots]
+        return [
+            rt.DeviceArray(self._device, rt.HalBufferView(slot.device, slot.shape, element(slot.dtype)))
+            for slot in slots
+        ]
 
     def download(self, name: str, results: Sequence[object]) -> list[np.ndarray]:
         """Fresh host copies of the device results (DeviceArray's buffer view is the only handle on
         its buffer that the runtime's Python API gives)."""
         views = [r._buffer_view for r in results]  # noqa: SLF001
         rt = self._rt
-        slots = [self._slot((name, "result", i), tuple(v.shape), np.dtype(rt.HalElementType.map_to_dtype(v.element_type)),
-                            upload=False) for i, v in enumerate(views)]
+        slots = [
+            self._slot(
+                (name, "result", i),
+                tuple(v.shape),
+                np.dtype(rt.HalElementType.map_to_dtype(v.element_type)),
+                upload=False,
+            )
+            for i, v in enumerate(views)
+        ]
         self._copy([(v.get_buffer(), slot.host) for v, slot in zip(views, slots)])
         return [np.array(slot.view, copy=True) for slot in slots]
 
@@ -145,8 +170,13 @@ class LoadedProgram:
     of another program on the same device (that call would wait for itself).
     """
 
-    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
-                 scope: str = "model") -> None:
+    def __init__(
+        self,
+        vmfb: bytes | str | Path,
+        parameter_files: Sequence[str | Path],
+        device: str = "local-task",
+        scope: str = "model",
+    ) -> None:
         self._thread = device_thread(device)
         self._invokers: dict[str, object] = {}
         self._on_thread(self._load, vmfb, parameter_files, device, scope)
@@ -177,11 +207,13 @@ class LoadedProgram:
         else:
             self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
         try:
-            self.context = rt.VmContext(self.instance, modules=[rt.create_hal_module(self.instance, self.device),
-                                                                params, self.module])
+            self.context = rt.VmContext(
+                self.instance, modules=[rt.create_hal_module(self.instance, self.device), params, self.module]
+            )
         except Exception as exc:
-            raise SessionError(f"cannot load the artifact with its parameters (a weight missing from the "
-                               f"checkpoint fails here): {exc}") from None
+            raise SessionError(
+                f"cannot load the artifact with its parameters (a weight missing from the checkpoint fails here): {exc}"
+            ) from None
 
     def reflection(self, name: str) -> dict[str, str]:
         return dict(self.module.lookup_function(name).reflection)
@@ -197,9 +229,11 @@ class LoadedProgram:
             if entry is not None:
                 found[name] = entry
         if not found:
-            raise SessionError(f"the artifact has no {kind.family} entry points (functions whose reflection records "
-                               f'gemma3n.stage = "{kind.family}"; an artifact built before entries recorded their '
-                               "stage must be rebuilt)")
+            raise SessionError(
+                f"the artifact has no {kind.family} entry points (functions whose reflection records "
+                f'gemma3n.stage = "{kind.family}"; an artifact built before entries recorded their '
+                "stage must be rebuilt)"
+            )
         return found
 
     def output_names(self, name: str) -> tuple[str, ...]:
@@ -226,13 +260,14 @@ class LoadedProgram:
         results = self._invoker(name)(*self._staging.upload(name, args))
         if not isinstance(results, (tuple, list)):
             results = (results,)
-        host = self._staging.download(name, list(results)[:len(outputs)])
+        host = self._staging.download(name, list(results)[: len(outputs)])
         return dict(zip(outputs, host))
 
     def time_execution(self, name: str, args: Sequence[np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per synchronous call with the inputs already on the device and the results left
         there: the device-side time of an entry (what a CUDA-event timing of a model measures),
         runtime overhead included."""
+
         def run() -> list[float]:
             invoker = self._invoker(name)
             device_args = self._staging.upload(name, args)
@@ -243,6 +278,7 @@ class LoadedProgram:
                 if step >= warmup:
                     times.append(time.perf_counter() - start)
             return times
+
         return self._on_thread(run)
 
 
@@ -253,8 +289,13 @@ class AudioSession(LoadedProgram):
     each entry's reflection says (`gemma3n.mel`, contracts/mel.py); `mel` and `input_shape` tell callers
     which, and the declared input type is checked against it when the artifact is loaded."""
 
-    def __init__(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str = "local-task",
-                 scope: str = "model") -> None:
+    def __init__(
+        self,
+        vmfb: bytes | str | Path,
+        parameter_files: Sequence[str | Path],
+        device: str = "local-task",
+        scope: str = "model",
+    ) -> None:
         super().__init__(vmfb, parameter_files, device, scope)
         self.entries: dict[tuple[int, int], EntryInfo] = {}
         for name, entry in self.entry_points(EncodeEntry).items():
@@ -263,9 +304,15 @@ class AudioSession(LoadedProgram):
                 mel = mel_from_reflection(reflection)
             except MelChoiceError as exc:
                 raise SessionError(f"entry {name}: {exc}") from None
-            info = EntryInfo(name, entry.frames, entry.clips, self.output_names(name),
-                             reflection.get("gemma3n.contract", ""), mel,
-                             _input_shape(name, reflection, entry.frames, entry.clips, mel))
+            info = EntryInfo(
+                name,
+                entry.frames,
+                entry.clips,
+                self.output_names(name),
+                reflection.get("gemma3n.contract", ""),
+                mel,
+                _input_shape(name, reflection, entry.frames, entry.clips, mel),
+            )
             self.entries[(info.frames, info.clips)] = info
         kinds = {info.mel for info in self.entries.values()}
         if len(kinds) != 1:
@@ -281,8 +328,9 @@ class AudioSession(LoadedProgram):
         """One clip's first input for the `frames` bucket: (frames, mel bins) features or (samples,)."""
         info = next((i for (f, _), i in sorted(self.entries.items()) if f == frames), None)
         if info is None:
-            raise SessionError(f"no entry for {frames} frames; the artifact has "
-                               f"{', '.join(f'{f}x{c}' for f, c in self.buckets)}")
+            raise SessionError(
+                f"no entry for {frames} frames; the artifact has {', '.join(f'{f}x{c}' for f, c in self.buckets)}"
+            )
         return info.input_shape
 
     def run(self, inputs: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -295,16 +343,16 @@ class AudioSession(LoadedProgram):
         """`run`, queued on the program's thread (see `invoke_async`); the inputs are checked now."""
         inputs = np.ascontiguousarray(inputs, dtype=np.float32)
         counts = np.ascontiguousarray(counts, dtype=np.int32)
-        what = ("samples must be [clips, samples]" if self.mel.on_device
-                else "mel must be [clips, frames, mel bins]")
+        what = "samples must be [clips, samples]" if self.mel.on_device else "mel must be [clips, frames, mel bins]"
         if inputs.ndim != (2 if self.mel.on_device else 3):
             raise SessionError(f"{what}, got shape {inputs.shape}")
         clips = inputs.shape[0]
         info = next((i for i in self.entries.values() if i.clips == clips and i.input_shape == inputs.shape[1:]), None)
         if info is None:
-            raise SessionError(f"no entry takes {self.mel.name} input {inputs.shape}; the artifact has "
-                               + ", ".join(f"{c}x{'x'.join(map(str, i.input_shape))}"
-                                           for (_, c), i in sorted(self.entries.items())))
+            raise SessionError(
+                f"no entry takes {self.mel.name} input {inputs.shape}; the artifact has "
+                + ", ".join(f"{c}x{'x'.join(map(str, i.input_shape))}" for (_, c), i in sorted(self.entries.items()))
+            )
         if counts.shape != (clips,):
             raise SessionError(f"counts must have one value per clip ({clips}), got shape {counts.shape}")
         if self.mel.on_device and (counts.min() < 0 or counts.max() > inputs.shape[1]):
@@ -319,7 +367,9 @@ def _input_shape(name: str, reflection: dict[str, str], frames: int, clips: int,
         raise SessionError(f"entry {name}: no F32 first input in its declaration")
     dims = tuple(int(d) for d in match.group(1).split("x"))
     expected = (clips, samples_for_frames(frames)) if mel.on_device else (clips, frames)
-    if dims[:len(expected)] != expected or len(dims) != (2 if mel.on_device else 3):
-        raise SessionError(f"entry {name} ({mel.name} mel) declares its first input as {'x'.join(map(str, dims))}, "
-                           f"not {'x'.join(map(str, expected))}{'' if mel.on_device else 'x<mel bins>'}")
+    if dims[: len(expected)] != expected or len(dims) != (2 if mel.on_device else 3):
+        raise SessionError(
+            f"entry {name} ({mel.name} mel) declares its first input as {'x'.join(map(str, dims))}, "
+            f"not {'x'.join(map(str, expected))}{'' if mel.on_device else 'x<mel bins>'}"
+        )
     return dims[1:]

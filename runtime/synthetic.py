@@ -29,7 +29,7 @@ def random_weight(spec: WeightSpec, rng: np.random.Generator) -> np.ndarray:
         values = rng.standard_normal(spec.shape, dtype=np.float32)
     else:
         fan_in = int(np.prod(spec.shape[1:]))
-        values = rng.standard_normal(spec.shape, dtype=np.float32) * np.float32(fan_in ** -0.5)
+        values = rng.standard_normal(spec.shape, dtype=np.float32) * np.float32(fan_in**-0.5)
     return values.astype(ml_dtypes.bfloat16)
 
 
@@ -42,10 +42,16 @@ def random_weights(cfg: AudioConfig, seed: int, layout: WeightLayout = HF_LAYOUT
 def hf_config_json(cfg: AudioConfig) -> dict:
     audio = {k: v for k, v in cfg.__dict__.items() if k != "text_hidden_size"}
     audio["model_type"] = "gemma3n_audio"
-    return {"model_type": "gemma3n", "architectures": ["Gemma3nForConditionalGeneration"],
-            "audio_config": audio, "text_config": {"model_type": "gemma3n_text", "hidden_size": cfg.text_hidden_size},
-            "audio_soft_tokens_per_image": 188, "audio_token_id": 262273, "boa_token_id": 256000,
-            "eoa_token_id": 262272}
+    return {
+        "model_type": "gemma3n",
+        "architectures": ["Gemma3nForConditionalGeneration"],
+        "audio_config": audio,
+        "text_config": {"model_type": "gemma3n_text", "hidden_size": cfg.text_hidden_size},
+        "audio_soft_tokens_per_image": 188,
+        "audio_token_id": 262273,
+        "boa_token_id": 256000,
+        "eoa_token_id": 262272,
+    }
 
 
 def write_random_checkpoint(directory: str | Path, cfg: AudioConfig, seed: int = 0) -> Path:

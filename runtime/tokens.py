@@ -83,6 +83,7 @@ class ContextCapacityError(PromptError):
 
 # ---------------------------------------------------------------------------------------------- text
 
+
 def audio_block(clips: int) -> str:
     """What one audio file of `clips` clips becomes in the prompt text."""
     one = "\n\n" + BOA_TOKEN + AUDIO_TOKEN * AUDIO_SOFT_TOKENS_PER_CLIP + EOA_TOKEN + "\n\n"
@@ -97,8 +98,10 @@ def chat_prompt(prompt: str, audio_files: int, chat: bool = True) -> str:
     elif markers == audio_files:
         content = prompt.strip()
     else:
-        raise AudioMarkerError(f"the prompt has {markers} {AUDIO_TOKEN} marker(s) but {audio_files} audio file(s) "
-                               f"were given: place one marker per audio file, or none (audio first)")
+        raise AudioMarkerError(
+            f"the prompt has {markers} {AUDIO_TOKEN} marker(s) but {audio_files} audio file(s) "
+            f"were given: place one marker per audio file, or none (audio first)"
+        )
     if not chat:
         return content
     return f"{BOS_TOKEN}{START_OF_TURN}user\n{content}{END_OF_TURN}\n{START_OF_TURN}model\n"
@@ -119,6 +122,7 @@ def expand_audio(text: str, clips_per_file: Sequence[int]) -> str:
 
 # ---------------------------------------------------------------------------------------------- tokenizer
 
+
 def load_tokenizer(checkpoint: str | Path, cfg: TextConfig):
     """The checkpoint's `tokenizer.json`, checked against the config's special-token ids."""
     try:
@@ -133,7 +137,11 @@ def load_tokenizer(checkpoint: str | Path, cfg: TextConfig):
     except Exception as exc:  # tokenizers raises plain Exception subclasses
         raise TokenizerError(f"{path}: cannot load the tokenizer: {exc}") from None
     wrong = []
-    for token, want in ((AUDIO_TOKEN, cfg.audio_token_id), (BOA_TOKEN, cfg.boa_token_id), (EOA_TOKEN, cfg.eoa_token_id)):
+    for token, want in (
+        (AUDIO_TOKEN, cfg.audio_token_id),
+        (BOA_TOKEN, cfg.boa_token_id),
+        (EOA_TOKEN, cfg.eoa_token_id),
+    ):
         got = tokenizer.token_to_id(token)
         if got != want:
             wrong.append(f"{token} is {got} in the tokenizer, {want} in config.json")
@@ -147,8 +155,9 @@ def tokenize(tokenizer, text: str) -> np.ndarray:
     return np.asarray(tokenizer.encode(text, add_special_tokens=False).ids, np.int32)
 
 
-def expand_prompt(tokenizer, cfg: TextConfig, prompt: str, clips_per_file: Sequence[int],
-                  chat: bool = True) -> np.ndarray:
+def expand_prompt(
+    tokenizer, cfg: TextConfig, prompt: str, clips_per_file: Sequence[int], chat: bool = True
+) -> np.ndarray:
     """Prompt text + the clip count of each audio file -> validated token ids."""
     text = expand_audio(chat_prompt(prompt, len(clips_per_file), chat), clips_per_file)
     ids = tokenize(tokenizer, text)
@@ -158,6 +167,7 @@ def expand_prompt(tokenizer, cfg: TextConfig, prompt: str, clips_per_file: Seque
 
 # ---------------------------------------------------------------------------------------------- validation
 
+
 def check_ids(ids: np.ndarray, cfg: TextConfig) -> np.ndarray:
     ids = np.asarray(ids)
     if ids.ndim != 1:
@@ -166,13 +176,17 @@ def check_ids(ids: np.ndarray, cfg: TextConfig) -> np.ndarray:
         raise TokenRangeError(f"token ids must be integers, got {ids.dtype}")
     bad = np.flatnonzero((ids < 0) | (ids >= cfg.vocab_size))
     if bad.size:
-        raise TokenRangeError(f"token id {int(ids[bad[0]])} at position {int(bad[0])} is outside the vocabulary "
-                              f"[0, {cfg.vocab_size}) ({bad.size} such id(s))")
+        raise TokenRangeError(
+            f"token id {int(ids[bad[0]])} at position {int(bad[0])} is outside the vocabulary "
+            f"[0, {cfg.vocab_size}) ({bad.size} such id(s))"
+        )
     vision = np.flatnonzero((ids >= cfg.vision_vocab_offset) & (ids < cfg.vision_vocab_offset + cfg.vision_vocab_size))
     if vision.size:
-        raise VisionTokenError(f"token id {int(ids[vision[0]])} at position {int(vision[0])} is a vision-vocabulary id "
-                               f"[{cfg.vision_vocab_offset}, {cfg.vision_vocab_offset + cfg.vision_vocab_size}); "
-                               f"images are not supported by this pipeline")
+        raise VisionTokenError(
+            f"token id {int(ids[vision[0]])} at position {int(vision[0])} is a vision-vocabulary id "
+            f"[{cfg.vision_vocab_offset}, {cfg.vision_vocab_offset + cfg.vision_vocab_size}); "
+            f"images are not supported by this pipeline"
+        )
     return ids.astype(np.int32)
 
 
@@ -194,13 +208,20 @@ def audio_row_map(ids: np.ndarray, cfg: TextConfig, clips: int) -> np.ndarray:
     runs = placeholder_runs(ids, cfg.audio_token_id)
     for start, length in runs:
         if length != per_clip:
-            raise PlaceholderRunError(f"the run of {AUDIO_TOKEN} ids at position {start} has {length} tokens; every "
-                                      f"audio clip takes exactly {per_clip}", start, length)
+            raise PlaceholderRunError(
+                f"the run of {AUDIO_TOKEN} ids at position {start} has {length} tokens; every "
+                f"audio clip takes exactly {per_clip}",
+                start,
+                length,
+            )
     if len(runs) != clips:
-        raise PlaceholderCountError(f"the prompt has {len(runs)} audio placeholder run(s) of {per_clip} tokens, but "
-                                    f"{clips} audio clip(s) were given (a file longer than 30 s is several clips)",
-                                    len(runs), clips)
+        raise PlaceholderCountError(
+            f"the prompt has {len(runs)} audio placeholder run(s) of {per_clip} tokens, but "
+            f"{clips} audio clip(s) were given (a file longer than 30 s is several clips)",
+            len(runs),
+            clips,
+        )
     row_map = np.full(len(ids), -1, np.int32)
     for k, (start, _) in enumerate(runs):
-        row_map[start:start + per_clip] = np.arange(k * per_clip, (k + 1) * per_clip, dtype=np.int32)
+        row_map[start : start + per_clip] = np.arange(k * per_clip, (k + 1) * per_clip, dtype=np.int32)
     return row_map

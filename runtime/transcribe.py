@@ -50,8 +50,11 @@ def instruction(task: str, language: str | None = None) -> str:
     """The model's instruction for a task: Gemma 3n's documented speech prompts ("Transcribe the following
     speech segment in English:"); without a language none is assumed.  Translation is always into English."""
     if task == TRANSCRIBE:
-        return f"Transcribe the following speech segment in {language}:" if language else \
-            "Transcribe the following speech segment:"
+        return (
+            f"Transcribe the following speech segment in {language}:"
+            if language
+            else "Transcribe the following speech segment:"
+        )
     if task == TRANSLATE:
         return "Translate the following speech segment into English:"
     raise ValueError(f"unknown task {task!r}: {TRANSCRIBE!r} or {TRANSLATE!r}")
@@ -153,7 +156,7 @@ class WindowJoiner:
             self._any = True
         text = self._held + piece
         core = text.rstrip()
-        self._held = text[len(core):]
+        self._held = text[len(core) :]
         return prefix + core
 
 
@@ -166,26 +169,41 @@ def windows_of(duration_s: float, source: int) -> list[Window]:
 class Transcriber:
     """A checkpoint's encoder and prefill stages (compiled for a target) in front of a decoder backend."""
 
-    def __init__(self, checkpoint: str | Path, decoder: DecoderBackend, *, target: str = "llvm-cpu",
-                 contract: str = DEFAULT_CONTRACT, prefill: Any | None = None, progress: Progress | None = None,
-                 **prefill_options: Any) -> None:
+    def __init__(
+        self,
+        checkpoint: str | Path,
+        decoder: DecoderBackend,
+        *,
+        target: str = "llvm-cpu",
+        contract: str = DEFAULT_CONTRACT,
+        prefill: Any | None = None,
+        progress: Progress | None = None,
+        **prefill_options: Any,
+    ) -> None:
         """`prefill`: an `AudioPrefill` to reuse; otherwise one is built with `prefill_options` (keyword
         arguments of `AudioPrefill`: capacities, cache, cuda_arch, artifact, encoder_options)."""
         from .prefill import AudioPrefill
 
         self.checkpoint = Path(checkpoint)
         self.progress = progress or (lambda _msg: None)
-        self.prefill = prefill or AudioPrefill(checkpoint, target=target, contract=contract, progress=self.progress,
-                                               **prefill_options)
+        self.prefill = prefill or AudioPrefill(
+            checkpoint, target=target, contract=contract, progress=self.progress, **prefill_options
+        )
         self.decoder = decoder
         self.config = CheckpointConfig.read(checkpoint).decoder
         self.tokenizer = self.prefill.tokenizer
         self.stop_ids = stop_token_ids(checkpoint, self.config.eos_token_ids, self.tokenizer)
 
-    def transcribe_files(self, paths: Sequence[str | Path], prompt: str = DEFAULT_PROMPT,
-                         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, *, max_seconds: float | None = None,
-                         logprobs: bool = False,
-                         on_token: Callable[[Window, TokenEvent], None] | None = None) -> TranscriptionRun:
+    def transcribe_files(
+        self,
+        paths: Sequence[str | Path],
+        prompt: str = DEFAULT_PROMPT,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        *,
+        max_seconds: float | None = None,
+        logprobs: bool = False,
+        on_token: Callable[[Window, TokenEvent], None] | None = None,
+    ) -> TranscriptionRun:
         """Decode and transcribe audio files (every container `runtime/decode.py` reads)."""
         from .frontend import load_audio
 
@@ -202,19 +220,29 @@ class Transcriber:
         run.timings["load"] = run.timings["total"] - sum(run.timings[k] for k in ("encode", "prefill", "generate"))
         return run
 
-    def transcribe_audio(self, items: Sequence[tuple[str, np.ndarray]], prompt: str = DEFAULT_PROMPT,
-                         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, *, logprobs: bool = False,
-                         on_token: Callable[[Window, TokenEvent], None] | None = None) -> TranscriptionRun:
+    def transcribe_audio(
+        self,
+        items: Sequence[tuple[str, np.ndarray]],
+        prompt: str = DEFAULT_PROMPT,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        *,
+        logprobs: bool = False,
+        on_token: Callable[[Window, TokenEvent], None] | None = None,
+    ) -> TranscriptionRun:
         """Transcribe (name, 16 kHz mono float32 samples) items; `on_token(window, event)` streams tokens."""
         started = time.perf_counter()
         ids = self.prefill.expand(prompt, [1])  # every window: the prompt with its one clip
         if len(ids) > self.decoder.max_prompt_tokens:
-            raise GenerationError(f"a window's prompt of {len(ids)} tokens (188 of them audio) is longer than the "
-                                  f"decoder's longest prompt entry ({self.decoder.max_prompt_tokens} tokens)")
+            raise GenerationError(
+                f"a window's prompt of {len(ids)} tokens (188 of them audio) is longer than the "
+                f"decoder's longest prompt entry ({self.decoder.max_prompt_tokens} tokens)"
+            )
         if len(ids) + max_new_tokens - 1 > self.decoder.capacity:
-            raise GenerationError(f"a window's prompt of {len(ids)} tokens (188 of them audio) and {max_new_tokens} new "
-                                  f"tokens need {len(ids) + max_new_tokens - 1} positions, more than the decoder's "
-                                  f"context capacity of {self.decoder.capacity}")
+            raise GenerationError(
+                f"a window's prompt of {len(ids)} tokens (188 of them audio) and {max_new_tokens} new "
+                f"tokens need {len(ids) + max_new_tokens - 1} positions, more than the decoder's "
+                f"context capacity of {self.decoder.capacity}"
+            )
         encoder = self.prefill.encoder
         clips, files = [], []
         for source, (name, samples) in enumerate(items):
@@ -226,8 +254,10 @@ class Transcriber:
             clips += item_clips
             files.append(FileTranscript(name, duration, [WindowTranscript(w, len(ids)) for w in windows]))
         order = [w for f in files for w in f.windows]
-        self.progress(f"{len(items)} input(s), {sum(f.duration_s for f in files):.1f} s of audio -> {len(order)} "
-                      f"window(s) of at most 30 s")
+        self.progress(
+            f"{len(items)} input(s), {sum(f.duration_s for f in files):.1f} s of audio -> {len(order)} "
+            f"window(s) of at most 30 s"
+        )
         features = encoder.encode_clips(clips).audio_features
         encoded = time.perf_counter()
         timings = {"encode": encoded - started, "prefill": 0.0}
@@ -243,10 +273,11 @@ class Transcriber:
         while finished < len(order):
             while next_window < len(order) and len(by_seq) - finished < self.decoder.slots:
                 t = time.perf_counter()
-                inputs = self.prefill.run(ids, features[next_window:next_window + 1])
+                inputs = self.prefill.run(ids, features[next_window : next_window + 1])
                 timings["prefill"] += time.perf_counter() - t
-                request = GenerationRequest(inputs.inputs_embeds, inputs.per_layer_inputs, max_new_tokens,
-                                            self.stop_ids, logprobs)
+                request = GenerationRequest(
+                    inputs.inputs_embeds, inputs.per_layer_inputs, max_new_tokens, self.stop_ids, logprobs
+                )
                 by_seq[engine.submit(request, stream)] = order[next_window]
                 next_window += 1
             for event in engine.step():
@@ -259,9 +290,11 @@ class Transcriber:
                 item.first_token_s = (result.first_token_at or 0.0) - result.submitted_at
                 item.decode_s = (result.finished_at or 0.0) - result.submitted_at
                 w = item.window
-                self.progress(f"{files[w.source].name}: window {w.index + 1}/{len(files[w.source].windows)} "
-                              f"({w.start_s:.0f}-{w.end_s:.1f} s) done, {len(item.tokens)} token(s), "
-                              f"{finished}/{len(order)} windows")
+                self.progress(
+                    f"{files[w.source].name}: window {w.index + 1}/{len(files[w.source].windows)} "
+                    f"({w.start_s:.0f}-{w.end_s:.1f} s) done, {len(item.tokens)} token(s), "
+                    f"{finished}/{len(order)} windows"
+                )
         total = time.perf_counter() - started
         timings.update(generate=total - timings["encode"] - timings["prefill"], total=total)
         return TranscriptionRun(files, timings)

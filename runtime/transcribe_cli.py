@@ -51,10 +51,19 @@ def compiled_decoder(needs: DecoderNeeds) -> DecoderBackend:
     """The compiled decoder program for the needs (built through the artifact cache, or `needs.artifact`)."""
     from .transcribe_decoder import load_transcription_decoder
 
-    return load_transcription_decoder(needs.checkpoint, needs.target, needs.contract,
-                                      prompt_tokens=needs.prompt_tokens, max_new_tokens=needs.max_new_tokens,
-                                      slots=needs.slots, cache=needs.cache, cuda_arch=needs.cuda_arch,
-                                      kernels=needs.kernels, artifact=needs.artifact, progress=needs.progress)
+    return load_transcription_decoder(
+        needs.checkpoint,
+        needs.target,
+        needs.contract,
+        prompt_tokens=needs.prompt_tokens,
+        max_new_tokens=needs.max_new_tokens,
+        slots=needs.slots,
+        cache=needs.cache,
+        cuda_arch=needs.cuda_arch,
+        kernels=needs.kernels,
+        artifact=needs.artifact,
+        progress=needs.progress,
+    )
 
 
 def run_json(run: TranscriptionRun) -> dict:
@@ -63,11 +72,28 @@ def run_json(run: TranscriptionRun) -> dict:
     tokens = sum(f.tokens for f in run.files)
     total = run.timings["total"]
     return {
-        "files": [{"file": f.name, "duration_s": f.duration_s, "text": f.text, "tokens": f.tokens,
-                   "windows": [{"start_s": w.window.start_s, "end_s": w.window.end_s, "text": w.text,
-                                "tokens": w.tokens, "finish_reason": w.finish_reason,
-                                "prompt_tokens": w.prompt_tokens, "first_token_s": w.first_token_s,
-                                "decode_s": w.decode_s} for w in f.windows]} for f in run.files],
+        "files": [
+            {
+                "file": f.name,
+                "duration_s": f.duration_s,
+                "text": f.text,
+                "tokens": f.tokens,
+                "windows": [
+                    {
+                        "start_s": w.window.start_s,
+                        "end_s": w.window.end_s,
+                        "text": w.text,
+                        "tokens": w.tokens,
+                        "finish_reason": w.finish_reason,
+                        "prompt_tokens": w.prompt_tokens,
+                        "first_token_s": w.first_token_s,
+                        "decode_s": w.decode_s,
+                    }
+                    for w in f.windows
+                ],
+            }
+            for f in run.files
+        ],
         "timings_s": run.timings,
         "audio_s": audio_s,
         "real_time_factor": total / audio_s if audio_s else None,
@@ -79,32 +105,82 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
     """The `transcribe` command running its decoder from `decoder_factory`."""
 
     @click.command("transcribe")
-    @click.option("--checkpoint", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-                  help="Checkpoint directory (config.json, safetensors, tokenizer.json).")
-    @click.option("--prompt", default=DEFAULT_PROMPT, show_default=True,
-                  help="The instruction given with each 30 s window of audio (Gemma 3n's chat format; a "
-                       "<audio_soft_token> marker places the audio, otherwise it comes first).")
-    @click.option("--max-new-tokens", type=click.IntRange(1), default=DEFAULT_MAX_NEW_TOKENS, show_default=True,
-                  help="Most tokens generated per 30 s window (generation also stops at <end_of_turn> or <eos>).")
-    @click.option("--json", "as_json", is_flag=True,
-                  help="Print one JSON document: per file its text, each window's start and end, token ids, text "
-                       "and stop reason, and the timings.")
-    @click.option("--slots", type=click.IntRange(1, 256), default=8, show_default=True,
-                  help="Windows decoded at once (the decoder's KV-cache slots).")
-    @click.option("--capacity", "capacities", type=click.IntRange(1), multiple=True,
-                  help="Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
-    @click.option("--prefill-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                  help="Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling.")
-    @click.option("--decoder-artifact", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                  help="Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
-                       "the windows; refused when its contract, prompt bucket or capacity do not fit.")
-    @click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True,
-                  help="Decoder program kernels. " + KERNELS_HELP)
+    @click.option(
+        "--checkpoint",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        required=True,
+        help="Checkpoint directory (config.json, safetensors, tokenizer.json).",
+    )
+    @click.option(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        show_default=True,
+        help="The instruction given with each 30 s window of audio (Gemma 3n's chat format; a "
+        "<audio_soft_token> marker places the audio, otherwise it comes first).",
+    )
+    @click.option(
+        "--max-new-tokens",
+        type=click.IntRange(1),
+        default=DEFAULT_MAX_NEW_TOKENS,
+        show_default=True,
+        help="Most tokens generated per 30 s window (generation also stops at <end_of_turn> or <eos>).",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print one JSON document: per file its text, each window's start and end, token ids, text "
+        "and stop reason, and the timings.",
+    )
+    @click.option(
+        "--slots",
+        type=click.IntRange(1, 256),
+        default=8,
+        show_default=True,
+        help="Windows decoded at once (the decoder's KV-cache slots).",
+    )
+    @click.option(
+        "--capacity",
+        "capacities",
+        type=click.IntRange(1),
+        multiple=True,
+        help="Prefill context capacities to compile (repeatable; default: 256 ... 8192).",
+    )
+    @click.option(
+        "--prefill-artifact",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help="Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling.",
+    )
+    @click.option(
+        "--decoder-artifact",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help="Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
+        "the windows; refused when its contract, prompt bucket or capacity do not fit.",
+    )
+    @click.option(
+        "--kernels",
+        type=click.Choice(KERNEL_CHOICES),
+        default="auto",
+        show_default=True,
+        help="Decoder program kernels. " + KERNELS_HELP,
+    )
     @_encoder_options
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    def transcribe(checkpoint: Path, prompt: str, max_new_tokens: int, as_json: bool, slots: int,
-                   capacities: tuple[int, ...], prefill_artifact: Path | None, decoder_artifact: Path | None,
-                   kernels: str, files: tuple[Path, ...], **options) -> None:
+    def transcribe(
+        checkpoint: Path,
+        prompt: str,
+        max_new_tokens: int,
+        as_json: bool,
+        slots: int,
+        capacities: tuple[int, ...],
+        prefill_artifact: Path | None,
+        decoder_artifact: Path | None,
+        kernels: str,
+        files: tuple[Path, ...],
+        **options,
+    ) -> None:
         """Transcribe speech FILES: print each file's text (greedy decoding).
 
         Audio longer than 30 s is never truncated: each 30 s window is transcribed on its own with the
@@ -122,15 +198,34 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         try:
             cache = ArtifactCache(options.get("cache_dir"))
             prefill = AudioPrefill(
-                checkpoint, target=options["target"], contract=options["contract"], progress=_say,
-                capacities=capacities or DEFAULT_CAPACITIES, cuda_arch=options.get("cuda_arch"), cache=cache,
+                checkpoint,
+                target=options["target"],
+                contract=options["contract"],
+                progress=_say,
+                capacities=capacities or DEFAULT_CAPACITIES,
+                cuda_arch=options.get("cuda_arch"),
+                cache=cache,
                 artifact=prefill_artifact,
-                encoder_options={"frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
-                                 "clips_per_call": options.get("clips_per_call") or (1,),
-                                 "artifact": options.get("artifact"), "mel": options.get("mel")})
-            needs = DecoderNeeds(checkpoint, options["target"], options["contract"], slots,
-                                 len(prefill.expand(prompt, [1])), max_new_tokens, cache, options.get("cuda_arch"),
-                                 kernels, decoder_artifact, _say)
+                encoder_options={
+                    "frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
+                    "clips_per_call": options.get("clips_per_call") or (1,),
+                    "artifact": options.get("artifact"),
+                    "mel": options.get("mel"),
+                },
+            )
+            needs = DecoderNeeds(
+                checkpoint,
+                options["target"],
+                options["contract"],
+                slots,
+                len(prefill.expand(prompt, [1])),
+                max_new_tokens,
+                cache,
+                options.get("cuda_arch"),
+                kernels,
+                decoder_artifact,
+                _say,
+            )
             decoder = decoder_factory(needs)
             transcriber = Transcriber(checkpoint, decoder, prefill=prefill, progress=_say)
             _say(f"stages ready in {time.perf_counter() - started:.1f} s")
@@ -147,8 +242,10 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
                 if len(run.files) > 1:
                     click.echo(f"# {f.name}")
                 click.echo(f.text)
-        _say(f"{len(files)} file(s), {doc['audio_s']:.1f} s of audio, {sum(f.tokens for f in run.files)} token(s) in "
-             f"{run.timings['total']:.1f} s (real-time factor {doc['real_time_factor']:.3g})")
+        _say(
+            f"{len(files)} file(s), {doc['audio_s']:.1f} s of audio, {sum(f.tokens for f in run.files)} token(s) in "
+            f"{run.timings['total']:.1f} s (real-time factor {doc['real_time_factor']:.3g})"
+        )
         sys.stderr.flush()
 
     return transcribe

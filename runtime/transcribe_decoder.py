@@ -65,17 +65,20 @@ class TranscriptionBuckets:
     contexts: tuple[int, ...]
 
 
-def transcription_buckets(prompt_tokens: int, max_new_tokens: int, positions: int, target: str,
-                          slots: int) -> TranscriptionBuckets:
+def transcription_buckets(
+    prompt_tokens: int, max_new_tokens: int, positions: int, target: str, slots: int
+) -> TranscriptionBuckets:
     """The program for windows of at most `prompt_tokens` prompt tokens and `max_new_tokens` new ones, in a
     model of `positions` positions (max_position_embeddings): the prompt bucket rounded up to `PROMPT_ROUND`
     where the context allows it, else the prompt itself; refused when a window cannot fit the model."""
     if max_new_tokens < 1:
         raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     if prompt_tokens + max_new_tokens - 1 > positions:
-        raise GenerationError(f"a window's prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
-                              f"{prompt_tokens + max_new_tokens - 1} positions, more than the model's context of "
-                              f"{positions} (max_position_embeddings)")
+        raise GenerationError(
+            f"a window's prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
+            f"{prompt_tokens + max_new_tokens - 1} positions, more than the model's context of "
+            f"{positions} (max_position_embeddings)"
+        )
     bucket = prompt_bucket(prompt_tokens)
     if bucket + max_new_tokens > positions:  # the headroom is optional; the window itself must fit
         bucket = prompt_tokens
@@ -83,30 +86,64 @@ def transcription_buckets(prompt_tokens: int, max_new_tokens: int, positions: in
     return TranscriptionBuckets(slots, capacity, (bucket,), decode_widths(target, slots), (capacity,))
 
 
-def transcription_spec(checkpoint: str | Path, target: str, contract: str, *, prompt_tokens: int,
-                       max_new_tokens: int, slots: int, cuda_arch: str | None = None,
-                       kernels: str = "auto") -> DecoderModuleSpec:
+def transcription_spec(
+    checkpoint: str | Path,
+    target: str,
+    contract: str,
+    *,
+    prompt_tokens: int,
+    max_new_tokens: int,
+    slots: int,
+    cuda_arch: str | None = None,
+    kernels: str = "auto",
+) -> DecoderModuleSpec:
     """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring)."""
     cfg = CheckpointConfig.read(checkpoint).decoder
     b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
     c = get_contract(contract)
     linked = select_kernels(kernels, parse_target(target, cuda_arch), c)
-    return DecoderModuleSpec(cfg, c, b.slots, b.capacity, prompts=b.prompts, batches=b.batches, contexts=b.contexts,
-                             layout=text_layout(checkpoint), kernels=linked)
+    return DecoderModuleSpec(
+        cfg,
+        c,
+        b.slots,
+        b.capacity,
+        prompts=b.prompts,
+        batches=b.batches,
+        contexts=b.contexts,
+        layout=text_layout(checkpoint),
+        kernels=linked,
+    )
 
 
-def load_transcription_decoder(checkpoint: str | Path, target: str, contract: str, *, prompt_tokens: int,
-                               max_new_tokens: int, slots: int, cache: ArtifactCache | None = None,
-                               cuda_arch: str | None = None, kernels: str = "auto",
-                               artifact: str | Path | None = None,
-                               progress: Callable[[str], None] | None = None) -> DecoderSession:
+def load_transcription_decoder(
+    checkpoint: str | Path,
+    target: str,
+    contract: str,
+    *,
+    prompt_tokens: int,
+    max_new_tokens: int,
+    slots: int,
+    cache: ArtifactCache | None = None,
+    cuda_arch: str | None = None,
+    kernels: str = "auto",
+    artifact: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> DecoderSession:
     """The loaded decoder program for these windows: `artifact` if given (checked to fit), else built or
     reused from the artifact cache."""
     device = "cuda" if target == "cuda" else "local-task"
     layout = text_layout(checkpoint)
     if artifact is None:
-        spec = transcription_spec(checkpoint, target, contract, prompt_tokens=prompt_tokens,
-                                  max_new_tokens=max_new_tokens, slots=slots, cuda_arch=cuda_arch, kernels=kernels)
+        spec = transcription_spec(
+            checkpoint,
+            target,
+            contract,
+            prompt_tokens=prompt_tokens,
+            max_new_tokens=max_new_tokens,
+            slots=slots,
+            cuda_arch=cuda_arch,
+            kernels=kernels,
+        )
         built = build_decoder_artifact(cache or ArtifactCache(), spec, parse_target(target, cuda_arch), progress)
         return DecoderSession.from_checkpoint(built.path, checkpoint, spec.cfg, device=device, layout=layout)
     session = DecoderSession.from_checkpoint(artifact, checkpoint, device=device, layout=layout)
@@ -123,8 +160,10 @@ def check_fits(session: DecoderSession, name: str, contract: str, prompt_tokens:
     if not info.prompts or max(info.prompts) < prompt_tokens:
         problems.append(f"its prompt buckets {list(info.prompts)} do not hold a window's {prompt_tokens} tokens")
     if prompt_tokens + max_new_tokens - 1 > info.capacity:
-        problems.append(f"its capacity of {info.capacity} positions is less than a window's {prompt_tokens} prompt "
-                        f"tokens + {max_new_tokens} new tokens - 1")
+        problems.append(
+            f"its capacity of {info.capacity} positions is less than a window's {prompt_tokens} prompt "
+            f"tokens + {max_new_tokens} new tokens - 1"
+        )
     if not info.batches:
         problems.append("it has no decode entries")
     if problems:

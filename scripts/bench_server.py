@@ -63,7 +63,7 @@ def make_pool(lengths: list[float], distinct: int, audio: list[Path] | None) -> 
         tiled = np.tile(signal, -(-(n + len(signal)) // len(signal)))
         start = (i * 7919) % len(signal)
         buf = io.BytesIO()
-        sf.write(buf, tiled[start:start + n], rate, format="WAV", subtype="PCM_16")
+        sf.write(buf, tiled[start : start + n], rate, format="WAV", subtype="PCM_16")
         pool.append((buf.getvalue(), n / rate))
     return pool
 
@@ -85,8 +85,9 @@ async def metrics(session: aiohttp.ClientSession, url: str) -> dict:
 async def one_request(session, url, kind, data, prompt, counters) -> bytes:
     params = {"prompt": prompt} if kind == "prefill" else {}
     while True:
-        async with session.post(f"{url}/v1/{kind}", data=data, params=params,
-                                headers={"Content-Type": "audio/wav"}) as resp:
+        async with session.post(
+            f"{url}/v1/{kind}", data=data, params=params, headers={"Content-Type": "audio/wav"}
+        ) as resp:
             if resp.status in (429, 503):
                 counters["rejected"] += 1
                 await asyncio.sleep(float(resp.headers.get("Retry-After", "1")))
@@ -97,16 +98,16 @@ async def one_request(session, url, kind, data, prompt, counters) -> bytes:
             break
     headers = {"Authorization": f"Bearer {body['token']}"}
     while True:
-        async with session.get(f"{url}/v1/requests/{body['id']}/result", params={"wait": "30"},
-                               headers=headers) as resp:
+        async with session.get(
+            f"{url}/v1/requests/{body['id']}/result", params={"wait": "30"}, headers=headers
+        ) as resp:
             if resp.status == 200:
                 return await resp.read()
             if resp.status != 202:
                 raise RuntimeError(f"result: {resp.status} {await resp.text()}")
 
 
-async def run_clients(url: str, clients: int, indices: list[int], pool, kind: str, prompt: str,
-                      verify: bool) -> dict:
+async def run_clients(url: str, clients: int, indices: list[int], pool, kind: str, prompt: str, verify: bool) -> dict:
     """`clients` closed-loop clients sharing the requests `indices` (pool entries round-robin)."""
     counters = {"rejected": 0, "errors": 0}
     latencies: list[float] = []
@@ -115,6 +116,7 @@ async def run_clients(url: str, clients: int, indices: list[int], pool, kind: st
     digests: dict[int, list[str]] = {}
     timeout = aiohttp.ClientTimeout(total=None, sock_read=120)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as session:
+
         async def client() -> None:
             nonlocal audio_done
             while todo:
@@ -163,14 +165,33 @@ async def _metrics(url: str) -> dict:
         return await metrics(session, url)
 
 
-def level(url: str, concurrency: int, count: int, pool, kind: str, prompt: str,
-          reference: dict[int, str] | None, processes: int = 1, server_pid: int | None = None) -> dict:
+def level(
+    url: str,
+    concurrency: int,
+    count: int,
+    pool,
+    kind: str,
+    prompt: str,
+    reference: dict[int, str] | None,
+    processes: int = 1,
+    server_pid: int | None = None,
+) -> dict:
     """One concurrency level: `concurrency` clients split over `processes` load-generating processes."""
     processes = max(1, min(processes, concurrency))
     before = asyncio.run(_metrics(url))
     cpu0 = server_cpu_s(server_pid)
-    jobs = [(url, concurrency // processes + (k < concurrency % processes), list(range(k, count, processes)), pool,
-             kind, prompt, reference is not None) for k in range(processes)]
+    jobs = [
+        (
+            url,
+            concurrency // processes + (k < concurrency % processes),
+            list(range(k, count, processes)),
+            pool,
+            kind,
+            prompt,
+            reference is not None,
+        )
+        for k in range(processes)
+    ]
     if processes == 1:
         started = time.perf_counter()
         parts = [_client_process(jobs[0])]
@@ -194,19 +215,32 @@ def level(url: str, concurrency: int, count: int, pool, kind: str, prompt: str,
     device_s = after["device_seconds"] - before["device_seconds"]
     lat = np.asarray(latencies) * 1000.0 if latencies else np.zeros(1)
     record = {
-        "concurrency": concurrency, "processes": processes, "kind": kind, "requests": len(latencies),
+        "concurrency": concurrency,
+        "processes": processes,
+        "kind": kind,
+        "requests": len(latencies),
         "audio_seconds": round(audio_done, 3),
-        "wall_s": round(wall, 3), "throughput_audio_s_per_s": round(audio_done / wall, 3) if wall else None,
+        "wall_s": round(wall, 3),
+        "throughput_audio_s_per_s": round(audio_done / wall, 3) if wall else None,
         "requests_per_s": round(len(latencies) / wall, 3) if wall else None,
-        "latency_ms": {"p50": round(float(np.percentile(lat, 50)), 2), "p90": round(float(np.percentile(lat, 90)), 2),
-                       "p99": round(float(np.percentile(lat, 99)), 2), "mean": round(float(lat.mean()), 2),
-                       "max": round(float(lat.max()), 2)},
-        "batches": {"calls": calls, "clips": clips, "occupancy": round(clips / slots, 4) if slots else None,
-                    "mean_clips_per_call": round(clips / calls, 3) if calls else None,
-                    "max_width": b1["max_width"]},
+        "latency_ms": {
+            "p50": round(float(np.percentile(lat, 50)), 2),
+            "p90": round(float(np.percentile(lat, 90)), 2),
+            "p99": round(float(np.percentile(lat, 99)), 2),
+            "mean": round(float(lat.mean()), 2),
+            "max": round(float(lat.max()), 2),
+        },
+        "batches": {
+            "calls": calls,
+            "clips": clips,
+            "occupancy": round(clips / slots, 4) if slots else None,
+            "mean_clips_per_call": round(clips / calls, 3) if calls else None,
+            "max_width": b1["max_width"],
+        },
         "device_busy": round(device_s / wall, 3) if wall else None,
         "time_to_device_p50_ms": after["time_to_device"].get("p50_ms"),
-        "rejected": counters["rejected"], "errors": counters["errors"],
+        "rejected": counters["rejected"],
+        "errors": counters["errors"],
     }
     if cpu0 is not None and cpu1 is not None and wall:
         record["server_cores_busy"] = round((cpu1 - cpu0) / wall, 2)
@@ -228,22 +262,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default="http://127.0.0.1:8080")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
-    parser.add_argument("--requests", type=int, default=None,
-                        help="requests per level (default max(32, 4 x concurrency))")
-    parser.add_argument("--lengths", type=float, nargs="+", default=[1.0, 3.0, 7.7, 15.0, 30.0, 45.0],
-                        help="audio lengths in seconds, cycled")
+    parser.add_argument(
+        "--requests", type=int, default=None, help="requests per level (default max(32, 4 x concurrency))"
+    )
+    parser.add_argument(
+        "--lengths",
+        type=float,
+        nargs="+",
+        default=[1.0, 3.0, 7.7, 15.0, 30.0, 45.0],
+        help="audio lengths in seconds, cycled",
+    )
     parser.add_argument("--distinct", type=int, default=24, help="different audio clips in the pool")
     parser.add_argument("--audio", type=Path, nargs="*", help="source audio files (default the bundled sample)")
     parser.add_argument("--kind", choices=["encode", "prefill"], default="encode")
     parser.add_argument("--prompt", default="Transcribe this audio.")
     parser.add_argument("--warmup", type=int, default=4, help="requests sent first, not measured")
-    parser.add_argument("--verify", action="store_true",
-                        help="compare every result with the same audio's result at the first level")
-    parser.add_argument("--processes", type=int, default=1,
-                        help="load-generating processes per level (the clients are split between them), so that "
-                             "the load generator is never the limit")
-    parser.add_argument("--server-pid", type=int, default=None,
-                        help="the server's process id: report the cores it kept busy per level (/proc)")
+    parser.add_argument(
+        "--verify", action="store_true", help="compare every result with the same audio's result at the first level"
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="load-generating processes per level (the clients are split between them), so that "
+        "the load generator is never the limit",
+    )
+    parser.add_argument(
+        "--server-pid",
+        type=int,
+        default=None,
+        help="the server's process id: report the cores it kept busy per level (/proc)",
+    )
     args = parser.parse_args()
 
     pool = make_pool(args.lengths, args.distinct, args.audio)

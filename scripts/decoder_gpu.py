@@ -50,8 +50,10 @@ PROMPTS = (256, 1024, 4096)
 BATCHES = (1, 8, 32)
 BENCH_PROMPT = 256
 #: The programs `build` compiles: (slots, capacity, prompt buckets, decode batches, decode contexts).
-GPU_SPEC = {"mlx-cuda-v1": (32, 4096 + 64, PROMPTS, BATCHES, (512, 4096 + 64)),
-            "f32-reference": (1, 64, (64,), (1,), (64,))}
+GPU_SPEC = {
+    "mlx-cuda-v1": (32, 4096 + 64, PROMPTS, BATCHES, (512, 4096 + 64)),
+    "f32-reference": (1, 64, (64,), (1,), (64,)),
+}
 
 
 def artifact_path(variant: str, contract: str, target: str) -> Path:
@@ -83,14 +85,27 @@ def build(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
     emitted = time.perf_counter()
-    print(f"emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.0f} s; compiling "
-          f"{len(spec.entry_points)} entries for {target.describe()} ...", file=sys.stderr, flush=True)
+    print(
+        f"emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.0f} s; compiling "
+        f"{len(spec.entry_points)} entries for {target.describe()} ...",
+        file=sys.stderr,
+        flush=True,
+    )
     vmfb = compile_mlir(mlir, target)
     path = artifact_path(args.variant, args.contract, args.target)
     write_atomically(path, vmfb)
-    print(json.dumps({"artifact": str(path.relative_to(ROOT)), "bytes": len(vmfb), "kernels": spec.kernels.identity,
-                      "compile_s": round(time.perf_counter() - emitted, 1),
-                      "entries": [e.symbol for e in spec.entry_points]}, indent=1))
+    print(
+        json.dumps(
+            {
+                "artifact": str(path.relative_to(ROOT)),
+                "bytes": len(vmfb),
+                "kernels": spec.kernels.identity,
+                "compile_s": round(time.perf_counter() - emitted, 1),
+                "entries": [e.symbol for e in spec.entry_points],
+            },
+            indent=1,
+        )
+    )
 
 
 def load_session(args: argparse.Namespace, contract: str):
@@ -98,12 +113,15 @@ def load_session(args: argparse.Namespace, contract: str):
 
     checkpoint = args.workdir / f"decoder-{args.variant}"
     if not (checkpoint / "model.safetensors.index.json").is_file():
-        raise SystemExit(f"{checkpoint}: no checkpoint; run scripts/decoder_real_shapes.py --variant {args.variant} "
-                         f"--workdir {args.workdir} first (it writes the checkpoint and the references)")
+        raise SystemExit(
+            f"{checkpoint}: no checkpoint; run scripts/decoder_real_shapes.py --variant {args.variant} "
+            f"--workdir {args.workdir} first (it writes the checkpoint and the references)"
+        )
     device = "cuda" if args.target == "cuda" else "local-task"
     started = time.perf_counter()
-    session = DecoderSession.from_checkpoint(artifact_path(args.variant, contract, args.target), checkpoint,
-                                             device=device)
+    session = DecoderSession.from_checkpoint(
+        artifact_path(args.variant, contract, args.target), checkpoint, device=device
+    )
     return session, checkpoint, time.perf_counter() - started
 
 
@@ -120,8 +138,9 @@ def parity(args: argparse.Namespace) -> None:
     from gemma3n_iree.model.decoder_weights import read_decoder_weights
 
     mapped = read_decoder_weights(checkpoint, cfg)
-    projection = {k: np.asarray(mapped[k], np.float32) for k in ("per_layer_model_projection",
-                                                                  "per_layer_projection_norm")}
+    projection = {
+        k: np.asarray(mapped[k], np.float32) for k in ("per_layer_model_projection", "per_layer_projection_norm")
+    }
     embeds, pli = DEC.embed_rows(c, cfg, projection, *DEC.token_rows(cfg, weights, prompt))
     started = time.perf_counter()
     logits = [session.prefill(0, embeds, pli)]
@@ -131,8 +150,17 @@ def parity(args: argparse.Namespace) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"program_{args.contract}.npz"
     np.savez(path, **out)
-    print(json.dumps({"program": str(path), "load_s": round(load_s, 1),
-                      "run_s": round(time.perf_counter() - started, 2), "prompt": prompt, "forced": forced}))
+    print(
+        json.dumps(
+            {
+                "program": str(path),
+                "load_s": round(load_s, 1),
+                "run_s": round(time.perf_counter() - started, 2),
+                "prompt": prompt,
+                "forced": forced,
+            }
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------- speed
@@ -155,10 +183,15 @@ def bench_program(args: argparse.Namespace) -> dict:
     rng = np.random.default_rng(0)
     out: dict = {"load_s": round(load_s, 1), "prefill_ms": {}, "decode_ms": {}}
     for t in session.info.prompts:
-        args_ = [np.array(0, np.int32), np.array(t, np.int32),
-                 (0.05 * rng.standard_normal((t, cfg.hidden_size))).astype(np.float32),
-                 (0.05 * rng.standard_normal((t, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))
-                  ).astype(np.float32), *session.rope_tables(np.arange(t))]
+        args_ = [
+            np.array(0, np.int32),
+            np.array(t, np.int32),
+            (0.05 * rng.standard_normal((t, cfg.hidden_size))).astype(np.float32),
+            (0.05 * rng.standard_normal((t, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))).astype(
+                np.float32
+            ),
+            *session.rope_tables(np.arange(t)),
+        ]
         times = session.time_execution(session.prefills[t], args_, warmup=1, repeats=args.repeats)
         out["prefill_ms"][t] = round(statistics.median(times) * 1e3, 3)
     for (context, batch), name in sorted(session.decodes.items()):
@@ -170,9 +203,13 @@ def bench_program(args: argparse.Namespace) -> dict:
         times = session.time_execution(name, args_, warmup=3, repeats=args.repeats)
         step = statistics.median(times) * 1e3
         floor = STEP_BYTES[args.variant] / BANDWIDTH * 1e3
-        out["decode_ms"][batch] = {"step_ms": round(step, 3), "floor_ms": round(floor, 3),
-                                   "floor_ratio": round(step / floor, 2) if floor else None,
-                                   "tokens_per_s": round(batch / step * 1e3, 1), "context": context}
+        out["decode_ms"][batch] = {
+            "step_ms": round(step, 3),
+            "floor_ms": round(floor, 3),
+            "floor_ratio": round(step / floor, 2) if floor else None,
+            "tokens_per_s": round(batch / step * 1e3, 1),
+            "context": context,
+        }
     return out
 
 
@@ -198,15 +235,21 @@ def bench_torch(args: argparse.Namespace, mode: str) -> dict:
         def timed() -> None:
             fn()
             torch.cuda.synchronize()
+
         return median_ms(timed, warmup, repeats)
 
     out: dict = {"mode": mode, "prefill_ms": {}, "decode_ms": {}}
     with torch.no_grad():
         for t in PROMPTS:
             ids = torch.randint(3, 262144, (1, t), device="cuda", generator=gen)
-            out["prefill_ms"][t] = round(sync_ms(lambda: run(input_ids=ids, use_cache=True,
-                                                             past_key_values=DynamicCache(config=model.config)),
-                                                 1, args.repeats), 3)
+            out["prefill_ms"][t] = round(
+                sync_ms(
+                    lambda: run(input_ids=ids, use_cache=True, past_key_values=DynamicCache(config=model.config)),
+                    1,
+                    args.repeats,
+                ),
+                3,
+            )
         for batch in BATCHES:
             ids = torch.randint(3, 262144, (batch, BENCH_PROMPT), device="cuda", generator=gen)
             cache = DynamicCache(config=model.config)
@@ -218,6 +261,7 @@ def bench_torch(args: argparse.Namespace, mode: str) -> dict:
                 where = torch.full((batch, 1), position[0], device="cuda")
                 run(input_ids=token, position_ids=where, use_cache=True, past_key_values=cache)
                 position[0] += 1
+
             step_ms = sync_ms(step, 3, args.repeats)
             out["decode_ms"][batch] = {"step_ms": round(step_ms, 3), "tokens_per_s": round(batch / step_ms * 1e3, 1)}
     return out
@@ -229,22 +273,42 @@ def bench(args: argparse.Namespace) -> None:
         if mode == "eager":
             report["transformers_eager"] = bench_torch(args, "eager")
             continue
-        cmd = [sys.executable, __file__, "torch", "--mode", mode, "--variant", args.variant, "--workdir",
-               str(args.workdir), "--repeats", str(args.repeats)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "torch",
+            "--mode",
+            mode,
+            "--variant",
+            args.variant,
+            "--workdir",
+            str(args.workdir),
+            "--repeats",
+            str(args.repeats),
+        ]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.compile_timeout)
-            report[f"transformers_{mode}"] = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0
-                                              else {"error": done.stderr[-2000:]})
+            report[f"transformers_{mode}"] = (
+                json.loads(done.stdout.strip().splitlines()[-1])
+                if done.returncode == 0
+                else {"error": done.stderr[-2000:]}
+            )
         except subprocess.TimeoutExpired:
             report[f"transformers_{mode}"] = {"error": f"did not finish within {args.compile_timeout} s"}
     best = {}
     for batch in BATCHES:
-        theirs = [r["decode_ms"][batch]["step_ms"] for k, r in report.items()
-                  if k.startswith("transformers_") and "decode_ms" in r and batch in r["decode_ms"]]
+        theirs = [
+            r["decode_ms"][batch]["step_ms"]
+            for k, r in report.items()
+            if k.startswith("transformers_") and "decode_ms" in r and batch in r["decode_ms"]
+        ]
         ours = report["program"]["decode_ms"].get(batch, {}).get("step_ms")
         if theirs and ours:
-            best[batch] = {"program_ms": ours, "transformers_best_ms": min(theirs),
-                           "speedup": round(min(theirs) / ours, 2)}
+            best[batch] = {
+                "program_ms": ours,
+                "transformers_best_ms": min(theirs),
+                "speedup": round(min(theirs) / ours, 2),
+            }
     report["decode_vs_transformers_best"] = best
     args.out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(report, indent=1, default=str)
@@ -262,10 +326,16 @@ def main() -> None:
         if name in ("build", "parity"):
             p.add_argument("--contract", choices=sorted(GPU_SPEC), default="mlx-cuda-v1")
         if name == "build":
-            p.add_argument("--kernels", choices=["auto", "iree"], default="auto",
-                           help="auto: the committed Hopper kernels (row sums; the GEMM for prompt-sized linears)")
+            p.add_argument(
+                "--kernels",
+                choices=["auto", "iree"],
+                default="auto",
+                help="auto: the committed Hopper kernels (row sums; the GEMM for prompt-sized linears)",
+            )
         if name != "build":
-            p.add_argument("--workdir", type=Path, required=True, help="where decoder_real_shapes.py wrote the checkpoint")
+            p.add_argument(
+                "--workdir", type=Path, required=True, help="where decoder_real_shapes.py wrote the checkpoint"
+            )
             p.add_argument("--repeats", type=int, default=10)
         if name in ("parity", "bench"):
             p.add_argument("--out", type=Path, required=True)

@@ -82,7 +82,7 @@ def gpu_linear():
         if key not in cache:
             cache[key] = torch.from_numpy(np.asarray(E.operand(c, w), np.float64)).to(device).T.contiguous()
         rows = torch.from_numpy(E.operand(c, x).reshape(-1, x.shape[-1]).astype(np.float64)).to(device)
-        out = torch.stack([rows[i:i + 1] @ cache[key] for i in range(rows.shape[0])])[:, 0]
+        out = torch.stack([rows[i : i + 1] @ cache[key] for i in range(rows.shape[0])])[:, 0]
         result = out.to(torch.float32).cpu().numpy().reshape(*x.shape[:-1], -1)
         return D.rnd(c, result, point)
 
@@ -121,8 +121,10 @@ def run_oracle(cfg, tensors, prompt, forced) -> np.ndarray:
 
 def summary(got: np.ndarray, want: np.ndarray) -> dict[str, float]:
     got64, want64 = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    return {"relative_l2": relative_l2(got64, want64),
-            "max_abs_over_max": float(np.abs(got64 - want64).max() / max(np.abs(want64).max(), 1e-30))}
+    return {
+        "relative_l2": relative_l2(got64, want64),
+        "max_abs_over_max": float(np.abs(got64 - want64).max() / max(np.abs(want64).max(), 1e-30)),
+    }
 
 
 def compare_program(args, refs: np.lib.npyio.NpzFile, report: dict) -> None:
@@ -136,14 +138,16 @@ def compare_program(args, refs: np.lib.npyio.NpzFile, report: dict) -> None:
     out["emulation_vs_oracle"] = summary(want, refs["oracle/logits"]) if "oracle/logits" in refs else None
     same, total, worst = 0, 0, 0
     written = args.prompt_length + args.steps  # positions this run wrote, rows 0..written-1 of every layer
-    for key in (k[len(prefix):] for k in refs.files if k.startswith(prefix + "keys_") or k.startswith(prefix + "values_")):
+    for key in (
+        k[len(prefix) :] for k in refs.files if k.startswith(prefix + "keys_") or k.startswith(prefix + "values_")
+    ):
         a, b = program[key].astype(F32), refs[prefix + key]
         if a.shape != b.shape:
             # A program of another capacity holds the same positions in the same rows as long as no ring
             # wraps within the positions this run wrote: its first rows are compared, the rest hold none.
             if a.shape[1:] != b.shape[1:] or min(len(a), len(b)) < written:
                 raise SystemExit(f"{args.compare}: {key} has shape {a.shape}, the layout gives {b.shape}")
-            a, b = a[:min(len(a), len(b))], b[:min(len(a), len(b))]
+            a, b = a[: min(len(a), len(b))], b[: min(len(a), len(b))]
         same += int((a.view(np.uint32) == b.view(np.uint32)).sum())
         total += a.size
         worst = max(worst, int(bf16_ulp_distance(a, b).max()))
@@ -153,7 +157,9 @@ def compare_program(args, refs: np.lib.npyio.NpzFile, report: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variant", choices=["e2b", "e4b", "tiny"], default="e4b", help="tiny: the tests' model (CPU, seconds)")
+    ap.add_argument(
+        "--variant", choices=["e2b", "e4b", "tiny"], default="e4b", help="tiny: the tests' model (CPU, seconds)"
+    )
     ap.add_argument("--workdir", type=Path, required=True, help="where the random checkpoint is (or is written)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--contracts", default="mlx-cuda-v1,f32-reference")
@@ -189,6 +195,7 @@ def main() -> None:
 
     try:
         import torch
+
         cuda = torch.cuda.is_available()
     except ImportError:
         cuda = False
@@ -242,8 +249,9 @@ def main() -> None:
                     continue
                 c = get_contract(name)
                 cache = KVCache(KVCacheLayout.for_config(cfg, c, 1, len(prompt) + args.greedy))
-                tokens, _ = DEC.greedy(c, cfg, weights, cache, 0, *DEC.text_inputs(c, cfg, weights, prompt),
-                                       args.greedy, stop_ids=())
+                tokens, _ = DEC.greedy(
+                    c, cfg, weights, cache, 0, *DEC.text_inputs(c, cfg, weights, prompt), args.greedy, stop_ids=()
+                )
                 first = next((i for i, (a, b) in enumerate(zip(tokens, theirs)) if a != b), None)
                 report[f"greedy_{name}"] = {"tokens": tokens, "transformers": theirs, "first_difference": first}
 

@@ -65,8 +65,10 @@ def jobs(target: str, batches: tuple[int, ...], repeats: int) -> list[dict]:
     out = []
     for dft in DFT_METHODS:
         out += [{"part": "front", "dft": dft, "case": case, "vmfb": f"front_{dft}_{case}.vmfb"} for case in FRONT_CASES]
-        out += [{"part": "front-time", "dft": dft, "batch": b, "vmfb": f"front_{dft}_f{FRAMES_30S}_c{b}.vmfb"}
-                for b in batches]
+        out += [
+            {"part": "front-time", "dft": dft, "batch": b, "vmfb": f"front_{dft}_f{FRAMES_30S}_c{b}.vmfb"}
+            for b in batches
+        ]
     for contract in ("mlx-cuda-v1", "f32-reference"):
         for mel in ("host", "device-matmul"):
             out.append({"part": "tiny-parity", "contract": contract, "mel": mel, "vmfb": f"tiny_{contract}_{mel}.vmfb"})
@@ -117,12 +119,20 @@ def build(target_name: str, arch: str | None, batches: tuple[int, ...], repeats:
                 cfg, buckets, widths = AudioConfig.from_mapping(TINY, source="TINY"), (tiny_bucket(),), (1,)
             else:
                 cfg, buckets, widths = builtin_config("e4b"), (FRAMES_30S,), batches
-            spec = AudioModuleSpec(cfg, contract, buckets, widths, kernels=select_kernels("auto", target, contract),
-                                   mel=resolve_mel(job["mel"], target_name))
+            spec = AudioModuleSpec(
+                cfg,
+                contract,
+                buckets,
+                widths,
+                kernels=select_kernels("auto", target, contract),
+                mel=resolve_mel(job["mel"], target_name),
+            )
             mlir = emit_audio_module(spec)
         path.write_bytes(compile_mlir(mlir, target))
-        print(f"{path.relative_to(ROOT)}: {path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - started:.0f} s",
-              flush=True)
+        print(
+            f"{path.relative_to(ROOT)}: {path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
     (directory / "jobs.json").write_text(json.dumps(listed, indent=1))
 
 
@@ -169,7 +179,7 @@ def thirty_second_clips(count: int) -> list[np.ndarray]:
 
     base = np.concatenate([speech("speech_16k"), speech("sample_speech")])
     signal = np.tile(base, -(-(count + 1) * 480_000 // len(base)))
-    return [signal[i * 480_000 + i * 7919:(i + 1) * 480_000 + i * 7919] for i in range(count)]
+    return [signal[i * 480_000 + i * 7919 : (i + 1) * 480_000 + i * 7919] for i in range(count)]
 
 
 def _host_mel_ms(clips: list[np.ndarray], repeats: int = 3) -> float:
@@ -196,8 +206,12 @@ def part_front_time(job: dict) -> dict:
     times = _program(job).time_execution("main", (samples, counts, *tables), warmup=3, repeats=job["repeats"])
     device_ms = statistics.median(times) * 1e3
     host_ms = _host_mel_ms(clips)
-    return {"device_ms": round(device_ms, 3), "device_ms_per_clip": round(device_ms / job["batch"], 3),
-            "host_numpy_ms": round(host_ms, 1), "host_numpy_ms_per_clip": round(host_ms / job["batch"], 2)}
+    return {
+        "device_ms": round(device_ms, 3),
+        "device_ms_per_clip": round(device_ms / job["batch"], 3),
+        "host_numpy_ms": round(host_ms, 1),
+        "host_numpy_ms_per_clip": round(host_ms / job["batch"], 2),
+    }
 
 
 def part_tiny_parity(job: dict) -> dict:
@@ -240,9 +254,11 @@ def part_tiny_parity(job: dict) -> dict:
         exact = forward_f64({k: np.asarray(v, np.float32) for k, v in weights.items()}, exact_mel[:valid], TINY)
         for key, exact_key in (("encoded", "encoded_reduced"), ("soft_post_norm", "soft_post_norm")):
             record[f"{name}.{key}"] = {
-                "ours_vs_hf_fp32": relative_l2(ours[key], fp32[key]), "hf_bf16_vs_hf_fp32": relative_l2(bf16[key], fp32[key]),
+                "ours_vs_hf_fp32": relative_l2(ours[key], fp32[key]),
+                "hf_bf16_vs_hf_fp32": relative_l2(bf16[key], fp32[key]),
                 "ours_vs_f64": relative_l2(ours[key], exact[exact_key]),
-                "hf_fp32_vs_f64": relative_l2(fp32[key], exact[exact_key])}
+                "hf_fp32_vs_f64": relative_l2(fp32[key], exact[exact_key]),
+            }
     return record
 
 
@@ -253,6 +269,7 @@ def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
     if not (checkpoint / "model.safetensors").is_file():
         from gemma3n_iree.model.audio_config import builtin_config
         from gemma3n_iree.runtime.synthetic import write_random_checkpoint
+
         write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
     session = AudioSession(_vmfb(job), [checkpoint / "model.safetensors"], device=DEVICES[job["target"]])
     record = {}
@@ -274,12 +291,16 @@ def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
             out = session.run(inputs, counts)
             times.append((time.perf_counter() - started) * 1e3)
         name = session.entries[(FRAMES_30S, batch)].name
-        execute = statistics.median(session.time_execution(name, (inputs, counts), warmup=1,
-                                                           repeats=job["repeats"])) * 1e3
+        execute = (
+            statistics.median(session.time_execution(name, (inputs, counts), warmup=1, repeats=job["repeats"])) * 1e3
+        )
         run_ms = statistics.median(times)
-        record[f"batch{batch}"] = {"host_mel_ms": round(host_ms, 1), "run_ms": round(run_ms, 2),
-                                   "execute_ms": round(execute, 2),
-                                   "audio_s_per_s": round(batch * 30.0 / ((host_ms + run_ms) / 1e3), 1)}
+        record[f"batch{batch}"] = {
+            "host_mel_ms": round(host_ms, 1),
+            "run_ms": round(run_ms, 2),
+            "execute_ms": round(execute, 2),
+            "audio_s_per_s": round(batch * 30.0 / ((host_ms + run_ms) / 1e3), 1),
+        }
         if batch == min(job["batches"], key=lambda b: abs(b - 8)):
             np.savez(out_dir / f"e4b_{job['mel']}_b{batch}.npz", **out)
     return record
@@ -294,13 +315,29 @@ def run(target: str, out_dir: Path, timeout: int, checkpoint: Path) -> None:
         for job in listed:
             started = time.perf_counter()
             try:
-                proc = subprocess.run([sys.executable, __file__, "part", json.dumps(job), "--out", str(out_dir),
-                                       "--checkpoint", str(checkpoint)], capture_output=True, text=True, timeout=timeout)
+                proc = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "part",
+                        json.dumps(job),
+                        "--out",
+                        str(out_dir),
+                        "--checkpoint",
+                        str(checkpoint),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 proc = subprocess.CompletedProcess([], 124, "", f"timed out after {timeout} s")
             lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-            record = json.loads(lines[-1]) if proc.returncode == 0 and lines else {
-                **job, "error": (proc.stderr or proc.stdout)[-2000:]}
+            record = (
+                json.loads(lines[-1])
+                if proc.returncode == 0 and lines
+                else {**job, "error": (proc.stderr or proc.stdout)[-2000:]}
+            )
             record["seconds"] = round(time.perf_counter() - started, 1)
             print(json.dumps(record), flush=True)
             log.write(json.dumps(record) + "\n")
@@ -311,43 +348,56 @@ def run(target: str, out_dir: Path, timeout: int, checkpoint: Path) -> None:
 def summary(records: list[dict], out_dir: Path) -> None:
     from gemma3n_iree.contracts.metrics import relative_l2
 
-    print(f"\n== front end ({records[0]['target'] if records else '?'}): bits differing from the emulation, values outside the bound, vs host")
+    print(
+        f"\n== front end ({records[0]['target'] if records else '?'}): bits differing from the emulation, values outside the bound, vs host"
+    )
     for r in (r for r in records if r["part"] == "front" and "error" not in r):
         h = r["vs_host"]
-        print(f"  {r['dft']:7s} {r['case']:14s} serial {r['bits_differ_vs_serial']:7d}  serial-fma "
-              f"{r['bits_differ_vs_serial-fma']:7d}  outside {r['outside_bound']}  max abs {h['max_abs']:.3g}  "
-              f"max ulp {h['max_ulp']}  bf16 {h['bf16_differ']}/{h['values']}")
+        print(
+            f"  {r['dft']:7s} {r['case']:14s} serial {r['bits_differ_vs_serial']:7d}  serial-fma "
+            f"{r['bits_differ_vs_serial-fma']:7d}  outside {r['outside_bound']}  max abs {h['max_abs']:.3g}  "
+            f"max ulp {h['max_ulp']}  bf16 {h['bf16_differ']}/{h['values']}"
+        )
     print("== front end time, 30 s clips (device ms per call; NumPy host mel ms for the same clips)")
     for r in (r for r in records if r["part"] == "front-time" and "error" not in r):
-        print(f"  {r['dft']:7s} batch {r['batch']:2d}: device {r['device_ms']:8.3f} ms ({r['device_ms_per_clip']:.3f}/clip)"
-              f"  host NumPy {r['host_numpy_ms']:8.1f} ms ({r['host_numpy_ms_per_clip']:.1f}/clip)")
+        print(
+            f"  {r['dft']:7s} batch {r['batch']:2d}: device {r['device_ms']:8.3f} ms ({r['device_ms_per_clip']:.3f}/clip)"
+            f"  host NumPy {r['host_numpy_ms']:8.1f} ms ({r['host_numpy_ms_per_clip']:.1f}/clip)"
+        )
     print("== tiny configuration: relative L2 (ours vs transformers fp32 | transformers bf16 vs fp32 | ours vs f64)")
     for r in (r for r in records if r["part"] == "tiny-parity" and "error" not in r):
         for key in (k for k in r if "." in k):
             v = r[key]
-            print(f"  {r['contract']:13s} {r['mel']:13s} {key:22s} {v['ours_vs_hf_fp32']:.2e} | "
-                  f"{v['hf_bf16_vs_hf_fp32']:.2e} | {v['ours_vs_f64']:.2e} (transformers fp32 vs f64 "
-                  f"{v['hf_fp32_vs_f64']:.2e})")
+            print(
+                f"  {r['contract']:13s} {r['mel']:13s} {key:22s} {v['ours_vs_hf_fp32']:.2e} | "
+                f"{v['hf_bf16_vs_hf_fp32']:.2e} | {v['ours_vs_f64']:.2e} (transformers fp32 vs f64 "
+                f"{v['hf_fp32_vs_f64']:.2e})"
+            )
     print("== E4B, 30 s clips: host mel + run, device mel run (ms), audio-s/s")
     for r in (r for r in records if r["part"] == "e4b-time" and "error" not in r):
         for batch in r["batches"]:
             v = r[f"batch{batch}"]
-            print(f"  {r['mel']:13s} batch {batch:2d}: host mel {v['host_mel_ms']:8.1f}  run {v['run_ms']:8.2f}  "
-                  f"device {v['execute_ms']:8.2f}  -> {v['audio_s_per_s']:8.1f} audio-s/s")
+            print(
+                f"  {r['mel']:13s} batch {batch:2d}: host mel {v['host_mel_ms']:8.1f}  run {v['run_ms']:8.2f}  "
+                f"device {v['execute_ms']:8.2f}  -> {v['audio_s_per_s']:8.1f} audio-s/s"
+            )
     for host_path in sorted(out_dir.glob("e4b_host_b*.npz")):
         device_path = host_path.with_name(host_path.name.replace("host", "device-matmul"))
         if device_path.is_file():
             with np.load(host_path) as host, np.load(device_path) as device:
                 for name in ("audio_features", "encoder_hidden"):
-                    print(f"  E4B {host_path.stem.split('_b')[-1]} x 30 s, device vs host mel: {name} relative L2 "
-                          f"{relative_l2(device[name], host[name]):.2e}")
+                    print(
+                        f"  E4B {host_path.stem.split('_b')[-1]} x 30 s, device vs host mel: {name} relative L2 "
+                        f"{relative_l2(device[name], host[name]):.2e}"
+                    )
     failures = [r for r in records if "error" in r]
     print(f"== {len(records) - len(failures)} measurements, {len(failures)} failed")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="compile every artifact into .gpu/mel-<target>/ (CPU machine)")
     b.add_argument("--target", choices=sorted(DEVICES), default="cuda")
@@ -362,8 +412,12 @@ def main() -> None:
     p.add_argument("job")
     p.add_argument("--out", type=Path, default=Path("/tmp/out"))
     for command in (r, p):
-        command.add_argument("--checkpoint", type=Path, default=Path("/tmp/ckpt"),
-                             help="the random E4B checkpoint (written there, seed 0, when missing)")
+        command.add_argument(
+            "--checkpoint",
+            type=Path,
+            default=Path("/tmp/ckpt"),
+            help="the random E4B checkpoint (written there, seed 0, when missing)",
+        )
     args = parser.parse_args()
     if args.command == "build":
         build(args.target, args.arch, tuple(args.batches), args.repeats)
@@ -372,8 +426,12 @@ def main() -> None:
     else:
         job = json.loads(args.job)
         args.out.mkdir(parents=True, exist_ok=True)
-        parts = {"front": part_front, "front-time": part_front_time, "tiny-parity": part_tiny_parity,
-                 "e4b-time": lambda j: part_e4b_time(j, args.out, args.checkpoint)}
+        parts = {
+            "front": part_front,
+            "front-time": part_front_time,
+            "tiny-parity": part_tiny_parity,
+            "e4b-time": lambda j: part_e4b_time(j, args.out, args.checkpoint),
+        }
         print(json.dumps({**job, **parts[job["part"]](job)}), flush=True)
 
 

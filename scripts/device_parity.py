@@ -46,9 +46,13 @@ def _difference(ours: np.ndarray, base: np.ndarray) -> dict[str, object]:
     if ours.dtype != np.float32:
         return {"differing": int((ours != base).sum()), "size": int(ours.size)}
     ulps = bf16_ulp_distance(ours, base)
-    return {"differing": int((ours.view(np.uint32) != base.view(np.uint32)).sum()), "size": int(ours.size),
-            "max_bf16_ulp": int(ulps.max(initial=0)), "over_one_bf16_ulp": int((ulps > 1).sum()),
-            "max_abs": float(np.nanmax(np.abs(ours.astype(np.float64) - base), initial=0.0))}
+    return {
+        "differing": int((ours.view(np.uint32) != base.view(np.uint32)).sum()),
+        "size": int(ours.size),
+        "max_bf16_ulp": int(ulps.max(initial=0)),
+        "over_one_bf16_ulp": int((ulps > 1).sum()),
+        "max_abs": float(np.nanmax(np.abs(ours.astype(np.float64) - base), initial=0.0)),
+    }
 
 
 def main() -> None:
@@ -61,8 +65,11 @@ def main() -> None:
     parser.add_argument("--emulate", action="store_true", help="also run the numpy emulation and compare stages")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--save-all", type=Path, help="also save every output (stage tensors included) here")
-    parser.add_argument("--compare-with", type=Path, help="every output of another run of the same module "
-                                                          "(--save-all): compare bit for bit")
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        help="every output of another run of the same module (--save-all): compare bit for bit",
+    )
     args = parser.parse_args()
     cfg = builtin_config("e4b")
     started = time.perf_counter()
@@ -86,21 +93,41 @@ def main() -> None:
         identical &= all(np.array_equal(again[k].view(np.uint8), got[k].view(np.uint8)) for k in got)
     print(f"call (incl. host transfer of all outputs) median {np.median(times) * 1e3:.1f} ms over {len(times)}")
     print(f"repeated calls bit-identical: {identical}")
-    print("non-finite values: " + ", ".join(f"{k}={int((~np.isfinite(v)).sum())}" for k, v in got.items()
-                                            if v.dtype == np.float32 and not np.isfinite(v).all()) or "none")
+    print(
+        "non-finite values: "
+        + ", ".join(
+            f"{k}={int((~np.isfinite(v)).sum())}"
+            for k, v in got.items()
+            if v.dtype == np.float32 and not np.isfinite(v).all()
+        )
+        or "none"
+    )
     args.out.mkdir(parents=True, exist_ok=True)
-    np.savez(args.out / f"outputs_{args.device.replace(':', '_')}.npz",
-             audio_features=got["audio_features"], encoder_hidden=got["encoder_hidden"],
-             valid_tokens=got["valid_tokens"])
+    np.savez(
+        args.out / f"outputs_{args.device.replace(':', '_')}.npz",
+        audio_features=got["audio_features"],
+        encoder_hidden=got["encoder_hidden"],
+        valid_tokens=got["valid_tokens"],
+    )
     if args.save_all is not None:
         np.savez(args.save_all, **got)
     if args.compare_with is not None:
         with np.load(args.compare_with) as base:
-            differ = sorted(k for k in got if k not in base or not np.array_equal(got[k].view(np.uint8),
-                                                                                  base[k].view(np.uint8)))
+            differ = sorted(
+                k for k in got if k not in base or not np.array_equal(got[k].view(np.uint8), base[k].view(np.uint8))
+            )
             detail = {k: _difference(got[k], base[k]) for k in differ if k in base}
-        print(json.dumps({"compared_with": args.compare_with.name, "outputs": len(got),
-                          "bit_identical": len(got) - len(differ), "differ": differ, "detail": detail}))
+        print(
+            json.dumps(
+                {
+                    "compared_with": args.compare_with.name,
+                    "outputs": len(got),
+                    "bit_identical": len(got) - len(differ),
+                    "differ": differ,
+                    "detail": detail,
+                }
+            )
+        )
     if not args.emulate:
         return
     logical = {s.logical: weights[s.key].astype(np.float32) for s in audio_weight_specs(cfg)}
@@ -114,10 +141,18 @@ def main() -> None:
             rows.append({"stage": name, "equal": bool(np.array_equal(value, ref))})
             continue
         ulps = bf16_ulp_distance(value, ref)
-        rows.append({"stage": name, "bit_exact": bool(np.array_equal(value.view(np.uint32), ref.view(np.uint32))),
-                     "max_abs": float(np.abs(value.astype(np.float64) - ref).max()),
-                     "rel_l2": relative_l2(value, ref), "max_bf16_ulp": int(ulps.max()),
-                     "over_one_ulp": int((ulps > 1).sum()), "differing": int((ulps > 0).sum()), "size": int(ulps.size)})
+        rows.append(
+            {
+                "stage": name,
+                "bit_exact": bool(np.array_equal(value.view(np.uint32), ref.view(np.uint32))),
+                "max_abs": float(np.abs(value.astype(np.float64) - ref).max()),
+                "rel_l2": relative_l2(value, ref),
+                "max_bf16_ulp": int(ulps.max()),
+                "over_one_ulp": int((ulps > 1).sum()),
+                "differing": int((ulps > 0).sum()),
+                "size": int(ulps.size),
+            }
+        )
     (args.out / f"stages_{args.device.replace(':', '_')}.json").write_text(json.dumps(rows, indent=1))
     for r in rows:
         print(json.dumps(r))

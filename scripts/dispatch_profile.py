@@ -34,8 +34,11 @@ def build(clips: int, out: Path, kernels: str, families: list[str]) -> None:
     linked = select_kernels(kernels, target, MLX_CUDA_V1)
     for stage in (s for s in stages(clips) if not families or s["name"] in families):
         with tempfile.TemporaryDirectory() as dump:
-            compile_mlir(probe_module(MLX_CUDA_V1, stage["build"], kernels=linked), target,
-                         extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"])
+            compile_mlir(
+                probe_module(MLX_CUDA_V1, stage["build"], kernels=linked),
+                target,
+                extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"],
+            )
             sources = sorted(Path(dump).glob("*.mlir"))
             (out / stage["name"]).mkdir(parents=True, exist_ok=True)
 
@@ -46,8 +49,9 @@ def build(clips: int, out: Path, kernels: str, families: list[str]) -> None:
             with ThreadPoolExecutor(2) as pool:
                 list(pool.map(compile_one, sources))
         print(stage["name"], len(sources), "dispatches", flush=True)
-    (out / "manifest.json").write_text(json.dumps({"clips": clips, "kernels": kernels,
-                                                  "counts": {s["name"]: s["count"] for s in stages(clips)}}))
+    (out / "manifest.json").write_text(
+        json.dumps({"clips": clips, "kernels": kernels, "counts": {s["name"]: s["count"] for s in stages(clips)}})
+    )
 
 
 def run(directory: Path, out: Path, tool: str) -> None:
@@ -56,14 +60,18 @@ def run(directory: Path, out: Path, tool: str) -> None:
     for family in sorted(p for p in directory.iterdir() if p.is_dir()):
         for vmfb in sorted(family.glob("*.vmfb")):
             base = [tool, "--device=cuda", f"--module={vmfb}", "--benchmark_repetitions=3"]
-            text = subprocess.run(base + ["--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05"],
-                                  capture_output=True, text=True).stdout
+            text = subprocess.run(
+                base + ["--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05"],
+                capture_output=True,
+                text=True,
+            ).stdout
             medians = median_ms(text)
             if not medians:
                 print(f"{vmfb.name}: no timing; the tool said: {text[-400:]}", flush=True)
             for name, ms in medians.items():
-                rows.append({"family": family.name, "dispatch": name, "ms": ms,
-                             "per_encode": manifest["counts"][family.name]})
+                rows.append(
+                    {"family": family.name, "dispatch": name, "ms": ms, "per_encode": manifest["counts"][family.name]}
+                )
     rows.sort(key=lambda r: -r["ms"] * r["per_encode"])
     for r in rows:
         print(json.dumps(r))
@@ -71,8 +79,12 @@ def run(directory: Path, out: Path, tool: str) -> None:
 
 
 def main() -> None:
-    args = command_line(__doc__, lambda build_parser: build_parser.add_argument(
-        "--family", action="append", default=[], help="only these module families (repeatable)"))
+    args = command_line(
+        __doc__,
+        lambda build_parser: build_parser.add_argument(
+            "--family", action="append", default=[], help="only these module families (repeatable)"
+        ),
+    )
     if args.command == "build":
         build(args.clips, args.out, args.kernels, args.family)
     else:

@@ -63,11 +63,31 @@ _PTX_PATH = re.compile(r'path = "([^"]*/)?([^"/]+\.ptx)"')
 Case = tuple[str, Callable[[], str]]
 
 
-def _audio(cfg: AudioConfig, policy: NumericContract, buckets: tuple[int, ...], clips: tuple[int, ...],
-           layout: WeightLayout, stages: bool, choice: str, target: Target,
-           quantization: tuple[int, int] | None = None, quantized: frozenset[str] = frozenset()) -> str:
-    return emit_audio_module(AudioModuleSpec(cfg, policy, buckets, clips, layout, stages, quantization, quantized,
-                                             kernels=select_kernels(choice, target, policy)))
+def _audio(
+    cfg: AudioConfig,
+    policy: NumericContract,
+    buckets: tuple[int, ...],
+    clips: tuple[int, ...],
+    layout: WeightLayout,
+    stages: bool,
+    choice: str,
+    target: Target,
+    quantization: tuple[int, int] | None = None,
+    quantized: frozenset[str] = frozenset(),
+) -> str:
+    return emit_audio_module(
+        AudioModuleSpec(
+            cfg,
+            policy,
+            buckets,
+            clips,
+            layout,
+            stages,
+            quantization,
+            quantized,
+            kernels=select_kernels(choice, target, policy),
+        )
+    )
 
 
 def _cases() -> Iterator[Case]:
@@ -80,14 +100,40 @@ def _cases() -> Iterator[Case]:
                     for stages in (False, True):
                         build = "stages" if stages else "plain"
                         name = f"audio/{config_name}/{contract}/{target_name}/{choice}/{build}"
-                        yield name, partial(_audio, cfg, CONTRACTS[contract], frames, clips, HF_LAYOUT, stages, choice,
-                                            parse_target(backend, arch))
+                        yield (
+                            name,
+                            partial(
+                                _audio,
+                                cfg,
+                                CONTRACTS[contract],
+                                frames,
+                                clips,
+                                HF_LAYOUT,
+                                stages,
+                                choice,
+                                parse_target(backend, arch),
+                            ),
+                        )
         quantizable = frozenset(w.logical for w in audio_weight_specs(cfg, MLX_LAYOUT) if len(w.shape) == 2)
         for bits, group in QUANTIZATIONS:
             for target_name, (backend, arch) in TARGETS.items():
                 name = f"audio-quantized/{config_name}/b{bits}g{group}/{target_name}/auto"
-                yield name, partial(_audio, cfg, CONTRACTS["mlx-cuda-v1"], frames, clips, MLX_LAYOUT, False, "auto",
-                                    parse_target(backend, arch), (bits, group), quantizable)
+                yield (
+                    name,
+                    partial(
+                        _audio,
+                        cfg,
+                        CONTRACTS["mlx-cuda-v1"],
+                        frames,
+                        clips,
+                        MLX_LAYOUT,
+                        False,
+                        "auto",
+                        parse_target(backend, arch),
+                        (bits, group),
+                        quantizable,
+                    ),
+                )
         text = builtin_text_config(config_name)
         capacities, audio_clips = PREFILL_ENTRIES[config_name]
         for contract in sorted(CONTRACTS):
@@ -100,10 +146,12 @@ def _cases() -> Iterator[Case]:
 
 def _normalized(text: str, ptx: dict[str, str]) -> str:
     """The text with every PTX path made installation-independent; records each file's SHA-256."""
+
     def relative(match: re.Match) -> str:
         folder, name = match.group(1) or "", match.group(2)
         ptx[name] = hashlib.sha256(Path(folder + name).read_bytes()).hexdigest()
         return f'path = "<ptx>/{name}"'
+
     return _PTX_PATH.sub(relative, text)
 
 
@@ -138,10 +186,15 @@ def dump(out: Path, only: str = "") -> None:
             ptx: dict[str, str] = {}
             (fragments,) = captured
             listing = "".join(f"// ---- {key}\n{_normalized(fragments[key], ptx)}" for key in sorted(fragments))
-            index[name] = {"module": _store(out, _normalized(module, ptx)), "fragments": _store(out, listing),
-                           "ptx": dict(sorted(ptx.items()))}
-            print(f"{number:4d} {name}: {len(module) / 1e6:.2f} MB, {len(fragments)} fragments, "
-                  f"{len(ptx)} PTX files", file=sys.stderr)
+            index[name] = {
+                "module": _store(out, _normalized(module, ptx)),
+                "fragments": _store(out, listing),
+                "ptx": dict(sorted(ptx.items())),
+            }
+            print(
+                f"{number:4d} {name}: {len(module) / 1e6:.2f} MB, {len(fragments)} fragments, {len(ptx)} PTX files",
+                file=sys.stderr,
+            )
     finally:
         render.ModuleBuilder.build = original_build  # type: ignore[method-assign]
     (out / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
@@ -156,8 +209,9 @@ def _without_reflection_keys(text: str, keys: list[str]) -> tuple[str, int]:
         if keys and "iree.reflection" in line and line.lstrip().startswith("func.func @"):
             missing += not any(f'{key} = "' in line for key in keys)
     for key in keys:
-        text = re.sub(rf'(, )?{re.escape(key)} = "[^"]*"(, )?',
-                      lambda m: ", " if m.group(1) and m.group(2) else "", text)
+        text = re.sub(
+            rf'(, )?{re.escape(key)} = "[^"]*"(, )?', lambda m: ", " if m.group(1) and m.group(2) else "", text
+        )
     return text, missing
 
 
@@ -167,10 +221,12 @@ _ALIAS_USE = re.compile(r"![A-Za-z_]\w*")
 
 def _aliases_expanded(text: str) -> str:
     """The fragments' text with every type alias replaced by its type (per fragment) and its line dropped."""
+
     def expand(fragment: str) -> str:
         aliases = dict(_ALIAS_LINE.findall(fragment))
         body = _ALIAS_LINE.sub("", fragment)
         return _ALIAS_USE.sub(lambda m: aliases.get(m.group(0), m.group(0)), body)
+
     parts = re.split(r"(?m)^(// ---- .*\n)", text)
     return "".join(expand(p) if not p.startswith("// ---- ") else p for p in parts)
 
@@ -183,8 +239,9 @@ def compare(before: Path, after: Path, ignore: list[str], ignore_blank_lines: bo
     old, new = (json.loads((d / "index.json").read_text()) for d in (before, after))
     failures = []
     if set(old) != set(new):
-        failures.append(f"cases differ: only before {sorted(set(old) - set(new))}, only after "
-                        f"{sorted(set(new) - set(old))}")
+        failures.append(
+            f"cases differ: only before {sorted(set(old) - set(new))}, only after {sorted(set(new) - set(old))}"
+        )
     stripped_cases = aliased_cases = blank_cases = 0
     for name in sorted(set(old) & set(new)):
         a, b = old[name], new[name]
@@ -203,22 +260,29 @@ def compare(before: Path, after: Path, ignore: list[str], ignore_blank_lines: bo
             want = (before / "texts" / f"{a[part]}.mlir").read_text()
             if got != want and part == "fragments" and _aliases_expanded(got) == _aliases_expanded(want):
                 aliased_cases += 1
-            elif (got != want and part == "fragments" and ignore_blank_lines
-                  and _without_blank_lines(_aliases_expanded(got)) == _without_blank_lines(_aliases_expanded(want))):
+            elif (
+                got != want
+                and part == "fragments"
+                and ignore_blank_lines
+                and _without_blank_lines(_aliases_expanded(got)) == _without_blank_lines(_aliases_expanded(want))
+            ):
                 blank_cases += 1
             elif got != want:
-                diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "before",
-                                                         "after", n=2))[:40])
+                diff = "".join(
+                    list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "before", "after", n=2))[:40]
+                )
                 failures.append(f"{name} ({part}) differs:\n{diff}")
             elif part == "module":
                 stripped_cases += 1
     for failure in failures:
         print(failure)
     refused = sum("refused" in v for v in old.values())
-    print(f"{len(old)} cases ({refused} refusals): modules of {stripped_cases} equal only after removing {ignore}; "
-          f"fragments of {aliased_cases} equal only up to type aliases"
-          + (f", of {blank_cases} only up to blank lines" if ignore_blank_lines else "")
-          + f"; {len(failures)} differences")
+    print(
+        f"{len(old)} cases ({refused} refusals): modules of {stripped_cases} equal only after removing {ignore}; "
+        f"fragments of {aliased_cases} equal only up to type aliases"
+        + (f", of {blank_cases} only up to blank lines" if ignore_blank_lines else "")
+        + f"; {len(failures)} differences"
+    )
     return 1 if failures else 0
 
 
@@ -231,10 +295,18 @@ def main() -> None:
     cmp = sub.add_parser("compare", help="compare two dumps")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
-    cmp.add_argument("--ignore-reflection", action="append", default=[], metavar="KEY",
-                     help="an iree.reflection key the second dump adds on purpose (repeatable)")
-    cmp.add_argument("--ignore-blank-lines", action="store_true",
-                     help="fragment texts may differ in blank lines (modules must still be identical)")
+    cmp.add_argument(
+        "--ignore-reflection",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="an iree.reflection key the second dump adds on purpose (repeatable)",
+    )
+    cmp.add_argument(
+        "--ignore-blank-lines",
+        action="store_true",
+        help="fragment texts may differ in blank lines (modules must still be identical)",
+    )
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.out, args.only)

@@ -46,9 +46,9 @@ def _make_inputs(directory: Path) -> dict[str, object]:
     speech, rate = sf.read(SAMPLE_SPEECH, dtype="float32")
     signal = np.tile(speech, int(CLIP_S * 44_100 // len(speech)) + 2)
     wav, flac = directory / "clip16k.wav", directory / "clip44k.flac"
-    sf.write(wav, signal[:int(CLIP_S * 16_000)], 16_000, subtype="PCM_16")
-    sf.write(flac, signal[:int(CLIP_S * 44_100)], 44_100, subtype="PCM_16")  # tiled speech played faster
-    return {"mel": signal[:int(CLIP_S * 16_000)].copy(), "wav16k": str(wav), "flac44k": str(flac)}
+    sf.write(wav, signal[: int(CLIP_S * 16_000)], 16_000, subtype="PCM_16")
+    sf.write(flac, signal[: int(CLIP_S * 44_100)], 44_100, subtype="PCM_16")  # tiled speech played faster
+    return {"mel": signal[: int(CLIP_S * 16_000)].copy(), "wav16k": str(wav), "flac44k": str(flac)}
 
 
 def _init(inputs: dict[str, object], pin: bool) -> None:
@@ -94,8 +94,11 @@ def _proc_cpu(pids) -> float:
 def _blas_info() -> list[dict]:
     from threadpoolctl import threadpool_info
 
-    return [{"api": p["internal_api"], "threads": p["num_threads"], "version": p.get("version")}
-            for p in threadpool_info() if p["user_api"] == "blas"]
+    return [
+        {"api": p["internal_api"], "threads": p["num_threads"], "version": p.get("version")}
+        for p in threadpool_info()
+        if p["user_api"] == "blas"
+    ]
 
 
 def measure(stage: str, executor: str, workers: int, pinned: bool, items: int, inputs: dict) -> dict:
@@ -125,24 +128,48 @@ def measure(stage: str, executor: str, workers: int, pinned: bool, items: int, i
             cpu0, t0 = _proc_cpu(pids), time.perf_counter()
             audio = sum(pool.map(_item, [stage] * items))
             wall, cpu = time.perf_counter() - t0, _proc_cpu(pids) - cpu0
-    return {"stage": stage, "executor": executor, "blas_pool": "pinned" if pinned else "default", "workers": workers,
-            "items": items, "wall_s": round(wall, 3), "audio_s_per_s": round(audio / wall, 1),
-            "cores_busy": round(cpu / wall, 2), "audio_s_per_core_s": round(audio / cpu, 1) if cpu > 0 else None,
-            "blas": blas}
+    return {
+        "stage": stage,
+        "executor": executor,
+        "blas_pool": "pinned" if pinned else "default",
+        "workers": workers,
+        "items": items,
+        "wall_s": round(wall, 3),
+        "audio_s_per_s": round(audio / wall, 1),
+        "cores_busy": round(cpu / wall, 2),
+        "audio_s_per_core_s": round(audio / cpu, 1) if cpu > 0 else None,
+        "blas": blas,
+    }
 
 
 def main() -> None:
     cores = len(os.sched_getaffinity(0))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stages", nargs="+", default=["mel", "flac44k"], choices=["mel", "wav16k", "flac44k"])
-    parser.add_argument("--workers", type=int, nargs="+",
-                        default=sorted({1, min(4, cores), cores}), help="worker counts (default 1, 4 and every core)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=sorted({1, min(4, cores), cores}),
+        help="worker counts (default 1, 4 and every core)",
+    )
     parser.add_argument("--items-per-worker", type=int, default=4)
     parser.add_argument("--no-processes", action="store_true", help="threads only")
     args = parser.parse_args()
 
-    print(json.dumps({"machine": {"cores": cores, "numpy": np.__version__, "python": sys.version.split()[0],
-                                  "blas": _blas_info()}}), flush=True)
+    print(
+        json.dumps(
+            {
+                "machine": {
+                    "cores": cores,
+                    "numpy": np.__version__,
+                    "python": sys.version.split()[0],
+                    "blas": _blas_info(),
+                }
+            }
+        ),
+        flush=True,
+    )
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         inputs = _make_inputs(Path(tmp))
@@ -163,14 +190,17 @@ def main() -> None:
         row = {f"{k[0]}/{k[1]} x{top}": at[k]["audio_s_per_s"] for k in at if k[2] == top}
         if one:
             row["thread/pinned x1"] = one["audio_s_per_s"]
-            row[f"scaling thread/pinned x{top}"] = round(at[("thread", "pinned", top)]["audio_s_per_s"]
-                                                         / one["audio_s_per_s"], 2)
+            row[f"scaling thread/pinned x{top}"] = round(
+                at[("thread", "pinned", top)]["audio_s_per_s"] / one["audio_s_per_s"], 2
+            )
         if ("thread", "default", top) in at:
-            row[f"pinned / default x{top}"] = round(at[("thread", "pinned", top)]["audio_s_per_s"]
-                                                    / at[("thread", "default", top)]["audio_s_per_s"], 2)
+            row[f"pinned / default x{top}"] = round(
+                at[("thread", "pinned", top)]["audio_s_per_s"] / at[("thread", "default", top)]["audio_s_per_s"], 2
+            )
         if ("process", "pinned", top) in at:
-            row[f"threads / processes x{top}"] = round(at[("thread", "pinned", top)]["audio_s_per_s"]
-                                                       / at[("process", "pinned", top)]["audio_s_per_s"], 2)
+            row[f"threads / processes x{top}"] = round(
+                at[("thread", "pinned", top)]["audio_s_per_s"] / at[("process", "pinned", top)]["audio_s_per_s"], 2
+            )
         verdict[stage] = row
     print(json.dumps({"verdict": verdict}), flush=True)
 

@@ -53,8 +53,9 @@ def first_difference(a: list[int], b: list[int]) -> int | None:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
 
 
-def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdir: Path,
-             decoder_kind: str = "emulated") -> list[dict]:
+def run_case(
+    seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdir: Path, decoder_kind: str = "emulated"
+) -> list[dict]:
     from oracles import hf_audio_model as A
     from oracles.configs import TINY
 
@@ -70,31 +71,44 @@ def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdi
     transcribers = {}
     for contract in ("f32-reference", "mlx-cuda-v1"):
         decoder = EmulatedDecoder(directory, contract, slots=1, capacity=256)
-        t = Transcriber(directory, decoder, contract=contract, cache=cache, capacities=(256,),
-                        encoder_options={"frame_buckets": (2997,)})
+        t = Transcriber(
+            directory,
+            decoder,
+            contract=contract,
+            cache=cache,
+            capacities=(256,),
+            encoder_options={"frame_buckets": (2997,)},
+        )
         t.stop_ids = frozenset()
         transcribers[contract] = t
     ids = transcribers["f32-reference"].prefill.expand(DEFAULT_PROMPT, [1])
     emulated_mlx = transcribers["mlx-cuda-v1"]
     if decoder_kind == "compiled":
         for contract, t in list(transcribers.items()):
-            program = load_transcription_decoder(directory, "llvm-cpu", contract, prompt_tokens=len(ids),
-                                                 max_new_tokens=tokens, slots=1, cache=cache)
+            program = load_transcription_decoder(
+                directory, "llvm-cpu", contract, prompt_tokens=len(ids), max_new_tokens=tokens, slots=1, cache=cache
+            )
             compiled = Transcriber(directory, program, prefill=t.prefill)
             compiled.stop_ids = frozenset()
             transcribers[contract] = compiled
     out = []
     for name, samples in audio.items():
-        ours = {c: t.transcribe_audio([(name, samples)], DEFAULT_PROMPT, tokens, logprobs=False).files[0].windows[0]
-                for c, t in transcribers.items()}
+        ours = {
+            c: t.transcribe_audio([(name, samples)], DEFAULT_PROMPT, tokens, logprobs=False).files[0].windows[0]
+            for c, t in transcribers.items()
+        }
         hf32 = A.generate_ids(model, ids, samples, tokens)
         hf16 = A.generate_ids(model16, ids, samples, tokens)
         mlx = ours["mlx-cuda-v1"].tokens
-        case = {"seed": seed, "audio": name, "decoder": decoder_kind,
-                "f32_reference_equals_fp32": ours["f32-reference"].tokens == hf32,
-                "f32_reference_first_difference": first_difference(ours["f32-reference"].tokens, hf32),
-                "bf16_first_difference_from_fp32": first_difference(hf16, hf32),
-                "mlx_first_difference_from_fp32": first_difference(mlx, hf32)}
+        case = {
+            "seed": seed,
+            "audio": name,
+            "decoder": decoder_kind,
+            "f32_reference_equals_fp32": ours["f32-reference"].tokens == hf32,
+            "f32_reference_first_difference": first_difference(ours["f32-reference"].tokens, hf32),
+            "bf16_first_difference_from_fp32": first_difference(hf16, hf32),
+            "mlx_first_difference_from_fp32": first_difference(mlx, hf32),
+        }
         if decoder_kind == "compiled":
             emulated = emulated_mlx.transcribe_audio([(name, samples)], DEFAULT_PROMPT, tokens).files[0].windows[0]
             case["mlx_compiled_equals_emulated"] = emulated.tokens == mlx
@@ -102,24 +116,34 @@ def run_case(seed: int, audio: dict[str, np.ndarray], tokens: int, cache, workdi
         k = first_difference(mlx, hf16)
         case["mlx_first_difference_from_bf16"] = k
         if k is not None:
-            prefix = mlx[:k + 1]
+            prefix = mlx[: k + 1]
             fp32_logits = A.step_logits(model, ids, samples, prefix)[k]
-            bf16_logits = A.step_logits(model16, ids, samples, hf16[:k + 1])[k]
+            bf16_logits = A.step_logits(model16, ids, samples, hf16[: k + 1])[k]
             ours_logits = _our_logits(transcribers["mlx-cuda-v1"], ids, samples, prefix)
             a, b = mlx[k], hf16[k]
             gap = abs(float(fp32_logits[a] - fp32_logits[b]))
             err_ours = float(np.abs(ours_logits - fp32_logits).max())
             err_bf16 = float(np.abs(bf16_logits - fp32_logits).max())
-            case.update(contested=[int(a), int(b)], fp32_gap=gap, mlx_logit_error=err_ours,
-                        bf16_logit_error=err_bf16, inside_envelope=gap <= err_ours + err_bf16,
-                        fp32_top2_gap=_top2_gap(fp32_logits))
+            case.update(
+                contested=[int(a), int(b)],
+                fp32_gap=gap,
+                mlx_logit_error=err_ours,
+                bf16_logit_error=err_bf16,
+                inside_envelope=gap <= err_ours + err_bf16,
+                fp32_top2_gap=_top2_gap(fp32_logits),
+            )
         # near-ties along fp32's trajectory (teacher-forced)
         fp32_steps = A.step_logits(model, ids, samples, hf32)
         bf16_steps = A.step_logits(model16, ids, samples, hf32)
         gaps = np.array([_top2_gap(row) for row in fp32_steps])
         noise = float(np.median(np.abs(bf16_steps - fp32_steps).max(axis=1)))
-        case.update(median_bf16_logit_error=noise, near_tie_steps=int((gaps < noise).sum()), steps=len(gaps),
-                    min_fp32_top2_gap=float(gaps.min()), median_fp32_top2_gap=float(np.median(gaps)))
+        case.update(
+            median_bf16_logit_error=noise,
+            near_tie_steps=int((gaps < noise).sum()),
+            steps=len(gaps),
+            min_fp32_top2_gap=float(gaps.min()),
+            median_fp32_top2_gap=float(np.median(gaps)),
+        )
         out.append(case)
         print(json.dumps(case), flush=True)
     return out
@@ -157,8 +181,11 @@ def summarize(cases: list[dict]) -> dict:
         "near_tie_steps": sum(c["near_tie_steps"] for c in cases),
         "steps": steps,
         "near_tie_fraction": sum(c["near_tie_steps"] for c in cases) / steps if steps else None,
-        **({"mlx_compiled_equals_emulated": sum(c["mlx_compiled_equals_emulated"] for c in cases)}
-           if any("mlx_compiled_equals_emulated" in c for c in cases) else {}),
+        **(
+            {"mlx_compiled_equals_emulated": sum(c["mlx_compiled_equals_emulated"] for c in cases)}
+            if any("mlx_compiled_equals_emulated" in c for c in cases)
+            else {}
+        ),
     }
 
 
@@ -167,8 +194,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10, help="random models (seeds 0 .. N-1)")
     ap.add_argument("--tokens", type=int, default=32, help="greedy steps per case")
     ap.add_argument("--out", type=Path, default=None, help="write every case and the summary as JSON")
-    ap.add_argument("--decoder", choices=["emulated", "compiled"], default="emulated",
-                    help="the decoder under our stages: the contract's emulation or the compiled program (llvm-cpu)")
+    ap.add_argument(
+        "--decoder",
+        choices=["emulated", "compiled"],
+        default="emulated",
+        help="the decoder under our stages: the contract's emulation or the compiled program (llvm-cpu)",
+    )
     args = ap.parse_args()
     from gemma3n_iree.runtime.artifacts import ArtifactCache
 

@@ -22,8 +22,15 @@ from pathlib import Path
 import numpy as np
 
 #: The committed kernels by entry name; every other kernel is one of IREE's dispatches.
-FAMILIES = {"gemm_bf16_nt": "GEMM", "attention_core": "attention core", "glu_depthwise": "GLU + depthwise",
-            "rms_norm": "RMS norms", "rms_norm_residual": "RMS norms", "lane_xor_sum": "lane sums", "silu_bf16": "SiLU"}
+FAMILIES = {
+    "gemm_bf16_nt": "GEMM",
+    "attention_core": "attention core",
+    "glu_depthwise": "GLU + depthwise",
+    "rms_norm": "RMS norms",
+    "rms_norm_residual": "RMS norms",
+    "lane_xor_sum": "lane sums",
+    "silu_bf16": "SiLU",
+}
 
 
 def main() -> None:
@@ -65,17 +72,38 @@ def main() -> None:
         last = max(last, event.time_range.end)
     busy = sum(ms for _, ms in kernels.values()) / args.calls
     rows = sorted(((name, n / args.calls, ms / args.calls) for name, (n, ms) in kernels.items()), key=lambda r: -r[2])
-    print(json.dumps({"artifact": args.artifact.name, "clips": args.clips, "wall_ms_per_call": round(wall_ms, 2),
-                      "kernel_ms_per_call": round(busy, 2), "kernels_per_call": round(sum(r[1] for r in rows), 1),
-                      "span_ms_per_call": round((last - first) / 1e3 / args.calls, 2)}))
+    print(
+        json.dumps(
+            {
+                "artifact": args.artifact.name,
+                "clips": args.clips,
+                "wall_ms_per_call": round(wall_ms, 2),
+                "kernel_ms_per_call": round(busy, 2),
+                "kernels_per_call": round(sum(r[1] for r in rows), 1),
+                "span_ms_per_call": round((last - first) / 1e3 / args.calls, 2),
+            }
+        )
+    )
     families: dict[str, float] = defaultdict(float)
     for name, _, ms in rows:
         family = "copies and fills" if name.startswith(("Memcpy", "Memset")) else "IREE's own dispatches"
         families[FAMILIES.get(name.split("(")[0], family)] += ms
-    print(json.dumps({"families_ms_per_call": {k: round(v, 2) for k, v in sorted(families.items(), key=lambda kv: -kv[1])}}))
-    for name, count, ms in rows[:args.top]:
-        print(json.dumps({"kernel": name[:90], "per_call": round(count, 1), "ms_per_call": round(ms, 3),
-                          "share": round(ms / busy, 4)}))
+    print(
+        json.dumps(
+            {"families_ms_per_call": {k: round(v, 2) for k, v in sorted(families.items(), key=lambda kv: -kv[1])}}
+        )
+    )
+    for name, count, ms in rows[: args.top]:
+        print(
+            json.dumps(
+                {
+                    "kernel": name[:90],
+                    "per_call": round(count, 1),
+                    "ms_per_call": round(ms, 3),
+                    "share": round(ms / busy, 4),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

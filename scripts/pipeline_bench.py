@@ -61,6 +61,7 @@ def audio_seconds(files: list[Path]) -> float:
 
 # ---------------------------------------------------------------------------------------------- inputs
 
+
 def make_inputs(args: argparse.Namespace) -> None:
     import soundfile as sf
 
@@ -76,20 +77,30 @@ def make_inputs(args: argparse.Namespace) -> None:
         (args.dir / folder).mkdir(parents=True, exist_ok=True)
         for i in range(args.files):
             start = (i * 7919) % len(source)
-            sf.write(args.dir / folder / f"{i:04d}{suffix}", tiled[start:start + n], out_rate, format=container,
-                     subtype="PCM_16")
+            sf.write(
+                args.dir / folder / f"{i:04d}{suffix}",
+                tiled[start : start + n],
+                out_rate,
+                format=container,
+                subtype="PCM_16",
+            )
     emit({"part": "inputs", "files": args.files, "seconds": args.seconds, "formats": args.formats})
 
 
 # ---------------------------------------------------------------------------------------------- API
 
+
 def run_api(args: argparse.Namespace) -> None:
     from gemma3n_iree.runtime.encode import AudioEncoder
 
     encoder = AudioEncoder(args.checkpoint, target=args.target, artifact=args.artifact, mel=args.mel)
-    base = {"part": "api", "impl": "gemma3n-iree", "mel": encoder.session.mel.name,
-            "artifact": Path(args.artifact).name if args.artifact else None,
-            "entries": [list(e) for e in encoder.session.buckets]}
+    base = {
+        "part": "api",
+        "impl": "gemma3n-iree",
+        "mel": encoder.session.mel.name,
+        "artifact": Path(args.artifact).name if args.artifact else None,
+        "entries": [list(e) for e in encoder.session.buckets],
+    }
     out = args.scratch / "api.npz"
     warm = input_files(args.inputs, args.formats[0], min(max(args.counts), max(encoder.clips_per_call)))
     encoder.encode_files(warm).save(out)  # first calls of every width: allocations, caches
@@ -105,18 +116,36 @@ def run_api(args: argparse.Namespace) -> None:
                 result.save(out)
                 times.append((time.perf_counter() - started, encoded - started))
             total, encode = statistics.median(t for t, _ in times), statistics.median(e for _, e in times)
-            emit({**base, "format": fmt, "files": count, "audio_s": round(seconds, 2), "repeats": len(times),
-                  "total_s": round(total, 4), "encode_s": round(encode, 4), "save_s": round(total - encode, 4),
-                  "audio_s_per_s": round(seconds / total, 1)})
+            emit(
+                {
+                    **base,
+                    "format": fmt,
+                    "files": count,
+                    "audio_s": round(seconds, 2),
+                    "repeats": len(times),
+                    "total_s": round(total, 4),
+                    "encode_s": round(encode, 4),
+                    "save_s": round(total - encode, 4),
+                    "audio_s_per_s": round(seconds / total, 1),
+                }
+            )
     if args.serial_count:
         files = input_files(args.inputs, args.formats[0], args.serial_count)
         seconds = audio_seconds(files)
         started = time.perf_counter()
         encoder.encode_clips(encoder.clips_from_files(files)).save(out)
         total = time.perf_counter() - started
-        emit({**base, "impl": "gemma3n-iree serial (before the pipeline)", "format": args.formats[0],
-              "files": args.serial_count, "audio_s": round(seconds, 2), "total_s": round(total, 4),
-              "audio_s_per_s": round(seconds / total, 1)})
+        emit(
+            {
+                **base,
+                "impl": "gemma3n-iree serial (before the pipeline)",
+                "format": args.formats[0],
+                "files": args.serial_count,
+                "audio_s": round(seconds, 2),
+                "total_s": round(total, 4),
+                "audio_s_per_s": round(seconds / total, 1),
+            }
+        )
 
 
 # ---------------------------------------------------------------------------------------------- CLI
@@ -129,8 +158,19 @@ def run_cli(args: argparse.Namespace) -> None:
         for count in args.counts:
             files = input_files(args.inputs, fmt, count)
             seconds = audio_seconds(files)
-            command = [sys.executable, "-m", "gemma3n_iree", "encode", "--checkpoint", str(args.checkpoint),
-                       "--target", args.target, "-o", str(args.scratch / "cli.npz"), *map(str, files)]
+            command = [
+                sys.executable,
+                "-m",
+                "gemma3n_iree",
+                "encode",
+                "--checkpoint",
+                str(args.checkpoint),
+                "--target",
+                args.target,
+                "-o",
+                str(args.scratch / "cli.npz"),
+                *map(str, files),
+            ]
             if args.artifact:
                 command[4:4] = ["--artifact", str(args.artifact)]
             if args.mel:
@@ -139,19 +179,29 @@ def run_cli(args: argparse.Namespace) -> None:
             done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
             total = time.perf_counter() - started
             match = _SUMMARY.search(done.stderr)
-            record = {"part": "cli", "impl": "gemma3n-iree encode", "mel": args.mel or "default", "format": fmt,
-                      "files": count, "audio_s": round(seconds, 2), "exit": done.returncode,
-                      "total_s": round(total, 3), "audio_s_per_s_total": round(seconds / total, 1)}
+            record = {
+                "part": "cli",
+                "impl": "gemma3n-iree encode",
+                "mel": args.mel or "default",
+                "format": fmt,
+                "files": count,
+                "audio_s": round(seconds, 2),
+                "exit": done.returncode,
+                "total_s": round(total, 3),
+                "audio_s_per_s_total": round(seconds / total, 1),
+            }
             if match:
                 encode, written = float(match.group(2)), float(match.group(4))
-                record.update({"encode_s": encode, "written_s": written,
-                               "audio_s_per_s": round(seconds / (encode + written), 1)})
+                record.update(
+                    {"encode_s": encode, "written_s": written, "audio_s_per_s": round(seconds / (encode + written), 1)}
+                )
             if done.returncode != 0 or not match:
                 record["stderr"] = done.stderr[-2000:]
             emit(record)
 
 
 # ---------------------------------------------------------------------------------------------- transformers
+
 
 def run_torch(args: argparse.Namespace) -> None:
     import soundfile as sf
@@ -181,13 +231,15 @@ def run_torch(args: argparse.Namespace) -> None:
         features, hidden = [], []
         with torch.inference_mode():
             for start in range(0, len(files), args.chunk):
-                mel = torch.from_numpy(batch["input_features"][start:start + args.chunk]).to(device, dtype)
-                mask = torch.from_numpy(~batch["input_features_mask"][start:start + args.chunk]).to(device)
+                mel = torch.from_numpy(batch["input_features"][start : start + args.chunk]).to(device, dtype)
+                mask = torch.from_numpy(~batch["input_features_mask"][start : start + args.chunk]).to(device)
                 res = model(mel, mask)
                 encoded = res[0] if isinstance(res, tuple) else res.last_hidden_state
                 features.append(embed(inputs_embeds=encoded).float().cpu().numpy())
                 hidden.append(encoded.float().cpu().numpy())
-        np.savez(args.scratch / "torch.npz", audio_features=np.concatenate(features), encoder_hidden=np.concatenate(hidden))
+        np.savez(
+            args.scratch / "torch.npz", audio_features=np.concatenate(features), encoder_hidden=np.concatenate(hidden)
+        )
 
     for mode in args.modes:
         model, embed = tower, embedder
@@ -195,11 +247,11 @@ def run_torch(args: argparse.Namespace) -> None:
         if mode == "compile":
             model, embed = torch.compile(tower), torch.compile(embedder)
         for count in counts:
-            for fmt in (args.formats if mode == "eager" else args.formats[:1]):
+            for fmt in args.formats if mode == "eager" else args.formats[:1]:
                 files = input_files(args.inputs, fmt, count)
                 seconds = audio_seconds(files)
                 started = time.perf_counter()
-                pipeline(files[:min(count, args.chunk)], model, embed)  # warm-up (and compilation) at the shapes
+                pipeline(files[: min(count, args.chunk)], model, embed)  # warm-up (and compilation) at the shapes
                 warm = time.perf_counter() - started
                 times = []
                 for _ in range(1 if count > 64 else args.repeats):
@@ -207,9 +259,21 @@ def run_torch(args: argparse.Namespace) -> None:
                     pipeline(files, model, embed)
                     times.append(time.perf_counter() - started)
                 total = statistics.median(times)
-                emit({"part": "torch", "impl": f"transformers {mode}", "dtype": args.dtype, "device": args.device,
-                      "format": fmt, "files": count, "audio_s": round(seconds, 2), "repeats": len(times),
-                      "warmup_s": round(warm, 2), "total_s": round(total, 4), "audio_s_per_s": round(seconds / total, 1)})
+                emit(
+                    {
+                        "part": "torch",
+                        "impl": f"transformers {mode}",
+                        "dtype": args.dtype,
+                        "device": args.device,
+                        "format": fmt,
+                        "files": count,
+                        "audio_s": round(seconds, 2),
+                        "repeats": len(times),
+                        "warmup_s": round(warm, 2),
+                        "total_s": round(total, 4),
+                        "audio_s_per_s": round(seconds / total, 1),
+                    }
+                )
 
 
 def main() -> None:
@@ -244,8 +308,12 @@ def main() -> None:
             part.add_argument("--compile-counts", type=int, nargs="+", default=[32])
             part.add_argument("--chunk", type=int, default=32)
             part.add_argument("--threads", type=int, default=None)
-            part.add_argument("--config", default="e4b", choices=["e4b", "tiny"],
-                              help="the encoder's configuration (tiny: the tests' smoke run)")
+            part.add_argument(
+                "--config",
+                default="e4b",
+                choices=["e4b", "tiny"],
+                help="the encoder's configuration (tiny: the tests' smoke run)",
+            )
     args = parser.parse_args()
     {"inputs": make_inputs, "api": run_api, "cli": run_cli, "torch": run_torch}[args.part](args)
 

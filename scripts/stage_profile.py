@@ -33,26 +33,76 @@ def stages(b: int) -> list[dict]:
     blocks = -(-T1 // 12)
     attn_core = 2 * b * blocks * H * 12 * 24 * (D // H) * 2 + 2 * b * blocks * H * 12 * 13 * (D // H)
     return [
-        {"name": "sscp_block_0", "count": 1, "flops": 2 * b * T0 * 64 * 128 * 9,
-         "build": lambda e: e.sscp_block(e.sscp_conv(b, T, 128, 1, 128, (3, 3), (2, 2), "oihw"),
-                                         e.cumulative_group_norm(b, T0, 64, 128, 1e-3),
-                                         e.mask_frames([b, T0, 64, 128]), b, T, 128, 1, T0, 64, 128)},
-        {"name": "sscp_block_1", "count": 1, "flops": 2 * b * T1 * 32 * 32 * 9 * 128,
-         "build": lambda e: e.sscp_block(e.sscp_conv(b, T0, 64, 128, 32, (3, 3), (2, 2), "oihw"),
-                                         e.cumulative_group_norm(b, T1, 32, 32, 1e-3),
-                                         e.mask_frames([b, T1, 32, 32]), b, T0, 64, 128, T1, 32, 32)},
-        {"name": "input_projection", "count": 1, "flops": gemm(rows, 1024, D),
-         "build": lambda e: e.linear([b, T1], 1024, D)},
-        {"name": "feed_forward", "count": 2 * CFG.conf_num_hidden_layers, "flops": 2 * gemm(rows, D, FF),
-         "build": lambda e: e.feed_forward(b, T1, D, 1e-6, 1e10, 0.5)},
-        {"name": "attention", "count": CFG.conf_num_hidden_layers, "flops": 4 * gemm(rows, D, D) + attn_core,
-         "build": lambda e: e.attention(b, T1, D, H, 12, 12, 50.0, 1e-6, 1e10)},
-        {"name": "light_conv", "count": CFG.conf_num_hidden_layers, "flops": gemm(rows, D, 2 * D) + gemm(rows, D, D),
-         "build": lambda e: e.light_conv(b, T1, D, 5, 1e-6, 1e10, "d1k")},
-        {"name": "block_norm", "count": CFG.conf_num_hidden_layers, "flops": 0,
-         "build": lambda e: e.rms_norm([b, T1], D, 1e-6)},
-        {"name": "embedder", "count": 1, "flops": gemm(b * TOUT, D, TH),
-         "build": lambda e: e.embedder([b, TOUT], D, TH, 1e-6)},
+        {
+            "name": "sscp_block_0",
+            "count": 1,
+            "flops": 2 * b * T0 * 64 * 128 * 9,
+            "build": lambda e: e.sscp_block(
+                e.sscp_conv(b, T, 128, 1, 128, (3, 3), (2, 2), "oihw"),
+                e.cumulative_group_norm(b, T0, 64, 128, 1e-3),
+                e.mask_frames([b, T0, 64, 128]),
+                b,
+                T,
+                128,
+                1,
+                T0,
+                64,
+                128,
+            ),
+        },
+        {
+            "name": "sscp_block_1",
+            "count": 1,
+            "flops": 2 * b * T1 * 32 * 32 * 9 * 128,
+            "build": lambda e: e.sscp_block(
+                e.sscp_conv(b, T0, 64, 128, 32, (3, 3), (2, 2), "oihw"),
+                e.cumulative_group_norm(b, T1, 32, 32, 1e-3),
+                e.mask_frames([b, T1, 32, 32]),
+                b,
+                T0,
+                64,
+                128,
+                T1,
+                32,
+                32,
+            ),
+        },
+        {
+            "name": "input_projection",
+            "count": 1,
+            "flops": gemm(rows, 1024, D),
+            "build": lambda e: e.linear([b, T1], 1024, D),
+        },
+        {
+            "name": "feed_forward",
+            "count": 2 * CFG.conf_num_hidden_layers,
+            "flops": 2 * gemm(rows, D, FF),
+            "build": lambda e: e.feed_forward(b, T1, D, 1e-6, 1e10, 0.5),
+        },
+        {
+            "name": "attention",
+            "count": CFG.conf_num_hidden_layers,
+            "flops": 4 * gemm(rows, D, D) + attn_core,
+            "build": lambda e: e.attention(b, T1, D, H, 12, 12, 50.0, 1e-6, 1e10),
+        },
+        {
+            "name": "light_conv",
+            "count": CFG.conf_num_hidden_layers,
+            "flops": gemm(rows, D, 2 * D) + gemm(rows, D, D),
+            "build": lambda e: e.light_conv(b, T1, D, 5, 1e-6, 1e10, "d1k"),
+        },
+        {
+            "name": "block_norm",
+            "count": CFG.conf_num_hidden_layers,
+            "flops": 0,
+            "build": lambda e: e.rms_norm([b, T1], D, 1e-6),
+        },
+        {
+            "name": "embedder",
+            "count": 1,
+            "flops": gemm(b * TOUT, D, TH),
+            "build": lambda e: e.embedder([b, TOUT], D, TH, 1e-6),
+        },
     ]
 
 
@@ -120,21 +170,37 @@ def run(directory: Path, out: Path, tool: str) -> None:
     manifest = json.loads((directory / "manifest.json").read_text())
     rows = []
     for stage in manifest["stages"]:
-        cmd = [tool, "--device=cuda", f"--module={directory / (stage['name'] + '.vmfb')}", "--function=main",
-               "--benchmark_repetitions=5", "--benchmark_min_warmup_time=0.5"] + [splat(s, Path(tempfile.gettempdir())) for s in stage["inputs"]]
+        cmd = [
+            tool,
+            "--device=cuda",
+            f"--module={directory / (stage['name'] + '.vmfb')}",
+            "--function=main",
+            "--benchmark_repetitions=5",
+            "--benchmark_min_warmup_time=0.5",
+        ] + [splat(s, Path(tempfile.gettempdir())) for s in stage["inputs"]]
         done = subprocess.run(cmd, capture_output=True, text=True)
         medians = median_ms(done.stdout)
         if not medians:
             print(f"{stage['name']}: no timing; the tool said: {(done.stderr or done.stdout)[-600:]}", flush=True)
         ms = next(iter(medians.values()), float("nan"))
         total = ms * stage["count"]
-        rows.append({**{k: stage[k] for k in ("name", "count")}, "ms_each": ms, "ms_total": round(total, 3),
-                     "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 1) if stage["flops"] else None})
+        rows.append(
+            {
+                **{k: stage[k] for k in ("name", "count")},
+                "ms_each": ms,
+                "ms_total": round(total, 3),
+                "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 1) if stage["flops"] else None,
+            }
+        )
     whole = sum(r["ms_total"] for r in rows)
     for r in rows:
         r["share"] = round(r["ms_total"] / whole, 3)
         print(json.dumps(r))
-    print(json.dumps({"clips": manifest["clips"], "kernels": manifest.get("kernels"), "sum_of_stages_ms": round(whole, 2)}))
+    print(
+        json.dumps(
+            {"clips": manifest["clips"], "kernels": manifest.get("kernels"), "sum_of_stages_ms": round(whole, 2)}
+        )
+    )
     (out / "stage_profile.json").write_text(json.dumps(rows, indent=1))
 
 

@@ -77,8 +77,15 @@ def make_checkpoint(args: argparse.Namespace) -> None:
     add_random_decoder_tensors(directory, builtin_decoder_config(args.variant), seed=0)
     write_test_tokenizer(directory)
     size = sum(p.stat().st_size for p in directory.iterdir())
-    emit({"part": "checkpoint", "variant": args.variant, "dir": str(directory), "bytes": size,
-          "seconds": round(time.perf_counter() - started, 1)})
+    emit(
+        {
+            "part": "checkpoint",
+            "variant": args.variant,
+            "dir": str(directory),
+            "bytes": size,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------- ours
@@ -95,23 +102,47 @@ def bench_ours(args: argparse.Namespace) -> None:
 
     cache = ArtifactCache(Path(args.cache_dir) if args.cache_dir else None)
     widths = tuple(sorted({min(c, args.max_clips_per_call) for c in (1, 8, 32, 64)}))
-    prefill = AudioPrefill(args.checkpoint, target=args.target, contract=args.contract, cache=cache,
-                           capacities=(256,), artifact=args.prefill_artifact, progress=say,
-                           encoder_options={"frame_buckets": (2997,), "clips_per_call": widths,
-                                            "artifact": args.encoder_artifact})
+    prefill = AudioPrefill(
+        args.checkpoint,
+        target=args.target,
+        contract=args.contract,
+        cache=cache,
+        capacities=(256,),
+        artifact=args.prefill_artifact,
+        progress=say,
+        encoder_options={"frame_buckets": (2997,), "clips_per_call": widths, "artifact": args.encoder_artifact},
+    )
     prompt_tokens = len(prefill.expand(DEFAULT_PROMPT, [1]))
-    decoder = load_transcription_decoder(args.checkpoint, args.target, args.contract, prompt_tokens=prompt_tokens,
-                                         max_new_tokens=args.new_tokens, slots=max(args.counts), cache=cache,
-                                         artifact=args.decoder_artifact, progress=say)
+    decoder = load_transcription_decoder(
+        args.checkpoint,
+        args.target,
+        args.contract,
+        prompt_tokens=prompt_tokens,
+        max_new_tokens=args.new_tokens,
+        slots=max(args.counts),
+        cache=cache,
+        artifact=args.decoder_artifact,
+        progress=say,
+    )
     transcriber = Transcriber(args.checkpoint, decoder, prefill=prefill)
     transcriber.stop_ids = frozenset()  # a fixed output length: random weights emit EOS at any time
     samples = clip_samples()
-    emit({"part": "ours", "event": "loaded", "seconds": round(time.perf_counter() - started, 2),
-          "prompt_tokens": prompt_tokens, "decoder": {"slots": decoder.slots, "capacity": decoder.capacity,
-                                                      "decode_widths": list(decoder.decode_widths)}})
+    emit(
+        {
+            "part": "ours",
+            "event": "loaded",
+            "seconds": round(time.perf_counter() - started, 2),
+            "prompt_tokens": prompt_tokens,
+            "decoder": {
+                "slots": decoder.slots,
+                "capacity": decoder.capacity,
+                "decode_widths": list(decoder.decode_widths),
+            },
+        }
+    )
     for count in args.counts:
         items = [(f"clip{i}", samples) for i in range(count)]
-        transcriber.transcribe_audio(items[:min(count, 8)], DEFAULT_PROMPT, args.new_tokens)  # warm-up
+        transcriber.transcribe_audio(items[: min(count, 8)], DEFAULT_PROMPT, args.new_tokens)  # warm-up
         runs = []
         for _ in range(args.repeats):
             t = time.perf_counter()
@@ -120,11 +151,21 @@ def bench_ours(args: argparse.Namespace) -> None:
         wall, run = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
         tokens = sum(f.tokens for f in run.files)
         assert tokens == count * args.new_tokens, (tokens, count)
-        emit({"part": "ours", "target": args.target, "contract": args.contract, "clips": count,
-              "audio_s": count * CLIP_S, "new_tokens": args.new_tokens, "wall_s": round(wall, 4),
-              "real_time_factor": round(wall / (count * CLIP_S), 6), "tokens_per_s": round(tokens / wall, 1),
-              "stages_s": {k: round(v, 4) for k, v in run.timings.items()},
-              "all_wall_s": [round(r[0], 4) for r in runs]})
+        emit(
+            {
+                "part": "ours",
+                "target": args.target,
+                "contract": args.contract,
+                "clips": count,
+                "audio_s": count * CLIP_S,
+                "new_tokens": args.new_tokens,
+                "wall_s": round(wall, 4),
+                "real_time_factor": round(wall / (count * CLIP_S), 6),
+                "tokens_per_s": round(tokens / wall, 1),
+                "stages_s": {k: round(v, 4) for k, v in run.timings.items()},
+                "all_wall_s": [round(r[0], 4) for r in runs],
+            }
+        )
 
 
 # ---------------------------------------------------------------------------------------------- transformers
@@ -159,8 +200,15 @@ def bench_torch(args: argparse.Namespace) -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
 
-    emit({"part": "torch", "event": "loaded", "mode": args.mode, "seconds": round(time.perf_counter() - started, 2),
-          "prompt_tokens": len(ids)})
+    emit(
+        {
+            "part": "torch",
+            "event": "loaded",
+            "mode": args.mode,
+            "seconds": round(time.perf_counter() - started, 2),
+            "prompt_tokens": len(ids),
+        }
+    )
 
     @torch.no_grad()
     def transcribe(count: int) -> int:
@@ -168,9 +216,15 @@ def bench_torch(args: argparse.Namespace) -> None:
         features = torch.cat([f["input_features"] for f in feats]).to(device, dtype)
         mask = torch.cat([f["input_features_mask"] for f in feats]).to(device)
         input_ids = torch.tensor([list(map(int, ids))] * count, device=device)
-        out = model.generate(input_ids=input_ids, input_features=features, input_features_mask=mask,
-                             do_sample=False, max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
-                             pad_token_id=0)
+        out = model.generate(
+            input_ids=input_ids,
+            input_features=features,
+            input_features_mask=mask,
+            do_sample=False,
+            max_new_tokens=args.new_tokens,
+            min_new_tokens=args.new_tokens,
+            pad_token_id=0,
+        )
         sync()
         return int(out.shape[1] - input_ids.shape[1]) * count
 
@@ -188,10 +242,21 @@ def bench_torch(args: argparse.Namespace) -> None:
             continue
         wall = statistics.median(runs)
         assert tokens == count * args.new_tokens, (tokens, count)
-        emit({"part": "torch", "mode": args.mode, "dtype": args.dtype, "attention": args.attention, "clips": count,
-              "audio_s": count * CLIP_S, "new_tokens": args.new_tokens, "wall_s": round(wall, 4),
-              "real_time_factor": round(wall / (count * CLIP_S), 6), "tokens_per_s": round(tokens / wall, 1),
-              "all_wall_s": [round(r, 4) for r in runs]})
+        emit(
+            {
+                "part": "torch",
+                "mode": args.mode,
+                "dtype": args.dtype,
+                "attention": args.attention,
+                "clips": count,
+                "audio_s": count * CLIP_S,
+                "new_tokens": args.new_tokens,
+                "wall_s": round(wall, 4),
+                "real_time_factor": round(wall / (count * CLIP_S), 6),
+                "tokens_per_s": round(tokens / wall, 1),
+                "all_wall_s": [round(r, 4) for r in runs],
+            }
+        )
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -227,8 +292,7 @@ def bench_server(args: argparse.Namespace) -> None:
     async def level(concurrency: int) -> dict:
         total = max(args.requests, concurrency)
         timeout = aiohttp.ClientTimeout(total=args.timeout)
-        async with aiohttp.ClientSession(timeout=timeout,
-                                         connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+        async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
             await one(session)  # warm-up
             queue = list(range(total))
             results: list[tuple[float, int]] = []
@@ -237,6 +301,7 @@ def bench_server(args: argparse.Namespace) -> None:
                 while queue:
                     queue.pop()
                     results.append(await one(session))
+
             t = time.perf_counter()
             await asyncio.gather(*(client() for _ in range(concurrency)))
             wall = time.perf_counter() - t
@@ -245,11 +310,19 @@ def bench_server(args: argparse.Namespace) -> None:
 
         def pct(q: float) -> float:
             return round(latencies[min(len(latencies) - 1, int(q * len(latencies)))], 4)
-        return {"part": "server", "concurrency": concurrency, "requests": total, "retries": retries[0],
-                "wall_s": round(wall, 3),
-                "requests_per_s": round(total / wall, 3), "audio_s_per_s": round(total * CLIP_S / wall, 2),
-                "output_tokens": tokens, "tokens_per_s": round(tokens / wall, 1),
-                "latency_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": latencies[-1]}}
+
+        return {
+            "part": "server",
+            "concurrency": concurrency,
+            "requests": total,
+            "retries": retries[0],
+            "wall_s": round(wall, 3),
+            "requests_per_s": round(total / wall, 3),
+            "audio_s_per_s": round(total * CLIP_S / wall, 2),
+            "output_tokens": tokens,
+            "tokens_per_s": round(tokens / wall, 1),
+            "latency_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": latencies[-1]},
+        }
 
     for concurrency in args.concurrency:
         retries[0] = 0

@@ -64,12 +64,13 @@ def main() -> None:
                 host, _ = session._on_thread(path)  # noqa: SLF001
             reference = host if reference is None else reference
             phases = np.array([session._on_thread(path)[1] for _ in range(args.repeats)]) * 1e3  # noqa: SLF001
-            record[label] = {"upload_ms": round(float(np.median(phases[:, 0])), 2),
-                             "execute_ms": round(float(np.median(phases[:, 1])), 2),
-                             "download_ms": round(float(np.median(phases[:, 2])), 2),
-                             "total_ms": round(float(np.median(phases.sum(axis=1))), 2),
-                             "same_bits": all(np.array_equal(a.view(np.uint8), b.view(np.uint8))
-                                              for a, b in zip(reference, host))}
+            record[label] = {
+                "upload_ms": round(float(np.median(phases[:, 0])), 2),
+                "execute_ms": round(float(np.median(phases[:, 1])), 2),
+                "download_ms": round(float(np.median(phases[:, 2])), 2),
+                "total_ms": round(float(np.median(phases.sum(axis=1))), 2),
+                "same_bits": all(np.array_equal(a.view(np.uint8), b.view(np.uint8)) for a, b in zip(reference, host)),
+            }
         print(json.dumps(record), flush=True)
 
 

@@ -112,8 +112,9 @@ def plan_decode(running: Sequence[Running], widths: Iterable[int]) -> DecodeCall
     return DecodeCall(entry_width(len(members), widths), members)
 
 
-def next_call(admitted: Sequence[Admitted], running: Sequence[Running], widths: Iterable[int],
-              last_was_prefill: bool) -> PrefillCall | DecodeCall | None:
+def next_call(
+    admitted: Sequence[Admitted], running: Sequence[Running], widths: Iterable[int], last_was_prefill: bool
+) -> PrefillCall | DecodeCall | None:
     """The engine's next device call (None: nothing to do).  Prefills go in arrival order."""
     if admitted and (not running or not last_was_prefill):
         first = min(admitted, key=lambda a: (a.arrival, a.seq))

@@ -11,8 +11,9 @@ class ServeError(Exception):
     status = 500
     code = "internal"
 
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, code: str | None = None, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:

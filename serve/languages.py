@@ -31,5 +31,4 @@ vo Volapuk|wa Walloon|wo Wolof|xh Xhosa|yi Yiddish|yo Yoruba|za Zhuang|zh Chines
 """
 
 #: ISO 639-1 code -> English name.
-LANGUAGES: dict[str, str] = dict(
-    entry.strip().split(" ", 1) for entry in _TABLE.replace("\n", "").split("|"))
+LANGUAGES: dict[str, str] = dict(entry.strip().split(" ", 1) for entry in _TABLE.replace("\n", "").split("|"))

@@ -51,8 +51,20 @@ EVENT_STREAM = "text/event-stream"
 
 #: Fields OpenAI defines for each task (array fields as the SDK sends them, `name[]`, or bare).
 FIELDS = {
-    TRANSCRIBE: ("file", "model", "language", "prompt", "response_format", "temperature", "stream", "include[]",
-                 "include", "timestamp_granularities[]", "timestamp_granularities", "chunking_strategy"),
+    TRANSCRIBE: (
+        "file",
+        "model",
+        "language",
+        "prompt",
+        "response_format",
+        "temperature",
+        "stream",
+        "include[]",
+        "include",
+        "timestamp_granularities[]",
+        "timestamp_granularities",
+        "chunking_strategy",
+    ),
     TRANSLATE: ("file", "model", "prompt", "response_format", "temperature"),
 }
 ARRAY_FIELDS = ("include", "timestamp_granularities")
@@ -61,8 +73,15 @@ ARRAY_FIELDS = ("include", "timestamp_granularities")
 class OpenAIError(Exception):
     """A refused request, as OpenAI reports it: HTTP status and `{"error": {message, type, param, code}}`."""
 
-    def __init__(self, message: str, param: str | None = None, *, status: int = 400,
-                 type: str = "invalid_request_error", code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        param: str | None = None,
+        *,
+        status: int = 400,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message, self.param, self.status, self.type, self.code = message, param, status, type, code
 
@@ -118,16 +137,22 @@ def _array(fields: Mapping[str, Sequence[str]], name: str) -> list[str]:
     return [*fields.get(name + "[]", ()), *fields.get(name, ())]
 
 
-def parse_audio_request(task: str, fields: Mapping[str, Sequence[str]], file: UploadedFile | None,
-                        models: Collection[str], reserved: Collection[str] = ()) -> AudioRequest:
+def parse_audio_request(
+    task: str,
+    fields: Mapping[str, Sequence[str]],
+    file: UploadedFile | None,
+    models: Collection[str],
+    reserved: Collection[str] = (),
+) -> AudioRequest:
     """Validate a transcription (`task="transcribe"`) or translation request's form fields (name -> values, in
     order) and its `file` part; `models`: the model ids served; `reserved`: strings a prompt may not contain
     (the tokenizer's special tokens)."""
     unknown = sorted(set(fields) - set(FIELDS[task]) - {"file"})
     if unknown:
         what = "transcriptions" if task == TRANSCRIBE else "translations"
-        raise OpenAIError(f"Unrecognized request argument supplied: {', '.join(unknown)} (not supported for {what})",
-                          unknown[0])
+        raise OpenAIError(
+            f"Unrecognized request argument supplied: {', '.join(unknown)} (not supported for {what})", unknown[0]
+        )
     if file is None:
         raise OpenAIError("No audio file: send the audio as the multipart file field 'file'", "file")
     if file.size == 0:
@@ -136,20 +161,25 @@ def parse_audio_request(task: str, fields: Mapping[str, Sequence[str]], file: Up
     if not model:
         raise OpenAIError("You must provide a model parameter", "model")
     if model not in models:
-        raise OpenAIError(f"The model `{model}` does not exist; this server serves {', '.join(sorted(models))}",
-                          "model", status=404, code="model_not_found")
+        raise OpenAIError(
+            f"The model `{model}` does not exist; this server serves {', '.join(sorted(models))}",
+            "model",
+            status=404,
+            code="model_not_found",
+        )
     response_format = _single(fields, "response_format") or "json"
     if response_format not in RESPONSE_FORMATS:
         why = " (speaker diarization is not supported)" if response_format == "diarized_json" else ""
-        raise OpenAIError(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}, got "
-                          f"{response_format!r}{why}", "response_format")
+        raise OpenAIError(
+            f"response_format must be one of {', '.join(RESPONSE_FORMATS)}, got {response_format!r}{why}",
+            "response_format",
+        )
     temperature = _temperature(_single(fields, "temperature"))
     language = _single(fields, "language")
     if language is not None:
         language = language.strip().lower()
         if language not in LANGUAGES:
-            raise OpenAIError(f"language must be an ISO 639-1 code such as 'en' or 'fr', got {language!r}",
-                              "language")
+            raise OpenAIError(f"language must be an ISO 639-1 code such as 'en' or 'fr', got {language!r}", "language")
     prompt = _single(fields, "prompt")
     if prompt is not None:
         found = sorted(t for t in reserved if t in prompt)
@@ -158,8 +188,9 @@ def parse_audio_request(task: str, fields: Mapping[str, Sequence[str]], file: Up
         prompt = prompt.strip() or None
     stream = _boolean(_single(fields, "stream"), "stream")
     if stream and response_format not in STREAM_FORMATS:
-        raise OpenAIError(f"stream=true needs response_format json or text (a {response_format} body has no "
-                          f"streamed form)", "stream")
+        raise OpenAIError(
+            f"stream=true needs response_format json or text (a {response_format} body has no streamed form)", "stream"
+        )
     include = _array(fields, "include")
     if any(v != "logprobs" for v in include):
         raise OpenAIError(f"include[] may only be 'logprobs', got {include}", "include[]")
@@ -168,17 +199,23 @@ def parse_audio_request(task: str, fields: Mapping[str, Sequence[str]], file: Up
     granularities = _array(fields, "timestamp_granularities")
     if granularities:
         if "word" in granularities:
-            raise OpenAIError("word timestamps are not supported (segments are the 30 s windows)",
-                              "timestamp_granularities[]")
+            raise OpenAIError(
+                "word timestamps are not supported (segments are the 30 s windows)", "timestamp_granularities[]"
+            )
         if any(g != "segment" for g in granularities):
-            raise OpenAIError(f"timestamp_granularities[] must be 'segment' or 'word', got {granularities}",
-                              "timestamp_granularities[]")
+            raise OpenAIError(
+                f"timestamp_granularities[] must be 'segment' or 'word', got {granularities}",
+                "timestamp_granularities[]",
+            )
         if response_format != "verbose_json":
-            raise OpenAIError("timestamp_granularities[] needs response_format verbose_json",
-                              "timestamp_granularities[]")
+            raise OpenAIError(
+                "timestamp_granularities[] needs response_format verbose_json", "timestamp_granularities[]"
+            )
     if _single(fields, "chunking_strategy") is not None:
-        raise OpenAIError("chunking_strategy is not supported: audio is always transcribed in consecutive 30 s "
-                          "windows", "chunking_strategy")
+        raise OpenAIError(
+            "chunking_strategy is not supported: audio is always transcribed in consecutive 30 s windows",
+            "chunking_strategy",
+        )
     return AudioRequest(task, model, file, response_format, language, prompt, temperature, stream, bool(include))
 
 
@@ -242,9 +279,13 @@ class Transcript:
 
     def usage_tokens(self) -> dict[str, Any]:
         inputs = self.text_tokens + self.audio_tokens
-        return {"type": "tokens", "input_tokens": inputs,
-                "input_token_details": {"text_tokens": self.text_tokens, "audio_tokens": self.audio_tokens},
-                "output_tokens": self.output_tokens, "total_tokens": inputs + self.output_tokens}
+        return {
+            "type": "tokens",
+            "input_tokens": inputs,
+            "input_token_details": {"text_tokens": self.text_tokens, "audio_tokens": self.audio_tokens},
+            "output_tokens": self.output_tokens,
+            "total_tokens": inputs + self.output_tokens,
+        }
 
 
 def compression_ratio(text: str) -> float:
@@ -256,10 +297,18 @@ def compression_ratio(text: str) -> float:
 def _segment_body(i: int, s: Segment) -> dict[str, Any]:
     if s.logprobs is None or s.no_speech_prob is None:
         raise ValueError("verbose_json segments need their tokens' log probabilities and no-speech probability")
-    return {"id": i, "seek": int(round(s.start_s * 100)), "start": s.start_s, "end": s.end_s, "text": s.text,
-            "tokens": list(s.tokens), "temperature": 0.0,
-            "avg_logprob": sum(s.logprobs) / len(s.logprobs) if s.logprobs else 0.0,
-            "compression_ratio": compression_ratio(s.text), "no_speech_prob": s.no_speech_prob}
+    return {
+        "id": i,
+        "seek": int(round(s.start_s * 100)),
+        "start": s.start_s,
+        "end": s.end_s,
+        "text": s.text,
+        "tokens": list(s.tokens),
+        "temperature": 0.0,
+        "avg_logprob": sum(s.logprobs) / len(s.logprobs) if s.logprobs else 0.0,
+        "compression_ratio": compression_ratio(s.text),
+        "no_speech_prob": s.no_speech_prob,
+    }
 
 
 def _timestamp(seconds: float, separator: str) -> str:
@@ -295,8 +344,13 @@ def response_body(request: AudioRequest, result: Transcript) -> tuple[str, bytes
             body["usage"] = result.usage_tokens()
         return JSON, _json(body)
     language = "english" if request.task == TRANSLATE else (request.language_name or "unknown").lower()
-    body = {"task": request.task, "language": language, "duration": result.duration_s, "text": result.text,
-            "segments": [_segment_body(i, s) for i, s in enumerate(result.segments)]}
+    body = {
+        "task": request.task,
+        "language": language,
+        "duration": result.duration_s,
+        "text": result.text,
+        "segments": [_segment_body(i, s) for i, s in enumerate(result.segments)],
+    }
     if request.task == TRANSCRIBE:
         body["usage"] = {"type": "duration", "seconds": result.duration_s}
     return JSON, _json(body)
@@ -335,11 +389,27 @@ def error_event(error: OpenAIError) -> bytes:
 def transcript_from(file: Any, tokenizer: Any, audio_tokens_per_window: int = 188) -> Transcript:
     """The API's view of a `runtime.transcribe.FileTranscript` (log probabilities when it was generated with them)."""
     with_logprobs = all(w.logprobs is not None for w in file.windows)
-    segments = tuple(Segment(w.window.start_s, w.window.end_s, w.text, tuple(w.tokens),
-                             tuple(w.logprobs) if w.logprobs is not None else None, w.first_stop_probability)
-                     for w in file.windows)
-    logprobs = tuple(TokenLogprob(tokenizer.decode([t], skip_special_tokens=False), lp) for w in file.windows
-                     for t, lp in zip(w.tokens, w.logprobs)) if with_logprobs else None
+    segments = tuple(
+        Segment(
+            w.window.start_s,
+            w.window.end_s,
+            w.text,
+            tuple(w.tokens),
+            tuple(w.logprobs) if w.logprobs is not None else None,
+            w.first_stop_probability,
+        )
+        for w in file.windows
+    )
+    logprobs = (
+        tuple(
+            TokenLogprob(tokenizer.decode([t], skip_special_tokens=False), lp)
+            for w in file.windows
+            for t, lp in zip(w.tokens, w.logprobs)
+        )
+        if with_logprobs
+        else None
+    )
     audio = audio_tokens_per_window * len(file.windows)
-    return Transcript(file.text, file.duration_s, segments, sum(w.prompt_tokens for w in file.windows) - audio,
-                      audio, logprobs)
+    return Transcript(
+        file.text, file.duration_s, segments, sum(w.prompt_tokens for w in file.windows) - audio, audio, logprobs
+    )

@@ -43,8 +43,9 @@ UNAVAILABLE = web.AppKey("transcription_unavailable", str)
 MAX_FIELD_BYTES = 1024
 
 
-def add_transcription_routes(app: web.Application, service: TranscriptionService | None,
-                             unavailable: str | None = None) -> None:
+def add_transcription_routes(
+    app: web.Application, service: TranscriptionService | None, unavailable: str | None = None
+) -> None:
     """Register the two endpoints and the decoder's report in /health and /metrics; `service` is started and
     stopped with the app.  Without a service they answer 501 with `unavailable` (why)."""
     app[REPORTS]["transcription"] = transcription_metrics
@@ -107,13 +108,19 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
     """The multipart form within the server's body limits: the `file` part's bytes, every other field as text."""
     limits = scheduler.limits
     if request.content_type.lower() != "multipart/form-data":
-        raise api.OpenAIError(f"the request must be multipart/form-data with the audio as the file field 'file', got "
-                              f"{request.content_type or '(none)'!r}", "file", status=415 if request.content_type
-                              else 400)
+        raise api.OpenAIError(
+            f"the request must be multipart/form-data with the audio as the file field 'file', got "
+            f"{request.content_type or '(none)'!r}",
+            "file",
+            status=415 if request.content_type else 400,
+        )
     declared = request.content_length
     if declared is not None and declared > limits.max_body_bytes:
-        raise ServeError(f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} "
-                         f"bytes", code="too_large", status=413)
+        raise ServeError(
+            f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} bytes",
+            code="too_large",
+            status=413,
+        )
     body = _Body(request, limits)
     try:
         reader = await request.multipart()
@@ -132,8 +139,9 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
         if part.name == "file":
             if form.data is not None:
                 raise api.OpenAIError("one audio file per request (the form has several 'file' parts)", "file")
-            form.data = await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
-                                        "the audio upload")
+            form.data = await body.read(
+                lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes, "the audio upload"
+            )
             form.file = api.UploadedFile(part.filename, part.headers.get("Content-Type"), len(form.data))
             continue
         limit = 4 * limits.max_prompt_chars if part.name == "prompt" else MAX_FIELD_BYTES
@@ -150,23 +158,31 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
     app = request.app
     service = app.get(SERVICE)
     if service is None:
-        return _error(api.OpenAIError(f"transcription is not available on this server: {app.get(UNAVAILABLE)}",
-                                      None, status=501, type="server_error", code="not_implemented"))
+        return _error(
+            api.OpenAIError(
+                f"transcription is not available on this server: {app.get(UNAVAILABLE)}",
+                None,
+                status=501,
+                type="server_error",
+                code="not_implemented",
+            )
+        )
     scheduler: Scheduler = app[SCHEDULER]
     client = request.remote or ""
     busy = service.busy()
     if busy is not None:  # decided before the body is read, as the scheduler's own refusals
         scheduler.count_rejection("decoder_busy")
-        return _error(api.OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
-                      scheduler.limits.retry_after_s)
+        return _error(
+            api.OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
+            scheduler.limits.retry_after_s,
+        )
     try:
         slot = scheduler.open_upload(ENCODE, client)  # room for the body, before a byte of it is read
     except ServeError as exc:
         return _from_serve_error(exc)
     try:
         form = await _read_form(request, scheduler)
-        req = api.parse_audio_request(task, form.fields, form.file, [service.model],
-                                      reserved=service.special_tokens)
+        req = api.parse_audio_request(task, form.fields, form.file, [service.model], reserved=service.special_tokens)
         ids = await asyncio.to_thread(service.prompt_ids, req.model_prompt())
     except api.OpenAIError as exc:
         slot.release()
@@ -202,11 +218,13 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
 async def _encode(scheduler: Scheduler, data: bytearray, name: str, client: str, slot: Any) -> tuple[Any, float]:
     """The scheduler's encode path for the upload: (audio_features [clips, 188, hidden], seconds of audio).
     The result is taken (and freed in the scheduler) at once; a disconnect cancels the job."""
-    admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, ENCODE, data, name=name, client=client,
-                                                        slot=slot))
+    admission = asyncio.ensure_future(
+        asyncio.to_thread(scheduler.submit, ENCODE, data, name=name, client=client, slot=slot)
+    )
     try:
         job, token = await asyncio.shield(admission)
     except asyncio.CancelledError:
+
         def orphaned(done: asyncio.Future) -> None:
             if not done.cancelled() and done.exception() is None:
                 orphan, orphan_token = done.result()
@@ -214,6 +232,7 @@ async def _encode(scheduler: Scheduler, data: bytearray, name: str, client: str,
                     scheduler.cancel(orphan.id, orphan_token)
                 except ServeError:
                     pass
+
         admission.add_done_callback(orphaned)
         raise
     loop = asyncio.get_running_loop()
@@ -266,24 +285,42 @@ class _Pipe:
                 else:
                     self.done.set_result(transcript)
             self.queue.put_nowait(None)
+
         self._call(settle)
 
 
-def _submit(service: TranscriptionService, req: api.AudioRequest, ids: Any, features: Any, duration: float,
-            name: str, pipe: _Pipe, stream: bool) -> Any:
-    return service.submit(name, features, duration, ids, logprobs=req.needs_logprobs,
-                          on_token=pipe.on_token if stream else None, on_done=pipe.on_done)
+def _submit(
+    service: TranscriptionService,
+    req: api.AudioRequest,
+    ids: Any,
+    features: Any,
+    duration: float,
+    name: str,
+    pipe: _Pipe,
+    stream: bool,
+) -> Any:
+    return service.submit(
+        name,
+        features,
+        duration,
+        ids,
+        logprobs=req.needs_logprobs,
+        on_token=pipe.on_token if stream else None,
+        on_done=pipe.on_done,
+    )
 
 
 def _failure(exc: BaseException) -> api.OpenAIError:
     if isinstance(exc, GenerationError):
         return api.OpenAIError(str(exc), None)
-    return api.OpenAIError(f"transcription failed: {type(exc).__name__}: {exc}", None, status=500,
-                           type="server_error", code="device_error")
+    return api.OpenAIError(
+        f"transcription failed: {type(exc).__name__}: {exc}", None, status=500, type="server_error", code="device_error"
+    )
 
 
-async def _transcribe(service: TranscriptionService, req: api.AudioRequest, ids: Any, features: Any, duration: float,
-                      name: str) -> FileTranscript:
+async def _transcribe(
+    service: TranscriptionService, req: api.AudioRequest, ids: Any, features: Any, duration: float, name: str
+) -> FileTranscript:
     pipe = _Pipe(asyncio.get_running_loop())
     handle = _submit(service, req, ids, features, duration, name, pipe, stream=False)
     try:
@@ -295,8 +332,15 @@ async def _transcribe(service: TranscriptionService, req: api.AudioRequest, ids:
         raise _failure(exc) from None
 
 
-async def _stream(request: web.Request, service: TranscriptionService, req: api.AudioRequest, ids: Any,
-                  features: Any, duration: float, name: str) -> web.StreamResponse:
+async def _stream(
+    request: web.Request,
+    service: TranscriptionService,
+    req: api.AudioRequest,
+    ids: Any,
+    features: Any,
+    duration: float,
+    name: str,
+) -> web.StreamResponse:
     pipe = _Pipe(asyncio.get_running_loop())
     handle = _submit(service, req, ids, features, duration, name, pipe, stream=True)
     joiner = WindowJoiner(len(features))

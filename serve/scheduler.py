@@ -95,13 +95,14 @@ MIB = 1 << 20
 
 # ---------------------------------------------------------------------------------------------- jobs
 
+
 class State(str, Enum):
-    QUEUED = "queued"      # admitted, waiting for a front-end worker
+    QUEUED = "queued"  # admitted, waiting for a front-end worker
     FRONTEND = "frontend"  # being decoded / featurized / tokenized
     ENCODING = "encoding"  # clips in the bucket queues or on the device
-    PREFILL = "prefill"    # clips encoded, waiting for (or in) the prefill merge
-    DONE = "done"          # result held until fetched or expired
-    FAILED = "failed"      # error held until fetched or expired
+    PREFILL = "prefill"  # clips encoded, waiting for (or in) the prefill merge
+    DONE = "done"  # result held until fetched or expired
+    FAILED = "failed"  # error held until fetched or expired
 
     @property
     def active(self) -> bool:
@@ -150,10 +151,17 @@ class Job:
     def describe(self) -> dict[str, Any]:
         """JSON-able metadata (never the arrays themselves)."""
         out: dict[str, Any] = {
-            "id": self.id, "kind": self.kind, "status": self.state.value, "filename": self.name,
-            "upload_bytes": self.upload_bytes, "sample_rate": self.probe.rate, "channels": self.probe.channels,
-            "container": self.probe.container, "length_checked": self.probe.length_checked,
-            "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6), "clips": self.clips or None,
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.state.value,
+            "filename": self.name,
+            "upload_bytes": self.upload_bytes,
+            "sample_rate": self.probe.rate,
+            "channels": self.probe.channels,
+            "container": self.probe.container,
+            "length_checked": self.probe.length_checked,
+            "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6),
+            "clips": self.clips or None,
             "submitted": self.submitted_wall,
             "timings_s": {k: round(v - self.submitted, 6) for k, v in self.times.items()},
         }
@@ -212,17 +220,17 @@ class _Call:
 
 @dataclass
 class Limits:
-    max_queue: int = 256                  # unfinished (admitted, not yet done/failed) requests
-    max_memory_bytes: int = 4096 * MIB    # upload slots + reservations of unfinished requests + held results
-    max_upload_bytes: int = 100 * MIB     # one request's audio; the whole body may add `form_overhead_bytes`
-    max_concurrent_uploads: int = 8       # bodies being received at once
-    upload_idle_s: float = 30.0           # longest pause between two pieces of a body
-    upload_total_s: float = 300.0         # longest time to receive one body
+    max_queue: int = 256  # unfinished (admitted, not yet done/failed) requests
+    max_memory_bytes: int = 4096 * MIB  # upload slots + reservations of unfinished requests + held results
+    max_upload_bytes: int = 100 * MIB  # one request's audio; the whole body may add `form_overhead_bytes`
+    max_concurrent_uploads: int = 8  # bodies being received at once
+    upload_idle_s: float = 30.0  # longest pause between two pieces of a body
+    upload_total_s: float = 300.0  # longest time to receive one body
     max_client_held_bytes: int | None = None  # finished, unfetched results per client (None: a quarter of memory)
-    max_seconds: float = 600.0            # one request's audio
-    max_batch_clips: int | None = None    # widest call used (default: the artifact's widest entry)
-    max_wait_s: float = 0.005             # how long a partial call may wait for more clips
-    result_ttl_s: float = 600.0           # results and errors not fetched are freed after this
+    max_seconds: float = 600.0  # one request's audio
+    max_batch_clips: int | None = None  # widest call used (default: the artifact's widest entry)
+    max_wait_s: float = 0.005  # how long a partial call may wait for more clips
+    result_ttl_s: float = 600.0  # results and errors not fetched are freed after this
     frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/pipeline.py)
     retry_after_s: float = 1.0
     max_prompt_chars: int = 100_000
@@ -246,15 +254,28 @@ def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: 
     scheduler's counters, checked before the body is read."""
     retry = limits.retry_after_s
     if uploads >= limits.max_concurrent_uploads:
-        return Rejected(f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry "
-                        f"later", code="uploads_full", status=503, retry_after=retry)
+        return Rejected(
+            f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry later",
+            code="uploads_full",
+            status=503,
+            retry_after=retry,
+        )
     if client_held >= limits.client_held_bytes:
-        return Rejected(f"this client holds {client_held // MIB} MiB of finished results it has not fetched (the "
-                        f"limit is {limits.client_held_bytes // MIB} MiB per client): fetch or DELETE them first",
-                        code="results_unfetched", status=429, retry_after=retry)
+        return Rejected(
+            f"this client holds {client_held // MIB} MiB of finished results it has not fetched (the "
+            f"limit is {limits.client_held_bytes // MIB} MiB per client): fetch or DELETE them first",
+            code="results_unfetched",
+            status=429,
+            retry_after=retry,
+        )
     if reserved + limits.max_body_bytes > limits.max_memory_bytes:
-        return Rejected(f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
-                        f"MiB); retry later", code="memory_full", status=503, retry_after=retry)
+        return Rejected(
+            f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
+            f"MiB); retry later",
+            code="memory_full",
+            status=503,
+            retry_after=retry,
+        )
     return None
 
 
@@ -274,8 +295,14 @@ def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
         return {"count": 0}
     a = np.asarray(values, np.float64) * 1000.0
     p50, p90, p99 = np.percentile(a, [50, 90, 99])
-    return {"count": int(a.size), "mean_ms": round(float(a.mean()), 3), "p50_ms": round(float(p50), 3),
-            "p90_ms": round(float(p90), 3), "p99_ms": round(float(p99), 3), "max_ms": round(float(a.max()), 3)}
+    return {
+        "count": int(a.size),
+        "mean_ms": round(float(a.mean()), 3),
+        "p50_ms": round(float(p50), 3),
+        "p90_ms": round(float(p90), 3),
+        "p99_ms": round(float(p99), 3),
+        "max_ms": round(float(a.max()), 3),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- scheduler
@@ -295,9 +322,15 @@ class Scheduler:
     tests and tracing; it must not call back into the scheduler.
     """
 
-    def __init__(self, encoder: Any, prefill: Any | None = None, limits: Limits | None = None,
-                 prefill_unavailable: str | None = None, stage_hook: StageHook | None = None,
-                 prefill_from_artifact: bool = False) -> None:
+    def __init__(
+        self,
+        encoder: Any,
+        prefill: Any | None = None,
+        limits: Limits | None = None,
+        prefill_unavailable: str | None = None,
+        stage_hook: StageHook | None = None,
+        prefill_from_artifact: bool = False,
+    ) -> None:
         self.encoder = encoder
         self.session = encoder.session
         self.prefill = prefill
@@ -402,8 +435,12 @@ class Scheduler:
 
     @property
     def healthy(self) -> bool:
-        return (self._device_thread is not None and self._device_thread.is_alive() and not self._stopping
-                and self.device_error is None)
+        return (
+            self._device_thread is not None
+            and self._device_thread.is_alive()
+            and not self._stopping
+            and self.device_error is None
+        )
 
     # ------------------------------------------------------------------ admission
     def estimate_bytes(self, probe: AudioInfo, upload_bytes: int, kind: str, prompt: str | None) -> int:
@@ -430,8 +467,12 @@ class Scheduler:
                 raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
             with self._lock:
                 self._check_queue()
-                refusal = upload_refusal(self.limits, reserved=self._reserved, uploads=len(self._uploads),
-                                         client_held=self._client_held(client))
+                refusal = upload_refusal(
+                    self.limits,
+                    reserved=self._reserved,
+                    uploads=len(self._uploads),
+                    client_held=self._client_held(client),
+                )
                 if refusal is not None:
                     raise refusal
                 slot = UploadSlot(self, client, self.limits.max_body_bytes)
@@ -453,8 +494,17 @@ class Scheduler:
         """Bytes of finished results and errors `client` has not fetched (lock held)."""
         return sum(j.reserved for j in self._jobs.values() if j.client == client and not j.state.active)
 
-    def submit(self, kind: str, data: bytes | bytearray, *, name: str = "upload", prompt: str | None = None,
-               chat: bool = True, client: str = "", slot: UploadSlot | None = None) -> tuple[Job, str]:
+    def submit(
+        self,
+        kind: str,
+        data: bytes | bytearray,
+        *,
+        name: str = "upload",
+        prompt: str | None = None,
+        chat: bool = True,
+        client: str = "",
+        slot: UploadSlot | None = None,
+    ) -> tuple[Job, str]:
         """Admit one request; returns (job, owner token).  Call from any thread but the event loop
         (the header probe is libsndfile work).  `data` is kept as given (never copied); `slot`, the
         upload's reservation, is released here whatever happens.  Raises BadInput, Rejected, Unavailable."""
@@ -465,14 +515,23 @@ class Scheduler:
                 raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
             if kind == PREFILL:
                 if prompt is None:
-                    raise BadInput("a prefill request needs a prompt (form field or query parameter 'prompt')",
-                                   code="bad_prompt")
+                    raise BadInput(
+                        "a prefill request needs a prompt (form field or query parameter 'prompt')", code="bad_prompt"
+                    )
                 if len(prompt) > self.limits.max_prompt_chars:
-                    raise BadInput(f"the prompt has {len(prompt)} characters, more than this server's limit of "
-                                   f"{self.limits.max_prompt_chars}", code="too_large", status=413)
+                    raise BadInput(
+                        f"the prompt has {len(prompt)} characters, more than this server's limit of "
+                        f"{self.limits.max_prompt_chars}",
+                        code="too_large",
+                        status=413,
+                    )
             if len(data) > self.limits.max_upload_bytes:
-                raise BadInput(f"{name}: {len(data)} bytes is more than this server's upload limit of "
-                               f"{self.limits.max_upload_bytes} bytes", code="too_large", status=413)
+                raise BadInput(
+                    f"{name}: {len(data)} bytes is more than this server's upload limit of "
+                    f"{self.limits.max_upload_bytes} bytes",
+                    code="too_large",
+                    status=413,
+                )
             with self._lock:  # cheap early refusal before touching the bytes
                 self._check_queue()
             try:
@@ -480,8 +539,12 @@ class Scheduler:
             except AudioError as exc:
                 raise BadInput(str(exc), code="bad_audio") from None
             if probe.seconds > self.limits.max_seconds:
-                raise BadInput(f"{name}: {probe.seconds:.1f} s of audio is more than this server's limit of "
-                               f"{self.limits.max_seconds:g} s", code="too_long", status=413)
+                raise BadInput(
+                    f"{name}: {probe.seconds:.1f} s of audio is more than this server's limit of "
+                    f"{self.limits.max_seconds:g} s",
+                    code="too_long",
+                    status=413,
+                )
             need = self.estimate_bytes(probe, len(data), kind, prompt)
             token = secrets.token_urlsafe(32)
             with self._cond:
@@ -489,19 +552,37 @@ class Scheduler:
                 held = slot.reserved if slot is not None and slot.open else 0
                 if self._reserved - held + need > self.limits.max_memory_bytes:
                     if need > self.limits.max_memory_bytes:
-                        raise BadInput(f"{name}: this request needs about {need // MIB} MiB, more than the server's "
-                                       f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
-                                       code="too_large", status=413)
-                    raise Rejected(f"the server's memory budget is in use ({self._reserved // MIB} of "
-                                   f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
-                                   code="memory_full", status=503, retry_after=self.limits.retry_after_s)
+                        raise BadInput(
+                            f"{name}: this request needs about {need // MIB} MiB, more than the server's "
+                            f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
+                            code="too_large",
+                            status=413,
+                        )
+                    raise Rejected(
+                        f"the server's memory budget is in use ({self._reserved // MIB} of "
+                        f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
+                        code="memory_full",
+                        status=503,
+                        retry_after=self.limits.retry_after_s,
+                    )
                 if slot is not None:
                     self._close_upload(slot)  # its reservation becomes the job's, under the same lock
                 job_id = secrets.token_urlsafe(16)
                 while job_id in self._jobs:  # pragma: no cover - 128 random bits
                     job_id = secrets.token_urlsafe(16)
-                job = Job(job_id, kind, hashlib.sha256(token.encode()).digest(), name, len(data), probe,
-                          prompt, chat, need, client=client, data=data)
+                job = Job(
+                    job_id,
+                    kind,
+                    hashlib.sha256(token.encode()).digest(),
+                    name,
+                    len(data),
+                    probe,
+                    prompt,
+                    chat,
+                    need,
+                    client=client,
+                    data=data,
+                )
                 self._jobs[job_id] = job
                 self._reserved += need
                 self._pending_frontend += 1
@@ -523,13 +604,17 @@ class Scheduler:
 
     def _check_queue(self) -> None:
         if self._stopping or self._device_thread is None:
-            raise Rejected("the server is shutting down", code="stopping", status=503,
-                           retry_after=self.limits.retry_after_s)
+            raise Rejected(
+                "the server is shutting down", code="stopping", status=503, retry_after=self.limits.retry_after_s
+            )
         active = self._active_count()
         if active >= self.limits.max_queue:
-            raise Rejected(f"the request queue is full ({active} of {self.limits.max_queue} requests in "
-                           f"progress); retry later", code="queue_full", status=429,
-                           retry_after=self.limits.retry_after_s)
+            raise Rejected(
+                f"the request queue is full ({active} of {self.limits.max_queue} requests in progress); retry later",
+                code="queue_full",
+                status=429,
+                retry_after=self.limits.retry_after_s,
+            )
 
     def _active_count(self) -> int:
         return sum(1 for j in self._jobs.values() if j.state.active)
@@ -645,8 +730,7 @@ class Scheduler:
         job.result = None
         self._notify(job)
 
-    def _finish(self, job: Job, result: dict[str, np.ndarray] | None = None,
-                error: ServeError | None = None) -> None:
+    def _finish(self, job: Job, result: dict[str, np.ndarray] | None = None, error: ServeError | None = None) -> None:
         """DONE with `result` or FAILED with `error`; the reservation becomes what is held now."""
         if job.gone or not job.state.active:
             return
@@ -730,8 +814,12 @@ class Scheduler:
         samples = decode_audio(data, job.name).samples
         seconds = samples.shape[0] / SAMPLE_RATE
         if seconds > self.limits.max_seconds:
-            raise BadInput(f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
-                           f"{self.limits.max_seconds:g} s", code="too_long", status=413)
+            raise BadInput(
+                f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
+                f"{self.limits.max_seconds:g} s",
+                code="too_long",
+                status=413,
+            )
         clips = self.encoder.clips_from_samples(samples)
         for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
             choose_bucket(clip.frames, self.frame_buckets)
@@ -748,9 +836,12 @@ class Scheduler:
         if self._prefill_compiles_per_entry and capacities:
             fitting = [c for c in capacities if c >= len(ids)]
             if not fitting:
-                raise BadInput(f"prompt: the expanded prompt has {len(ids)} tokens ({clips} clip(s) of audio), more "
-                               f"than this server's largest context capacity {capacities[-1]}", code="bad_prompt",
-                               status=413)
+                raise BadInput(
+                    f"prompt: the expanded prompt has {len(ids)} tokens ({clips} clip(s) of audio), more "
+                    f"than this server's largest context capacity {capacities[-1]}",
+                    code="bad_prompt",
+                    status=413,
+                )
             job.prefill_key = (fitting[0], clips)
             with self._prefill_building[job.prefill_key]:  # one compile per entry, here and not on the device
                 self.prefill.prepare(*job.prefill_key)
@@ -771,8 +862,9 @@ class Scheduler:
             self._last_prefill_key = job.prefill_key
             return _PrefillWork(job)
         queues = [BucketQueue(b, len(q), q[0].ready, self.widths[b]) for b, q in self._ready.items() if q]
-        call = next_encode_call(queues, now, settled=self._pending_frontend == 0, device_idle=device_idle,
-                                max_wait_s=self.limits.max_wait_s)
+        call = next_encode_call(
+            queues, now, settled=self._pending_frontend == 0, device_idle=device_idle, max_wait_s=self.limits.max_wait_s
+        )
         if isinstance(call, Wait):
             return call
         queue = self._ready[call.bucket]
@@ -878,10 +970,16 @@ class Scheduler:
                 if job.clips_left == 0:
                     job.times["encoded"] = time.monotonic()
                     if job.kind == ENCODE:
-                        self._finish(job, {
-                            "audio_features": job.features, "encoder_hidden": job.hidden, "valid_tokens": job.valid,
-                            "clip_source": np.zeros(job.clips, np.int32),
-                            "clip_start_s": np.array(job.starts, np.float32)})
+                        self._finish(
+                            job,
+                            {
+                                "audio_features": job.features,
+                                "encoder_hidden": job.hidden,
+                                "valid_tokens": job.valid,
+                                "clip_source": np.zeros(job.clips, np.int32),
+                                "clip_start_s": np.array(job.starts, np.float32),
+                            },
+                        )
                     else:
                         job.state = State.PREFILL
                         self._post.append(job)
@@ -905,17 +1003,24 @@ class Scheduler:
         except Exception as exc:
             log.exception("prefill failed for %s", job.id)
             with self._cond:
-                self._finish(job, error=ServeError(f"the prefill call failed: {type(exc).__name__}: {exc}",
-                                                   code="device_error"))
+                self._finish(
+                    job, error=ServeError(f"the prefill call failed: {type(exc).__name__}: {exc}", code="device_error")
+                )
             return
         with self._cond:
             self._device_seconds += time.monotonic() - started
             self._counts["prefill_calls"] += 1
             if job.gone:
                 return  # cancelled during the merge: nothing is kept
-            self._finish(job, {"input_ids": np.asarray(result.input_ids, np.int32),
-                               "inputs_embeds": result.inputs_embeds, "per_layer_inputs": result.per_layer_inputs,
-                               "audio_rows": np.asarray(result.audio_rows, np.int32)})
+            self._finish(
+                job,
+                {
+                    "input_ids": np.asarray(result.input_ids, np.int32),
+                    "inputs_embeds": result.inputs_embeds,
+                    "per_layer_inputs": result.per_layer_inputs,
+                    "audio_rows": np.asarray(result.audio_rows, np.int32),
+                },
+            )
 
     # ------------------------------------------------------------------ expiry
     def _reaper_loop(self) -> None:
@@ -967,8 +1072,9 @@ class Scheduler:
                     "slots": self._batch_slots,
                     "occupancy": round(self._batch_clips / self._batch_slots, 4) if self._batch_slots else None,
                     "mean_clips_per_call": round(self._batch_clips / self._batches, 3) if self._batches else None,
-                    "width_utilization": (round(self._batch_clips / (self._batches * self.max_width), 4)
-                                          if self._batches else None),
+                    "width_utilization": (
+                        round(self._batch_clips / (self._batches * self.max_width), 4) if self._batches else None
+                    ),
                     "max_width": self.max_width,
                     "calls_by_entry": dict(sorted(self._width_hist.items())),
                 },

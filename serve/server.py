@@ -81,6 +81,7 @@ RAW_AUDIO_TYPES = ("application/octet-stream",)
 
 # ---------------------------------------------------------------------------------------------- helpers
 
+
 class OneLineBadRequests(logging.Filter):
     """aiohttp logs a full traceback for every malformed request (a bad request line, `Content-Length:
     -5`, broken chunking): anyone could flood the log with them.  They are the client's mistake, not
@@ -98,14 +99,14 @@ class OneLineBadRequests(logging.Filter):
 
 _ONE_LINE = OneLineBadRequests()
 
+
 def _error_response(exc: ServeError) -> web.Response:
     headers = {}
     if exc.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
     if exc.status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="gemma3n-iree"'
-    return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status,
-                             headers=headers)
+    return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status, headers=headers)
 
 
 @web.middleware
@@ -117,24 +118,27 @@ async def _errors(request: web.Request, handler: Callable) -> web.StreamResponse
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        return web.json_response({"error": {"code": exc.reason.lower().replace(" ", "_"),
-                                            "message": exc.text or exc.reason}},
-                                 status=exc.status, headers={k: v for k, v in exc.headers.items()
-                                                             if k.lower() in ("allow", "retry-after")})
+        return web.json_response(
+            {"error": {"code": exc.reason.lower().replace(" ", "_"), "message": exc.text or exc.reason}},
+            status=exc.status,
+            headers={k: v for k, v in exc.headers.items() if k.lower() in ("allow", "retry-after")},
+        )
     except (asyncio.CancelledError, ConnectionResetError):
         raise
     except Exception as exc:  # pragma: no cover - a bug: one request fails, the server keeps serving
         log.exception("unhandled error for %s %s", request.method, request.path)
-        return web.json_response({"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}},
-                                 status=500)
+        return web.json_response({"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}}, status=500)
 
 
 def _token(request: web.Request) -> str:
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "bearer" or not value.strip():
-        raise ServeError("this endpoint needs the request's owner token: 'Authorization: Bearer <token>'",
-                         code="unauthorized", status=401)
+        raise ServeError(
+            "this endpoint needs the request's owner token: 'Authorization: Bearer <token>'",
+            code="unauthorized",
+            status=401,
+        )
     return value.strip()
 
 
@@ -178,13 +182,20 @@ class _Body:
             result = await asyncio.wait_for(step, min(self.limits.upload_idle_s, left))
         except asyncio.TimeoutError:
             total = left <= self.limits.upload_idle_s
-            raise BadInput(f"the upload took longer than this server's limit of {self.limits.upload_total_s:g} s"
-                           if total else f"the upload stalled: nothing arrived for {self.limits.upload_idle_s:g} s",
-                           code="upload_timeout", status=408) from None
+            raise BadInput(
+                f"the upload took longer than this server's limit of {self.limits.upload_total_s:g} s"
+                if total
+                else f"the upload stalled: nothing arrived for {self.limits.upload_idle_s:g} s",
+                code="upload_timeout",
+                status=408,
+            ) from None
         if self.content.total_bytes > self.limits.max_body_bytes:
-            raise BadInput(f"the body is larger than this server's limit of {self.limits.max_body_bytes} bytes "
-                           f"(audio up to {self.limits.max_upload_bytes} bytes plus form fields)", code="too_large",
-                           status=413)
+            raise BadInput(
+                f"the body is larger than this server's limit of {self.limits.max_body_bytes} bytes "
+                f"(audio up to {self.limits.max_upload_bytes} bytes plus form fields)",
+                code="too_large",
+                status=413,
+            )
         return result
 
     async def read(self, read_chunk: Callable[[], Any], limit: int, what: str) -> bytearray:
@@ -196,8 +207,9 @@ class _Body:
                 return buf
             buf += chunk
             if len(buf) > limit:
-                raise BadInput(f"{what} is larger than this server's limit of {limit} bytes", code="too_large",
-                               status=413)
+                raise BadInput(
+                    f"{what} is larger than this server's limit of {limit} bytes", code="too_large", status=413
+                )
 
 
 async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
@@ -210,19 +222,22 @@ async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytearray,
     except HttpProcessingError as exc:  # broken framing inside the body (e.g. a multipart part's headers)
         raise BadInput(f"malformed request body: {exc.message}", code="bad_form") from None
     except (UnicodeDecodeError, LookupError) as exc:
-        raise BadInput(f"a text form field (prompt, chat) is not valid text in its charset: {exc}",
-                       code="bad_form") from None
+        raise BadInput(
+            f"a text form field (prompt, chat) is not valid text in its charset: {exc}", code="bad_form"
+        ) from None
     except ValueError as exc:  # aiohttp's multipart parser: no boundary, bad part headers, ...
         raise BadInput(f"malformed multipart form: {exc}", code="bad_form") from None
 
 
-async def _read_upload_unchecked(request: web.Request,
-                                 limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
+async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
     declared = request.content_length
     if declared is not None and declared > limits.max_body_bytes:
-        raise BadInput(f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} "
-                       f"bytes (audio up to {limits.max_upload_bytes} bytes plus form fields)", code="too_large",
-                       status=413)
+        raise BadInput(
+            f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} "
+            f"bytes (audio up to {limits.max_upload_bytes} bytes plus form fields)",
+            code="too_large",
+            status=413,
+        )
     ctype = request.content_type.lower()
     prompt, chat = request.query.get("prompt"), request.query.get("chat")
     name = request.query.get("filename") or "upload"
@@ -239,8 +254,7 @@ async def _read_upload_unchecked(request: web.Request,
             if part.name == "audio" or (part.name not in ("prompt", "chat") and part.filename and data is None):
                 if data is not None:
                     raise BadInput("one audio file per request (the form has several)", code="bad_form")
-                data = await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes,
-                                       "the audio upload")
+                data = await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes, "the audio upload")
                 name = part.filename or name
             elif part.name == "prompt":
                 raw = await body.read(lambda p=part: p.read_chunk(_CHUNK), 4 * limits.max_prompt_chars, "the prompt")
@@ -248,17 +262,21 @@ async def _read_upload_unchecked(request: web.Request,
             elif part.name == "chat":
                 chat = (await body.read(lambda p=part: p.read_chunk(_CHUNK), 64, "the chat field")).decode()
             else:  # read and dropped; its bytes still count against the body's limit
-                await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_body_bytes,
-                                f"the form field {part.name!r}")
+                await body.read(
+                    lambda p=part: p.read_chunk(_CHUNK), limits.max_body_bytes, f"the form field {part.name!r}"
+                )
         if data is None:
             raise BadInput("the form has no audio file: send it as the file field 'audio'", code="bad_form")
         return data, name, prompt, chat
     if ctype.startswith("audio/") or ctype in RAW_AUDIO_TYPES:
         data = await body.read(lambda: request.content.read(_CHUNK), limits.max_upload_bytes, "the audio body")
         return data, name, prompt, chat
-    raise ServeError(f"unsupported content type {ctype or '(none)'!r}: send audio as multipart/form-data (file "
-                     f"field 'audio') or as the body with an audio/* or application/octet-stream content type",
-                     code="unsupported_media_type", status=415)
+    raise ServeError(
+        f"unsupported content type {ctype or '(none)'!r}: send audio as multipart/form-data (file "
+        f"field 'audio') or as the body with an audio/* or application/octet-stream content type",
+        code="unsupported_media_type",
+        status=415,
+    )
 
 
 async def _wait_finished(scheduler: Scheduler, job: Job, timeout: float) -> None:
@@ -295,8 +313,9 @@ def _pieces(job: Job, fmt: str, array: str | None) -> tuple[Pieces, str]:
     return npy_pieces(result[array]), f"{job.id}.{array}.npy"
 
 
-async def _send(request: web.Request, status: int, body: bytes | Pieces, content_type: str,
-                headers: dict[str, str] | None = None) -> web.StreamResponse:
+async def _send(
+    request: web.Request, status: int, body: bytes | Pieces, content_type: str, headers: dict[str, str] | None = None
+) -> web.StreamResponse:
     """Write a whole response now, a slice at a time; raises ConnectionResetError when the client has
     gone away (so a result is only freed after it was handed to the connection)."""
     pieces = body if isinstance(body, Pieces) else Pieces([body])
@@ -312,13 +331,13 @@ async def _send(request: web.Request, status: int, body: bytes | Pieces, content
 
 # ---------------------------------------------------------------------------------------------- handlers
 
+
 def _links(job: Job) -> dict[str, str]:
     base = f"/v1/requests/{job.id}"
     return {"self": base, "result": base + "/result"}
 
 
-async def _receive(request: web.Request, scheduler: Scheduler,
-                   kind: str) -> tuple[bytearray, str, str | None, bool]:
+async def _receive(request: web.Request, scheduler: Scheduler, kind: str) -> tuple[bytearray, str, str | None, bool]:
     """The body's audio, name, prompt and chat flag (read within the limits; refusals counted)."""
     try:
         data, name, prompt, chat_text = await _read_upload(request, scheduler.limits)
@@ -344,8 +363,9 @@ async def _submit(request: web.Request, kind: str) -> web.Response:
         slot.release()
         raise
     # `submit` turns the slot into the request's reservation (or releases it when it refuses)
-    admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt,
-                                                        chat=chat, client=client, slot=slot))
+    admission = asyncio.ensure_future(
+        asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt, chat=chat, client=client, slot=slot)
+    )
     try:
         job, token = await asyncio.shield(admission)
     except asyncio.CancelledError:
@@ -358,6 +378,7 @@ async def _submit(request: web.Request, kind: str) -> web.Response:
                     scheduler.cancel(orphan.id, orphan_token)
                 except NotFound:
                     pass
+
         admission.add_done_callback(orphaned)
         raise
     body = {"id": job.id, "token": token, "kind": kind, "status": job.state.value, "links": _links(job)}
@@ -391,8 +412,9 @@ async def result(request: web.Request) -> web.StreamResponse:
     if job.gone:
         raise NotFound("no such request for this token")
     if job.state.active:
-        return web.json_response(scheduler.describe(job), status=202, headers={"Retry-After": "1",
-                                                                      "Cache-Control": "no-store"})
+        return web.json_response(
+            scheduler.describe(job), status=202, headers={"Retry-After": "1", "Cache-Control": "no-store"}
+        )
     if fmt == "npy" and job.state is State.DONE:  # one array, not freed: any number of these may run
         pieces, filename = _pieces(job, fmt, request.query.get("array"))
         return await _send(request, 200, pieces, "application/octet-stream", _download_headers(job, filename))
@@ -403,8 +425,9 @@ async def result(request: web.Request) -> web.StreamResponse:
     try:
         if job.state is State.FAILED:
             error = job.error or ServeError("failed")
-            body = json.dumps({"error": {"code": error.code, "message": error.message}, "id": job.id,
-                               "status": "failed"}).encode()
+            body = json.dumps(
+                {"error": {"code": error.code, "message": error.message}, "id": job.id, "status": "failed"}
+            ).encode()
             response = await _send(request, error.status, body, "application/json")
         else:
             pieces, filename = _pieces(job, fmt, None)
@@ -417,8 +440,11 @@ async def result(request: web.Request) -> web.StreamResponse:
 
 
 def _download_headers(job: Job, filename: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store",
-            "X-Gemma3n-Kind": job.kind}
+    return {
+        "Content-Disposition": f'attachment; filename="{filename}"',
+        "Cache-Control": "no-store",
+        "X-Gemma3n-Kind": job.kind,
+    }
 
 
 async def cancel(request: web.Request) -> web.Response:
@@ -463,8 +489,9 @@ async def metrics(request: web.Request) -> web.Response:
     return web.json_response(data, headers={"Cache-Control": "no-store"})
 
 
-def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None,
-               extensions: Sequence[Extension] = ()) -> web.Application:
+def create_app(
+    scheduler: Scheduler, info: dict[str, Any] | None = None, extensions: Sequence[Extension] = ()
+) -> web.Application:
     """The aiohttp application for a started scheduler (`info` is merged into /health; `extensions` add
     their routes)."""
     server_log = logging.getLogger("aiohttp.server")
@@ -488,13 +515,24 @@ def create_app(scheduler: Scheduler, info: dict[str, Any] | None = None,
 
 # ---------------------------------------------------------------------------------------------- building and running
 
-def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contract: str | None = None,
-                    cuda_arch: str | None = None, frame_buckets: Sequence[int] | None = None,
-                    clips_per_call: Sequence[int] | None = None, artifact: str | Path | None = None,
-                    cache_dir: str | Path | None = None, prefill: bool = True,
-                    capacities: Sequence[int] | None = None, prefill_artifact: str | Path | None = None,
-                    limits: Limits | None = None, progress: Callable[[str], None] | None = None,
-                    mel: str | None = None) -> Scheduler:
+
+def build_scheduler(
+    checkpoint: str | Path,
+    *,
+    target: str = "llvm-cpu",
+    contract: str | None = None,
+    cuda_arch: str | None = None,
+    frame_buckets: Sequence[int] | None = None,
+    clips_per_call: Sequence[int] | None = None,
+    artifact: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    prefill: bool = True,
+    capacities: Sequence[int] | None = None,
+    prefill_artifact: str | Path | None = None,
+    limits: Limits | None = None,
+    progress: Callable[[str], None] | None = None,
+    mel: str | None = None,
+) -> Scheduler:
     """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
     prefill stage; returns a scheduler that is not started yet."""
     from ..contracts.policy import DEFAULT_CONTRACT
@@ -505,10 +543,18 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
     say = progress or (lambda _msg: None)
     cache = ArtifactCache(Path(cache_dir) if cache_dir is not None else None)
     limits = limits or Limits()
-    encoder = AudioEncoder(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
-                           frame_buckets=tuple(frame_buckets or DEFAULT_FRAME_BUCKETS),
-                           clips_per_call=tuple(clips_per_call or (1,)), cuda_arch=cuda_arch, cache=cache,
-                           progress=say, artifact=artifact, mel=mel)
+    encoder = AudioEncoder(
+        checkpoint,
+        target=target,
+        contract=contract or DEFAULT_CONTRACT,
+        frame_buckets=tuple(frame_buckets or DEFAULT_FRAME_BUCKETS),
+        clips_per_call=tuple(clips_per_call or (1,)),
+        cuda_arch=cuda_arch,
+        cache=cache,
+        progress=say,
+        artifact=artifact,
+        mel=mel,
+    )
     runner, why = None, None
     if not prefill:
         why = "disabled (--no-prefill)"
@@ -517,9 +563,17 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
             from ..emitters.prefill import DEFAULT_CAPACITIES
             from ..runtime.prefill import AudioPrefill
 
-            runner = AudioPrefill(checkpoint, target=target, contract=contract or DEFAULT_CONTRACT,
-                                  capacities=tuple(capacities or DEFAULT_CAPACITIES), cuda_arch=cuda_arch, cache=cache,
-                                  progress=say, artifact=prefill_artifact, encoder=encoder)
+            runner = AudioPrefill(
+                checkpoint,
+                target=target,
+                contract=contract or DEFAULT_CONTRACT,
+                capacities=tuple(capacities or DEFAULT_CAPACITIES),
+                cuda_arch=cuda_arch,
+                cache=cache,
+                progress=say,
+                artifact=prefill_artifact,
+                encoder=encoder,
+            )
             runner.tokenizer  # noqa: B018 - fail now (no tokenizer.json) rather than on the first request
         except ImportError as exc:
             why = f"this installation has no prefill stage ({exc})"
@@ -528,27 +582,49 @@ def build_scheduler(checkpoint: str | Path, *, target: str = "llvm-cpu", contrac
         if why is not None:
             runner = None
             say(f"prefill unavailable: {why}")
-    return Scheduler(encoder, runner, limits, prefill_unavailable=why,
-                     prefill_from_artifact=prefill_artifact is not None)
+    return Scheduler(
+        encoder, runner, limits, prefill_unavailable=why, prefill_from_artifact=prefill_artifact is not None
+    )
 
 
 def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, Any]:
     encoder = scheduler.encoder
-    return {"target": target, "artifact": str(encoder.artifact),
-            "entries": [list(e) for e in scheduler.session.buckets], "mel": scheduler.session.mel.name,
-            "frame_buckets": list(scheduler.frame_buckets), "max_batch_clips": scheduler.max_width,
-            "max_queue": scheduler.limits.max_queue, "max_upload_bytes": scheduler.limits.max_upload_bytes,
-            "max_concurrent_uploads": scheduler.limits.max_concurrent_uploads,
-            "max_client_held_bytes": scheduler.limits.client_held_bytes, "max_seconds": scheduler.limits.max_seconds,
-            "min_sample_rate": MIN_SAMPLE_RATE, "result_ttl_s": scheduler.limits.result_ttl_s}
+    return {
+        "target": target,
+        "artifact": str(encoder.artifact),
+        "entries": [list(e) for e in scheduler.session.buckets],
+        "mel": scheduler.session.mel.name,
+        "frame_buckets": list(scheduler.frame_buckets),
+        "max_batch_clips": scheduler.max_width,
+        "max_queue": scheduler.limits.max_queue,
+        "max_upload_bytes": scheduler.limits.max_upload_bytes,
+        "max_concurrent_uploads": scheduler.limits.max_concurrent_uploads,
+        "max_client_held_bytes": scheduler.limits.client_held_bytes,
+        "max_seconds": scheduler.limits.max_seconds,
+        "min_sample_rate": MIN_SAMPLE_RATE,
+        "result_ttl_s": scheduler.limits.result_ttl_s,
+    }
 
 
-def run_server(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 8080, info: dict | None = None,
-               print_fn: Callable[..., None] | None = print, extensions: Sequence[Extension] = ()) -> None:
+def run_server(
+    scheduler: Scheduler,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    info: dict | None = None,
+    print_fn: Callable[..., None] | None = print,
+    extensions: Sequence[Extension] = (),
+) -> None:
     """Serve until SIGINT/SIGTERM (blocking); starts and stops the scheduler."""
     with scheduler:
-        web.run_app(create_app(scheduler, info, extensions), host=host, port=port, print=print_fn, access_log=None,
-                    shutdown_timeout=5.0, handler_cancellation=True)
+        web.run_app(
+            create_app(scheduler, info, extensions),
+            host=host,
+            port=port,
+            print=print_fn,
+            access_log=None,
+            shutdown_timeout=5.0,
+            handler_cancellation=True,
+        )
 
 
 class BackgroundServer:
@@ -559,8 +635,14 @@ class BackgroundServer:
     The scheduler is started and stopped with it.
     """
 
-    def __init__(self, scheduler: Scheduler, host: str = "127.0.0.1", port: int = 0,
-                 info: dict | None = None, extensions: Sequence[Extension] = ()) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        info: dict | None = None,
+        extensions: Sequence[Extension] = (),
+    ) -> None:
         self.scheduler, self.host, self.port, self.extensions = scheduler, host, port, tuple(extensions)
         self.info = info if info is not None else server_info(scheduler)
         self.url: str | None = None
@@ -578,9 +660,12 @@ class BackgroundServer:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                runner = web.AppRunner(create_app(self.scheduler, self.info, self.extensions), access_log=None,
-                                       shutdown_timeout=2.0,
-                                       handler_cancellation=True)
+                runner = web.AppRunner(
+                    create_app(self.scheduler, self.info, self.extensions),
+                    access_log=None,
+                    shutdown_timeout=2.0,
+                    handler_cancellation=True,
+                )
                 loop.run_until_complete(runner.setup())
                 site = web.TCPSite(runner, self.host, self.port)
                 loop.run_until_complete(site.start())
@@ -620,5 +705,17 @@ class BackgroundServer:
         self.stop()
 
 
-__all__ = ["BackgroundServer", "build_scheduler", "create_app", "run_server", "server_info", "Limits", "Scheduler",
-           "ServeError", "BadInput", "Rejected", "NotFound", "Unavailable"]
+__all__ = [
+    "BackgroundServer",
+    "build_scheduler",
+    "create_app",
+    "run_server",
+    "server_info",
+    "Limits",
+    "Scheduler",
+    "ServeError",
+    "BadInput",
+    "Rejected",
+    "NotFound",
+    "Unavailable",
+]

@@ -45,8 +45,19 @@ from ..runtime.transcribe import FileTranscript, WindowTranscript, windows_of
 
 log = logging.getLogger("gemma3n_iree.server")
 
-STATS = ("requests", "windows", "completed", "cancelled", "failed", "tokens", "calls", "decode_calls", "decode_rows",
-         "device_s", "prefill_stage_s")
+STATS = (
+    "requests",
+    "windows",
+    "completed",
+    "cancelled",
+    "failed",
+    "tokens",
+    "calls",
+    "decode_calls",
+    "decode_rows",
+    "device_s",
+    "prefill_stage_s",
+)
 OnToken = Callable[[int, TokenEvent], None]
 OnDone = Callable[["FileTranscript | None", "Exception | None"], None]
 
@@ -77,9 +88,18 @@ class _Window:
 class TranscriptionService:
     """A decoder backend served to many requests at once (module docstring)."""
 
-    def __init__(self, decoder: DecoderBackend, prefill: Any, *, model: str, max_new_tokens: int,
-                 stop_ids: frozenset[int], prefill_lock: AbstractContextManager | None = None,
-                 max_waiting_windows: int | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        decoder: DecoderBackend,
+        prefill: Any,
+        *,
+        model: str,
+        max_new_tokens: int,
+        stop_ids: frozenset[int],
+        prefill_lock: AbstractContextManager | None = None,
+        max_waiting_windows: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         """`prefill`: the `AudioPrefill` (tokenizer, `expand`, `run`); `prefill_lock`: held around its `run`
         (the scheduler's device thread runs the same stage for /v1/prefill); `max_waiting_windows`: windows
         queued for a slot beyond which new requests are refused (`busy`; default 16 per slot)."""
@@ -88,8 +108,9 @@ class TranscriptionService:
         self.max_new_tokens, self.stop_ids = max_new_tokens, frozenset(stop_ids)
         self.tokenizer = prefill.tokenizer
         #: strings a client's prompt may not contain: they would rewrite the chat turn
-        self.special_tokens = tuple(sorted(t.content for t in self.tokenizer.get_added_tokens_decoder().values()
-                                           if t.special))
+        self.special_tokens = tuple(
+            sorted(t.content for t in self.tokenizer.get_added_tokens_decoder().values() if t.special)
+        )
         self._prepare_lock = threading.Lock()
         self._prefill_lock = prefill_lock or nullcontext()
         self._engine = GenerationEngine(decoder, self.tokenizer, clock=clock)
@@ -131,8 +152,9 @@ class TranscriptionService:
         with self._cond:
             waiting = len(self._waiting)
         if waiting >= self.max_waiting_windows:
-            return (f"{waiting} windows are waiting for the decoder (the limit is {self.max_waiting_windows}); "
-                    f"retry later")
+            return (
+                f"{waiting} windows are waiting for the decoder (the limit is {self.max_waiting_windows}); retry later"
+            )
         return None
 
     def prompt_ids(self, prompt: str) -> np.ndarray:
@@ -142,17 +164,29 @@ class TranscriptionService:
         with self._prepare_lock:  # compile the prefill stage's entry now (once), not on the decode thread
             self.prefill.prepare(self.prefill.capacity_for(len(ids), 1), 1)
         if len(ids) > self.decoder.max_prompt_tokens:
-            raise GenerationError(f"the prompt makes a window of {len(ids)} tokens (188 of them audio), more than "
-                                  f"this server's decoder takes ({self.decoder.max_prompt_tokens} tokens)")
+            raise GenerationError(
+                f"the prompt makes a window of {len(ids)} tokens (188 of them audio), more than "
+                f"this server's decoder takes ({self.decoder.max_prompt_tokens} tokens)"
+            )
         if len(ids) + self.max_new_tokens - 1 > self.decoder.capacity:
-            raise GenerationError(f"the prompt makes a window of {len(ids)} tokens; with up to {self.max_new_tokens} "
-                                  f"new tokens it needs {len(ids) + self.max_new_tokens - 1} positions, more than "
-                                  f"this server's decoder capacity of {self.decoder.capacity}")
+            raise GenerationError(
+                f"the prompt makes a window of {len(ids)} tokens; with up to {self.max_new_tokens} "
+                f"new tokens it needs {len(ids) + self.max_new_tokens - 1} positions, more than "
+                f"this server's decoder capacity of {self.decoder.capacity}"
+            )
         return ids
 
-    def submit(self, name: str, features: np.ndarray, duration_s: float, prompt_ids: np.ndarray, *,
-               logprobs: bool = False, on_token: OnToken | None = None,
-               on_done: OnDone | None = None) -> TranscriptionHandle:
+    def submit(
+        self,
+        name: str,
+        features: np.ndarray,
+        duration_s: float,
+        prompt_ids: np.ndarray,
+        *,
+        logprobs: bool = False,
+        on_token: OnToken | None = None,
+        on_done: OnDone | None = None,
+    ) -> TranscriptionHandle:
         """Queue a request's windows (one per row of `features`, the encoder's 30 s clips in order)."""
         windows = windows_of(duration_s, 0)
         if len(windows) != len(features):
@@ -161,8 +195,9 @@ class TranscriptionService:
         with self._cond:
             if self._stopping:
                 raise RuntimeError("the transcription service is stopping")
-            handle = TranscriptionHandle(self._next_id, transcript, np.asarray(prompt_ids), np.asarray(features),
-                                         logprobs, on_token, on_done)
+            handle = TranscriptionHandle(
+                self._next_id, transcript, np.asarray(prompt_ids), np.asarray(features), logprobs, on_token, on_done
+            )
             self._next_id += 1
             self._waiting.extend(_Window(handle, k) for k in range(len(windows)))
             self._stats["requests"] += 1
@@ -213,9 +248,10 @@ class TranscriptionService:
             started = time.perf_counter()
             try:
                 with self._prefill_lock:
-                    inputs = self.prefill.run(handle.prompt_ids, handle.features[window.index:window.index + 1])
-                request = GenerationRequest(inputs.inputs_embeds, inputs.per_layer_inputs, self.max_new_tokens,
-                                            self.stop_ids, handle.logprobs)
+                    inputs = self.prefill.run(handle.prompt_ids, handle.features[window.index : window.index + 1])
+                request = GenerationRequest(
+                    inputs.inputs_embeds, inputs.per_layer_inputs, self.max_new_tokens, self.stop_ids, handle.logprobs
+                )
                 seq = self._engine.submit(request, lambda event, h=handle: self._on_event(h, event))
             except Exception as exc:
                 self._fail(handle, exc)
@@ -302,15 +338,27 @@ class TranscriptionService:
             waiting = len(self._waiting)
         rows, calls = s["decode_rows"], s["decode_calls"]
         return {
-            "healthy": self.healthy, "error": self.error, "model": self.model,
-            "slots": self.decoder.slots, "slots_in_use": running, "windows_waiting": waiting,
+            "healthy": self.healthy,
+            "error": self.error,
+            "model": self.model,
+            "slots": self.decoder.slots,
+            "slots_in_use": running,
+            "windows_waiting": waiting,
             "max_waiting_windows": self.max_waiting_windows,
-            "capacity": self.decoder.capacity, "decode_widths": list(self.decoder.decode_widths),
+            "capacity": self.decoder.capacity,
+            "decode_widths": list(self.decoder.decode_widths),
             "max_new_tokens": self.max_new_tokens,
-            "requests": s["requests"], "completed": s["completed"], "cancelled": s["cancelled"],
-            "failed": s["failed"], "windows": s["windows"], "tokens_generated": s["tokens"], "steps": s["calls"],
-            "decode_steps": calls, "mean_batch_width": round(rows / calls, 3) if calls else None,
-            "device_s": round(s["device_s"], 4), "prefill_stage_s": round(s["prefill_stage_s"], 4),
+            "requests": s["requests"],
+            "completed": s["completed"],
+            "cancelled": s["cancelled"],
+            "failed": s["failed"],
+            "windows": s["windows"],
+            "tokens_generated": s["tokens"],
+            "steps": s["calls"],
+            "decode_steps": calls,
+            "mean_batch_width": round(rows / calls, 3) if calls else None,
+            "device_s": round(s["device_s"], 4),
+            "prefill_stage_s": round(s["prefill_stage_s"], 4),
         }
 
 
@@ -319,10 +367,21 @@ class TranscriptionService:
 PROMPT_HEADROOM = 48
 
 
-def build_transcription_service(scheduler: Any, checkpoint: Any, *, target: str, contract: str, slots: int,
-                                max_new_tokens: int, cache: Any, cuda_arch: str | None = None,
-                                kernels: str = "auto", artifact: Any = None, model: str | None = None,
-                                progress: Callable[[str], None] | None = None) -> TranscriptionService:
+def build_transcription_service(
+    scheduler: Any,
+    checkpoint: Any,
+    *,
+    target: str,
+    contract: str,
+    slots: int,
+    max_new_tokens: int,
+    cache: Any,
+    cuda_arch: str | None = None,
+    kernels: str = "auto",
+    artifact: Any = None,
+    model: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> TranscriptionService:
     """The service over the scheduler's prefill stage and a decoder program sized for its windows (built or
     reused through the artifact cache, or `artifact`).  Raises ValueError (e.g. GenerationError) or
     SessionError / CompileError when that cannot be."""
@@ -340,9 +399,25 @@ def build_transcription_service(scheduler: Any, checkpoint: Any, *, target: str,
     positions = CheckpointConfig.read(checkpoint).decoder.max_position_embeddings
     default = len(prefill.expand(DEFAULT_PROMPT, [1]))
     prompt_tokens = max(default, min(default + PROMPT_HEADROOM, positions + 1 - max_new_tokens))
-    decoder = load_transcription_decoder(checkpoint, target, contract, prompt_tokens=prompt_tokens,
-                                         max_new_tokens=max_new_tokens, slots=slots, cache=cache,
-                                         cuda_arch=cuda_arch, kernels=kernels, artifact=artifact, progress=progress)
+    decoder = load_transcription_decoder(
+        checkpoint,
+        target,
+        contract,
+        prompt_tokens=prompt_tokens,
+        max_new_tokens=max_new_tokens,
+        slots=slots,
+        cache=cache,
+        cuda_arch=cuda_arch,
+        kernels=kernels,
+        artifact=artifact,
+        progress=progress,
+    )
     stops = stop_token_ids(checkpoint, decoder.cfg.eos_token_ids, prefill.tokenizer)
-    return TranscriptionService(decoder, prefill, model=model or Path(checkpoint).name,
-                                max_new_tokens=max_new_tokens, stop_ids=stops, prefill_lock=scheduler.prefill_lock)
+    return TranscriptionService(
+        decoder,
+        prefill,
+        model=model or Path(checkpoint).name,
+        max_new_tokens=max_new_tokens,
+        stop_ids=stops,
+        prefill_lock=scheduler.prefill_lock,
+    )

@@ -54,6 +54,7 @@ def compile_cpu(text: str) -> bytes:
 
 # ---------------------------------------------------------------------------------------------- run
 
+
 def _invoker(vmfb: bytes, function: str) -> Any:
     import iree.runtime as rt
 
@@ -95,6 +96,7 @@ def probe(contract: Any, build: Callable[[Any], Any]) -> tuple[str, Callable[...
 
 # ---------------------------------------------------------------------------------------------- bits
 
+
 def bits(a: np.ndarray) -> np.ndarray:
     """The F32 bit patterns of an F32 or BF16 array (BF16 -> F32 is exact, NaN payloads included)."""
     a = np.asarray(a)
@@ -120,6 +122,7 @@ def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str = "") -> None
 
 # ---------------------------------------------------------------------------------------------- fixtures
 
+
 @pytest.fixture(scope="session", name="compile_cpu")
 def _compile_cpu_fixture() -> Callable[[str], bytes]:
     return compile_cpu
@@ -136,8 +139,12 @@ def _probe_fixture() -> Callable[..., tuple[str, Callable[..., list[np.ndarray]]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="rewrite tests/golden/*.mlir from the current templates instead of comparing")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/*.mlir from the current templates instead of comparing",
+    )
 
 
 @pytest.fixture(scope="session")

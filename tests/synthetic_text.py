@@ -41,6 +41,7 @@ _CHUNK_ROWS = 4096
 
 # ---------------------------------------------------------------------------------------------- values
 
+
 def _random_bf16(rng: np.random.Generator, shape: tuple[int, ...], lo_exp: int, spread: int) -> np.ndarray:
     """Random BF16 values made from random bits: random sign and mantissa, exponent lo_exp .. lo_exp+spread-1
     (2^(lo_exp-127) <= |x| < 2^(lo_exp+spread-127)); cheap enough for billions of values."""
@@ -57,18 +58,31 @@ def _plan(cfg: TextConfig, layout: WeightLayout) -> list[tuple[str, tuple[int, .
     # the projection ~ hidden^-0.5 scale, norm weights near 1.
     proj_exp = 127 - max(1, int(np.ceil(np.log2(h) / 2))) - 1
     return [
-        (specs["text.embed_tokens"].key, specs["text.embed_tokens"].shape,
-         lambda rng, shape: _random_bf16(rng, shape, 120, 3)),
-        (specs["text.embed_tokens_per_layer"].key, specs["text.embed_tokens_per_layer"].shape,
-         lambda rng, shape: _random_bf16(rng, shape, 120, 3)),
-        (specs["text.per_layer_model_projection"].key, specs["text.per_layer_model_projection"].shape,
-         lambda rng, shape: _random_bf16(rng, shape, proj_exp, 2)),
-        (specs["text.per_layer_projection_norm"].key, specs["text.per_layer_projection_norm"].shape,
-         lambda rng, shape: (1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)).astype(ml_dtypes.bfloat16)),
+        (
+            specs["text.embed_tokens"].key,
+            specs["text.embed_tokens"].shape,
+            lambda rng, shape: _random_bf16(rng, shape, 120, 3),
+        ),
+        (
+            specs["text.embed_tokens_per_layer"].key,
+            specs["text.embed_tokens_per_layer"].shape,
+            lambda rng, shape: _random_bf16(rng, shape, 120, 3),
+        ),
+        (
+            specs["text.per_layer_model_projection"].key,
+            specs["text.per_layer_model_projection"].shape,
+            lambda rng, shape: _random_bf16(rng, shape, proj_exp, 2),
+        ),
+        (
+            specs["text.per_layer_projection_norm"].key,
+            specs["text.per_layer_projection_norm"].shape,
+            lambda rng, shape: (1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)).astype(ml_dtypes.bfloat16),
+        ),
     ]
 
 
 # ---------------------------------------------------------------------------------------------- files
+
 
 def _write_shard(path: Path, tensors: list[tuple[str, tuple[int, ...], Iterable[np.ndarray]]]) -> None:
     """A BF16 safetensors file written chunk by chunk (each tensor's chunks are consecutive row blocks)."""
@@ -116,8 +130,20 @@ def _update_config(directory: Path, cfg: TextConfig) -> None:
     data = json.loads(path.read_text())
     values = dataclasses.asdict(cfg)
     text = dict(data.get("text_config") or {})
-    text.update({k: values[k] for k in ("hidden_size", "num_hidden_layers", "hidden_size_per_layer_input",
-                                        "vocab_size", "vocab_size_per_layer_input", "rms_norm_eps", "pad_token_id")})
+    text.update(
+        {
+            k: values[k]
+            for k in (
+                "hidden_size",
+                "num_hidden_layers",
+                "hidden_size_per_layer_input",
+                "vocab_size",
+                "vocab_size_per_layer_input",
+                "rms_norm_eps",
+                "pad_token_id",
+            )
+        }
+    )
     if isinstance(cfg, DecoderConfig):  # the whole language model's configuration
         decoder = cfg.to_config_json()
         text.update(decoder["text_config"])
@@ -126,21 +152,26 @@ def _update_config(directory: Path, cfg: TextConfig) -> None:
     data["text_config"] = text
     for key in ("audio_token_id", "boa_token_id", "eoa_token_id", "audio_soft_tokens_per_image"):
         data[key] = values[key]
-    data.setdefault("vision_config", {"model_type": "gemma3n_vision", "vocab_offset": cfg.vision_vocab_offset,
-                                      "vocab_size": cfg.vision_vocab_size})
+    data.setdefault(
+        "vision_config",
+        {"model_type": "gemma3n_vision", "vocab_offset": cfg.vision_vocab_offset, "vocab_size": cfg.vision_vocab_size},
+    )
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def add_random_text_tensors(directory: str | Path, cfg: TextConfig, seed: int = 0,
-                            layout: WeightLayout = HF_LAYOUT) -> Path:
+def add_random_text_tensors(
+    directory: str | Path, cfg: TextConfig, seed: int = 0, layout: WeightLayout = HF_LAYOUT
+) -> Path:
     """Add deterministic random language-model tensors (streamed) to a random audio checkpoint."""
     directory = Path(directory)
     rng = np.random.default_rng(seed)
     tensors = []
     for name, shape, make in _plan(cfg, layout):
+
         def chunks(shape=shape, make=make) -> Iterable[np.ndarray]:
             for start in range(0, shape[0], _CHUNK_ROWS):
                 yield make(rng, (min(_CHUNK_ROWS, shape[0] - start),) + tuple(shape[1:]))
+
         tensors.append((name, shape, chunks()))
     _write_shard(directory / TEXT_SHARD, tensors)
     _make_indexed(directory)
@@ -148,8 +179,9 @@ def add_random_text_tensors(directory: str | Path, cfg: TextConfig, seed: int = 
     return directory
 
 
-def add_text_tensors(directory: str | Path, cfg: TextConfig, tensors: Mapping[str, np.ndarray],
-                     shard: str = TEXT_SHARD) -> Path:
+def add_text_tensors(
+    directory: str | Path, cfg: TextConfig, tensors: Mapping[str, np.ndarray], shard: str = TEXT_SHARD
+) -> Path:
     """Add given language-model tensors (checkpoint name -> array, written as BF16) to a checkpoint, in
     their own shard file `shard` (`model-*.safetensors`)."""
     directory = Path(directory)
@@ -173,8 +205,9 @@ def _decoder_value_maker(cfg: DecoderConfig, logical: str, shape: tuple[int, ...
     return lambda rng, s: _random_bf16(rng, s, fan_in_exp, 2)
 
 
-def add_random_decoder_tensors(directory: str | Path, cfg: DecoderConfig, seed: int = 0,
-                               layout: WeightLayout = HF_LAYOUT) -> Path:
+def add_random_decoder_tensors(
+    directory: str | Path, cfg: DecoderConfig, seed: int = 0, layout: WeightLayout = HF_LAYOUT
+) -> Path:
     """Add every tensor the decoder reads (the prefill stage's four included), deterministic random BF16,
     streamed to their own shard (the real E4B's 13.7 GB never in memory at once); `config.json` (created if
     absent) gets the whole text configuration."""
@@ -190,6 +223,7 @@ def add_random_decoder_tensors(directory: str | Path, cfg: DecoderConfig, seed: 
         def chunks(shape=spec.shape, make=make) -> Iterable[np.ndarray]:
             for start in range(0, shape[0], _CHUNK_ROWS):
                 yield make(rng, (min(_CHUNK_ROWS, shape[0] - start),) + tuple(shape[1:]))
+
         tensors.append((spec.key, spec.shape, chunks()))
     _write_shard(directory / TEXT_SHARD, tensors)
     _make_indexed(directory)
@@ -209,17 +243,45 @@ def write_decoder_checkpoint(directory: str | Path, cfg: DecoderConfig, tensors:
 # ---------------------------------------------------------------------------------------------- tokenizer
 
 SPECIAL_TOKENS: dict[str, int] = {
-    "<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<mask>": 4,
-    "<start_of_turn>": 105, "<end_of_turn>": 106,
-    "<start_of_image>": 255999, "<start_of_audio>": 256000,
-    "<image_soft_token>": 262145, "<end_of_audio>": 262272, "<audio_soft_token>": 262273,
+    "<pad>": 0,
+    "<eos>": 1,
+    "<bos>": 2,
+    "<unk>": 3,
+    "<mask>": 4,
+    "<start_of_turn>": 105,
+    "<end_of_turn>": 106,
+    "<start_of_image>": 255999,
+    "<start_of_audio>": 256000,
+    "<image_soft_token>": 262145,
+    "<end_of_audio>": 262272,
+    "<audio_soft_token>": 262273,
 }
 NEWLINES: dict[str, int] = {"\n": 107, "\n\n": 108, "\n\n\n": 109, "\n\n\n\n": 110}
 #: Words with ids inside and outside a small per-layer vocabulary (the tiny config's is 512).
 WORDS: dict[str, int] = {
-    "user": 2364, "model": 4368, "Transcribe": 300, "the": 301, "following": 302, "speech": 303, "segment": 304,
-    "in": 305, "English": 306, ":": 307, ".": 308, "this": 309, "audio": 310, "and": 311, "then": 312,
-    "summarize": 100000, "clip": 511, "second": 512, "first": 7000, "What": 313, "is": 314, "said": 315, "?": 316,
+    "user": 2364,
+    "model": 4368,
+    "Transcribe": 300,
+    "the": 301,
+    "following": 302,
+    "speech": 303,
+    "segment": 304,
+    "in": 305,
+    "English": 306,
+    ":": 307,
+    ".": 308,
+    "this": 309,
+    "audio": 310,
+    "and": 311,
+    "then": 312,
+    "summarize": 100000,
+    "clip": 511,
+    "second": 512,
+    "first": 7000,
+    "What": 313,
+    "is": 314,
+    "said": 315,
+    "?": 316,
 }
 
 
@@ -231,11 +293,13 @@ def build_test_tokenizer(words: Mapping[str, int] = WORDS):
     if len(set(vocab.values())) != len(vocab):
         raise ValueError("token ids must be distinct")
     tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex("\n+"), behavior="isolated"),
-        pre_tokenizers.Split(Regex(" +"), behavior="removed"),
-        pre_tokenizers.Split(Regex("[.,:;!?]"), behavior="isolated"),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex("\n+"), behavior="isolated"),
+            pre_tokenizers.Split(Regex(" +"), behavior="removed"),
+            pre_tokenizers.Split(Regex("[.,:;!?]"), behavior="isolated"),
+        ]
+    )
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
     return tokenizer
 

@@ -74,6 +74,7 @@ def compiler(monkeypatch: pytest.MonkeyPatch, real_vmfb) -> CountingCompiler:
 def forbid_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(mlir, target):
         raise AssertionError("the cache compiled although a verified artifact was there")
+
     monkeypatch.setattr(artifacts_mod, "compile_mlir", fail)
 
 
@@ -85,6 +86,7 @@ def check_manifest(path: Path, identity: dict[str, str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- reuse
+
 
 def test_first_build_publishes_artifact_and_manifest(real_vmfb, checkpoint):
     root, vmfb = real_vmfb
@@ -113,6 +115,7 @@ def test_second_get_or_build_reuses_without_compiling(real_vmfb, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- corruption
+
 
 def corrupt_truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
@@ -147,9 +150,19 @@ def remove_vmfb(path: Path) -> None:
     path.unlink()
 
 
-@pytest.mark.parametrize("corrupt", [corrupt_truncate, corrupt_flip, corrupt_empty, corrupt_manifest,
-                                     corrupt_manifest_identity, remove_manifest, remove_vmfb],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        corrupt_truncate,
+        corrupt_flip,
+        corrupt_empty,
+        corrupt_manifest,
+        corrupt_manifest_identity,
+        remove_manifest,
+        remove_vmfb,
+    ],
+    ids=lambda f: f.__name__,
+)
 def test_corrupted_cache_entry_is_detected_and_rebuilt(tmp_path, real_vmfb, compiler, corrupt, monkeypatch):
     cache = ArtifactCache(tmp_path)
     first = cache.get_or_build(SPEC, target(), SCHEMA)
@@ -166,6 +179,7 @@ def test_corrupted_cache_entry_is_detected_and_rebuilt(tmp_path, real_vmfb, comp
 
 
 # ---------------------------------------------------------------------------------------------- identity
+
 
 def test_identity_covers_contract_config_module_target_and_schema(tmp_path, compiler):
     cache = ArtifactCache(tmp_path)
@@ -191,6 +205,7 @@ def test_identity_covers_contract_config_module_target_and_schema(tmp_path, comp
 
 
 # ---------------------------------------------------------------------------------------------- concurrency
+
 
 def _build_in_child(root: str, marker_dir: str, barrier, results) -> None:
     """Run in a spawned process: wait for the other, then get_or_build with a compiler that leaves a marker."""
@@ -218,8 +233,7 @@ def test_concurrent_builds_produce_one_valid_artifact(tmp_path):
     markers.mkdir()
     ctx = multiprocessing.get_context("spawn")  # the IREE compiler is not fork-safe
     barrier, results = ctx.Barrier(2), ctx.Queue()
-    workers = [ctx.Process(target=_build_in_child, args=(str(root), str(markers), barrier, results))
-               for _ in range(2)]
+    workers = [ctx.Process(target=_build_in_child, args=(str(root), str(markers), barrier, results)) for _ in range(2)]
     for w in workers:
         w.start()
     try:

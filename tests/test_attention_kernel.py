@@ -64,28 +64,59 @@ def _bf16(x: np.ndarray):
     return torch.from_numpy(np.ascontiguousarray(x.astype(ml_dtypes.bfloat16)).view(np.int16)).view(torch.bfloat16)
 
 
-@pytest.mark.parametrize("clips,frames,heads,head_dim,chunk,past", [
-    (2, 25, 2, 32, 12, 12),   # the tiny configuration: a partial last block
-    (1, 37, 8, 192, 12, 12),  # the real head width
-    (3, 7, 1, 16, 4, 8),      # odd sizes, three blocks of context, a clip with no valid frame
-])
+@pytest.mark.parametrize(
+    "clips,frames,heads,head_dim,chunk,past",
+    [
+        (2, 25, 2, 32, 12, 12),  # the tiny configuration: a partial last block
+        (1, 37, 8, 192, 12, 12),  # the real head width
+        (3, 7, 1, 16, 4, 8),  # odd sizes, three blocks of context, a clip with no valid frame
+    ],
+)
 def test_kernel_computes_the_template_attention(clips, frames, heads, head_dim, chunk, past):
     launch = interpreted_kernels("attention_triton.py")  # skips without triton and torch
     import torch
 
     q, scale, k, v, pos, valid = _case(clips, frames, heads, head_dim, chunk, past, seed=frames)
     with np.errstate(over="ignore", invalid="ignore"):
-        want = attention_core(MLX_CUDA_V1, round_bf16(q * scale), k, v, pos, valid, chunk, past, CAP,
-                              exp=iree_math.exp, tanh=iree_math.tanh)
+        want = attention_core(
+            MLX_CUDA_V1,
+            round_bf16(q * scale),
+            k,
+            v,
+            pos,
+            valid,
+            chunk,
+            past,
+            CAP,
+            exp=iree_math.exp,
+            tanh=iree_math.tanh,
+        )
     got = torch.full(q.shape, float("nan"), dtype=torch.bfloat16)  # every value must be written
     blocks = -(-frames // chunk)
     with np.errstate(over="ignore", invalid="ignore"):
-        launch("attention_core", clips * blocks * heads, _bf16(q), torch.from_numpy(scale), _bf16(k), _bf16(v),
-               _bf16(pos),
-               torch.from_numpy(valid.astype(np.int32)), got, frames, blocks, heads, head_dim, chunk, past,
-               _bits(CAP), _bits(BF16_MIN), ROWS=ATTENTION_SM90.rows, SLOTS=ATTENTION_SM90.slots,
-               DIMS=ATTENTION_SM90.dims)
-    got_bits = (got.view(torch.int16).numpy().astype(np.uint16).astype(np.uint32) << 16)
+        launch(
+            "attention_core",
+            clips * blocks * heads,
+            _bf16(q),
+            torch.from_numpy(scale),
+            _bf16(k),
+            _bf16(v),
+            _bf16(pos),
+            torch.from_numpy(valid.astype(np.int32)),
+            got,
+            frames,
+            blocks,
+            heads,
+            head_dim,
+            chunk,
+            past,
+            _bits(CAP),
+            _bits(BF16_MIN),
+            ROWS=ATTENTION_SM90.rows,
+            SLOTS=ATTENTION_SM90.slots,
+            DIMS=ATTENTION_SM90.dims,
+        )
+    got_bits = got.view(torch.int16).numpy().astype(np.uint16).astype(np.uint32) << 16
     assert np.array_equal(got_bits, want.view(np.uint32))
     assert np.count_nonzero((want > 0) & (want < 1)) > want.size // 10  # probabilities strictly inside (0, 1)
 
@@ -116,13 +147,21 @@ def test_the_attention_is_one_dispatch_between_its_projections():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     text = probe_module(MLX_CUDA_V1, lambda e: e.attention(8, 750, 1536, 8, 12, 12, CAP, 1e-6, 1e10), kernels=linked)
     heads = "tensor<8x750x8x192xbf16>"
-    calls = re.findall(rf'hal.dispatch.extern "attention_core"\(%[\w-]+(?:, %[\w-]+){{13}}\) : \({heads}, '
-                       rf"tensor<192xf32>, {heads}, {heads}, tensor<13x8x192xbf16>, tensor<8x750xi32>(?:, i32){{8}}\) "
-                       rf"-> {heads}", text)
+    calls = re.findall(
+        rf'hal.dispatch.extern "attention_core"\(%[\w-]+(?:, %[\w-]+){{13}}\) : \({heads}, '
+        rf"tensor<192xf32>, {heads}, {heads}, tensor<13x8x192xbf16>, tensor<8x750xi32>(?:, i32){{8}}\) "
+        rf"-> {heads}",
+        text,
+    )
     assert len(calls) == 1
     assert "arith.constant 4032 : index" in text  # one workgroup per (clip, block, head): 8 * 63 * 8
-    for gone in ("stablehlo.dot_general", "stablehlo.transpose", "stablehlo.tanh", '"lane_xor_sum"',
-                 "tensor<8x750x8x192xf32>"):  # nor F32 heads
+    for gone in (
+        "stablehlo.dot_general",
+        "stablehlo.transpose",
+        "stablehlo.tanh",
+        '"lane_xor_sum"',
+        "tensor<8x750x8x192xf32>",
+    ):  # nor F32 heads
         assert gone not in text
     assert not re.search(r"stablehlo.select [^\n]*8x750x8x192", text)  # the kernel zeroes invalid values
     assert text.count("stablehlo.exponential") == 1  # the per-dimension scale's softplus, on 192 values

@@ -118,8 +118,9 @@ def test_simulated_workloads_keep_every_invariant(workload, slots, widths):
                 most[r.seq] = max(most[r.seq], len(running))
                 assert waits[r.seq] < math.ceil(most[r.seq] / max(widths)), "a running sequence starved"
                 waits[r.seq], most[r.seq] = (0, len(running)) if r.seq in stepped else (waits[r.seq] + 1, most[r.seq])
-            running = [Running(r.seq, r.slot, r.position + 1, r.arrival, calls) if r.seq in stepped else r
-                       for r in running]
+            running = [
+                Running(r.seq, r.slot, r.position + 1, r.arrival, calls) if r.seq in stepped else r for r in running
+            ]
             for seq in stepped:
                 produced[seq] += 1
             last_was_prefill = False

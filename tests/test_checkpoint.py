@@ -32,8 +32,14 @@ Q_PROJ = "model.audio_tower.conformer.0.attention.attn.q_proj.weight"
 
 # ---------------------------------------------------------------------------------------------- helpers
 
-def write_dir(directory: Path, tensors: dict[str, np.ndarray], *, quantization: dict | None = None,
-              file: str = "model.safetensors") -> Path:
+
+def write_dir(
+    directory: Path,
+    tensors: dict[str, np.ndarray],
+    *,
+    quantization: dict | None = None,
+    file: str = "model.safetensors",
+) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     config = hf_config_json(CFG)
     if quantization is not None:
@@ -106,6 +112,7 @@ def mlx_quantized(bits: int, group: int, seed: int = 0) -> tuple[dict[str, np.nd
 
 # ---------------------------------------------------------------------------------------------- accepted
 
+
 def test_hf_single_file(tmp_path: Path) -> None:
     directory = write_random_checkpoint(tmp_path / "hf", CFG, seed=3)
     ck = open_checkpoint(directory)
@@ -122,12 +129,14 @@ def test_hf_single_file(tmp_path: Path) -> None:
         got = ck.read(spec.key)
         assert got.dtype == BF16 and got.shape == spec.shape
         np.testing.assert_array_equal(got.view(np.uint16), want[spec.key].view(np.uint16))
-    np.testing.assert_array_equal(ck.read("conformer.1.norm").view(np.uint16),
-                                  want["model.audio_tower.conformer.1.norm.weight"].view(np.uint16))
+    np.testing.assert_array_equal(
+        ck.read("conformer.1.norm").view(np.uint16), want["model.audio_tower.conformer.1.norm.weight"].view(np.uint16)
+    )
     ck.check_finite()
     assert len(ck.schema_digest()) == 64
-    assert open_checkpoint(write_random_checkpoint(tmp_path / "other", CFG, seed=4)).schema_digest() \
-        == ck.schema_digest()
+    assert (
+        open_checkpoint(write_random_checkpoint(tmp_path / "other", CFG, seed=4)).schema_digest() == ck.schema_digest()
+    )
 
 
 def test_sharded_index(tmp_path: Path) -> None:
@@ -141,7 +150,9 @@ def test_sharded_index(tmp_path: Path) -> None:
     for shard, members in shards.items():
         extra = {LM_NAME: np.zeros((4, 8), BF16)} if shard.startswith("model-00002") else {}
         save_file({n: weights[n] for n in members} | extra, str(directory / shard))
-    weight_map = {n: s for s, members in shards.items() for n in members} | {LM_NAME: "model-00002-of-00002.safetensors"}
+    weight_map = {n: s for s, members in shards.items() for n in members} | {
+        LM_NAME: "model-00002-of-00002.safetensors"
+    }
     (directory / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
     ck = open_checkpoint(directory)
     assert ck.files == sorted(directory / s for s in shards)
@@ -176,7 +187,8 @@ def test_mlx_layout(tmp_path: Path) -> None:
     assert conv.shape == (4, 3, 3, 8)
     np.testing.assert_array_equal(
         conv.astype(np.float32),
-        hf["model.audio_tower.subsample_conv_projection.conv_1.conv.weight"].astype(np.float32).transpose(0, 2, 3, 1))
+        hf["model.audio_tower.subsample_conv_projection.conv_1.conv.weight"].astype(np.float32).transpose(0, 2, 3, 1),
+    )
     dw = ck.read("conformer.0.lconv1d.depthwise_conv1d")
     assert dw.shape == (64, 5, 1)
     assert ck.schema_digest() != open_checkpoint(write_random_checkpoint(tmp_path / "hf", CFG)).schema_digest()
@@ -199,7 +211,7 @@ def test_mlx_quantized(tmp_path: Path, bits: int, group: int) -> None:
     step = np.abs(np.repeat(ck.read(key + ".scales").astype(np.float32), group, axis=1))
     bias = np.abs(np.repeat(ck.read(key + ".biases").astype(np.float32), group, axis=1))
     # BF16-rounded scales and edges (biases) can cost about a step plus half a BF16 ulp of the edge
-    assert np.all(np.abs(got - ref) <= 1.01 * step + 2.0 ** -8 * bias)
+    assert np.all(np.abs(got - ref) <= 1.01 * step + 2.0**-8 * bias)
     assert np.mean(np.abs(got - ref) / step) < 0.3
     ck.check_finite()
     other_bits = 8 if bits == 4 else 4
@@ -222,8 +234,10 @@ def test_partially_quantized_embedder_only(tmp_path: Path) -> None:
 
 
 def test_language_model_tensors_ignored_and_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    weights = random_weights(CFG, 0) | {LM_NAME: np.full((16, 48), np.nan, BF16),
-                                        "model.vision_tower.x.weight": np.zeros(3, np.float32)}
+    weights = random_weights(CFG, 0) | {
+        LM_NAME: np.full((16, 48), np.nan, BF16),
+        "model.vision_tower.x.weight": np.zeros(3, np.float32),
+    }
     directory = write_dir(tmp_path / "ck", weights)
     touched: list[str] = []
     real_map = ckpt_mod._map
@@ -248,14 +262,14 @@ def test_language_model_tensors_ignored_and_never_read(tmp_path: Path, monkeypat
 
 def test_header_reader_reports_all_tensors(tmp_path: Path) -> None:
     path = tmp_path / "t.safetensors"
-    save_file({"a": np.zeros((2, 3), BF16), "b": np.arange(5, dtype=np.uint32)}, str(path),
-              metadata={"format": "pt"})
+    save_file({"a": np.zeros((2, 3), BF16), "b": np.arange(5, dtype=np.uint32)}, str(path), metadata={"format": "pt"})
     header = read_safetensors_header(path)
     assert set(header) == {"a", "b"}
     assert header["b"].dtype == "U32" and header["b"].shape == (5,) and header["b"].nbytes == 20
 
 
 # ---------------------------------------------------------------------------------------------- schema errors
+
 
 def schema_error(directory: Path) -> CheckpointSchemaError:
     with pytest.raises(CheckpointSchemaError) as info:
@@ -340,8 +354,10 @@ def test_quantized_wrong_packing(tmp_path: Path) -> None:
     tensors, _ = mlx_quantized(4, 32)
     # config says 8-bit: every packed weight has half the expected words
     err = schema_error(write_dir(tmp_path / "q", tensors, quantization={"group_size": 32, "bits": 8}))
-    assert ("audio_tower.conformer.0.attention.attn.q_proj.weight (in model.safetensors): expected shape [64,16], "
-            "found [64,8]") in str(err)
+    assert (
+        "audio_tower.conformer.0.attention.attn.q_proj.weight (in model.safetensors): expected shape [64,16], "
+        "found [64,8]"
+    ) in str(err)
     tensors, _ = mlx_quantized(4, 32)
     tensors["embed_audio.embedding.scales"] = tensors["embed_audio.embedding.scales"].astype(np.float32)
     del tensors["embed_audio.embedding.biases"]
@@ -360,12 +376,20 @@ def test_quantized_conv_is_unexpected(tmp_path: Path) -> None:
 
 def test_bad_quantization_block(tmp_path: Path) -> None:
     tensors, _ = mlx_quantized(4, 32)
-    with pytest.raises(CheckpointSchemaError, match=r"config.json: quantization: bits must be one of \(4, 8\), got 3 "
-                                                    r"\(needed by 25 quantized weight\(s\): audio_tower"):
+    with pytest.raises(
+        CheckpointSchemaError,
+        match=r"config.json: quantization: bits must be one of \(4, 8\), got 3 "
+        r"\(needed by 25 quantized weight\(s\): audio_tower",
+    ):
         open_checkpoint(write_dir(tmp_path / "q", tensors, quantization={"group_size": 32, "bits": 3}))
     # a setting only the (absent here) language model would use does not matter to an unquantized audio stage
-    ck = open_checkpoint(write_dir(tmp_path / "lm_only", to_mlx(random_weights(CFG, 0)),
-                                   quantization={"group_size": 32, "bits": 3, "mode": "mxfp4"}))
+    ck = open_checkpoint(
+        write_dir(
+            tmp_path / "lm_only",
+            to_mlx(random_weights(CFG, 0)),
+            quantization={"group_size": 32, "bits": 3, "mode": "mxfp4"},
+        )
+    )
     assert ck.quantization is None and ck.quantized_names() == ()
     config = json.loads((tmp_path / "q" / "config.json").read_text())
     config["quantization_config"]["bits"] = 4
@@ -389,6 +413,7 @@ def test_per_module_quantization_override(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- file errors
+
 
 def test_truncated_file(tmp_path: Path) -> None:
     directory = write_random_checkpoint(tmp_path / "ck", CFG)
@@ -474,6 +499,7 @@ def test_no_weights_or_config(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- non-finite
 
+
 @pytest.mark.parametrize("value,word", [(np.nan, "NaN"), (-np.inf, "-Inf")])
 def test_non_finite_reported(tmp_path: Path, value: float, word: str) -> None:
     weights = random_weights(CFG, 0)
@@ -495,8 +521,11 @@ def test_non_finite_quantization_scale(tmp_path: Path) -> None:
     s[3, 1] = np.inf
     tensors["embed_audio.embedding_projection.scales"] = s
     ck = open_checkpoint(write_dir(tmp_path / "q", tensors, quantization={"group_size": 32, "bits": 4}))
-    with pytest.raises(CheckpointNonFiniteError, match=r"embed_audio.embedding_projection.scales .* \+Inf at flat "
-                                                       r"index 7"):
+    with pytest.raises(
+        CheckpointNonFiniteError,
+        match=r"embed_audio.embedding_projection.scales .* \+Inf at flat "
+        r"index 7",
+    ):
         ck.check_finite()
 
 
@@ -512,21 +541,34 @@ def test_quantized_scale_that_overflows_on_dequantize(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- config.json errors
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c.pop("audio_config"), "audio_config is missing (expected the audio tower's configuration object"),
-    (lambda c: c["audio_config"].pop("hidden_size"), "audio_config.hidden_size is missing (expected an integer; the "
-                                                     "graph's shapes depend on it, so there is no default)"),
-    (lambda c: c["audio_config"].__setitem__("hidden_size", "64"),
-     'audio_config.hidden_size must be an integer, got str "64"'),
-    (lambda c: c["audio_config"].__setitem__("conf_num_hidden_layers", True),
-     "audio_config.conf_num_hidden_layers must be an integer, got bool true"),
-    (lambda c: c["audio_config"].__setitem__("sscp_conv_stride_size", [2, 2]),
-     "audio_config.sscp_conv_stride_size must be a list of 2 lists of 2 integers, got a list [2, 2]"),
-    (lambda c: c["audio_config"].__setitem__("rms_norm_eps", "1e-6"), 'audio_config.rms_norm_eps must be a number'),
-    (lambda c: c["audio_config"].__setitem__("vocab_offset", None), "audio_config.vocab_offset must be an integer"),
-    (lambda c: c["text_config"].pop("hidden_size"), "text_config.hidden_size is missing"),
-    (lambda c: c.__setitem__("audio_config", [1]), "audio_config must be an object, got a list [1]"),
-])
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c.pop("audio_config"), "audio_config is missing (expected the audio tower's configuration object"),
+        (
+            lambda c: c["audio_config"].pop("hidden_size"),
+            "audio_config.hidden_size is missing (expected an integer; the "
+            "graph's shapes depend on it, so there is no default)",
+        ),
+        (
+            lambda c: c["audio_config"].__setitem__("hidden_size", "64"),
+            'audio_config.hidden_size must be an integer, got str "64"',
+        ),
+        (
+            lambda c: c["audio_config"].__setitem__("conf_num_hidden_layers", True),
+            "audio_config.conf_num_hidden_layers must be an integer, got bool true",
+        ),
+        (
+            lambda c: c["audio_config"].__setitem__("sscp_conv_stride_size", [2, 2]),
+            "audio_config.sscp_conv_stride_size must be a list of 2 lists of 2 integers, got a list [2, 2]",
+        ),
+        (lambda c: c["audio_config"].__setitem__("rms_norm_eps", "1e-6"), "audio_config.rms_norm_eps must be a number"),
+        (lambda c: c["audio_config"].__setitem__("vocab_offset", None), "audio_config.vocab_offset must be an integer"),
+        (lambda c: c["text_config"].pop("hidden_size"), "text_config.hidden_size is missing"),
+        (lambda c: c.__setitem__("audio_config", [1]), "audio_config must be an object, got a list [1]"),
+    ],
+)
 def test_config_errors_name_the_field(tmp_path, change, message):
     from gemma3n_iree.model.audio_config import ConfigError
 
@@ -560,11 +602,17 @@ def test_text_config_errors_name_the_field(tmp_path):
     add_random_text_tensors(tmp_path, builtin_text_config("tiny"), seed=1)
     path = tmp_path / "config.json"
     good = json.loads(path.read_text())
-    for change, message in ((lambda c: c["text_config"].pop("num_hidden_layers"),
-                             "text_config.num_hidden_layers is missing (expected an integer"),
-                            (lambda c: c["text_config"].__setitem__("vocab_size", "262400"),
-                             'text_config.vocab_size must be an integer, got str "262400"'),
-                            (lambda c: c.__setitem__("audio_token_id", 1.5), "audio_token_id must be an integer")):
+    for change, message in (
+        (
+            lambda c: c["text_config"].pop("num_hidden_layers"),
+            "text_config.num_hidden_layers is missing (expected an integer",
+        ),
+        (
+            lambda c: c["text_config"].__setitem__("vocab_size", "262400"),
+            'text_config.vocab_size must be an integer, got str "262400"',
+        ),
+        (lambda c: c.__setitem__("audio_token_id", 1.5), "audio_token_id must be an integer"),
+    ):
         config = json.loads(json.dumps(good))
         change(config)
         path.write_text(json.dumps(config))

@@ -42,11 +42,14 @@ def test_an_audio_only_checkpoint_opens_for_its_audio_configuration(tmp_path: Pa
         _ = config.decoder
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "checkpoint directory has no config.json"),
-    (b"{not json", "config.json: not valid JSON"),
-    (b"[1, 2]", "config.json: expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "checkpoint directory has no config.json"),
+        (b"{not json", "config.json: not valid JSON"),
+        (b"[1, 2]", "config.json: expected a JSON object"),
+    ],
+)
 def test_unreadable_files_are_one_error_naming_the_file(tmp_path: Path, content: bytes | None, message: str):
     if content is not None:
         (tmp_path / "config.json").write_bytes(content)

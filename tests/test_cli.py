@@ -45,7 +45,7 @@ def assert_one_error(result, exit_code: int, *needles: str) -> str:
     assert "Traceback" not in output
     errors = [line for line in output.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1, output
-    message = output[output.index("Error:"):]
+    message = output[output.index("Error:") :]
     for needle in needles:
         assert needle in message, (needle, message)
     return message
@@ -68,7 +68,7 @@ def clips(workdir: Path) -> list[Path]:
     paths = []
     for name, start, n in (("half", 16000, 8000), ("tiny", 0, 160), ("third", 30000, 4800)):
         path = workdir / f"{name}.wav"
-        sf.write(path, speech[start:start + n], rate, subtype="PCM_16")
+        sf.write(path, speech[start : start + n], rate, subtype="PCM_16")
         paths.append(path)
     return paths
 
@@ -76,12 +76,14 @@ def clips(workdir: Path) -> list[Path]:
 @pytest.fixture(scope="module")
 def emitted(workdir: Path):
     vmfb, mlir = workdir / "emitted" / "tiny.vmfb", workdir / "emitted" / "tiny.mlir"
-    result = invoke(emit_main, ["--target", "llvm-cpu", "--builtin", "tiny", "--frames", 64, "-o", vmfb,
-                                "--emit-mlir", mlir])
+    result = invoke(
+        emit_main, ["--target", "llvm-cpu", "--builtin", "tiny", "--frames", 64, "-o", vmfb, "--emit-mlir", mlir]
+    )
     return result, vmfb, mlir
 
 
 # ---------------------------------------------------------------------------------------------- emit-gemma3n
+
 
 def test_emit_compiles_a_tiny_module_and_writes_its_mlir(emitted, checkpoint):
     result, vmfb, mlir = emitted
@@ -98,6 +100,7 @@ def test_emit_compiles_a_tiny_module_and_writes_its_mlir(emitted, checkpoint):
 
 
 # ---------------------------------------------------------------------------------------------- encode
+
 
 def test_encode_writes_the_five_arrays_in_input_order(workdir, checkpoint, clips):
     output = workdir / "out" / "encoded.npz"
@@ -179,6 +182,7 @@ def test_help(name):
 
 # ---------------------------------------------------------------------------------------------- bad inputs
 
+
 @pytest.fixture(scope="module")
 def bad_config(workdir: Path) -> Path:
     directory = workdir / "bad-config"
@@ -191,47 +195,87 @@ def bad_config(workdir: Path) -> Path:
 
 def test_emit_bad_inputs(workdir, bad_config):
     out = ["--target", "llvm-cpu", "-o", workdir / "never.vmfb"]
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--contract", "nope"]), 2,
-                     "Invalid value for '--contract'", "nope")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--frames", 3000]), 2,
-                     "Invalid value for '--frames'", "3000", "2997")
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--contract", "nope"]),
+        2,
+        "Invalid value for '--contract'",
+        "nope",
+    )
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--frames", 3000]),
+        2,
+        "Invalid value for '--frames'",
+        "3000",
+        "2997",
+    )
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--frames", 0]), 2, "'--frames'")
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--clips", 0]), 2, "'--clips'")
-    assert_one_error(invoke(emit_main, [*out, "--checkpoint", workdir / "no-such-dir"]), 2,
-                     "'--checkpoint'", "does not exist")
-    assert_one_error(invoke(emit_main, [*out, "--checkpoint", bad_config]), 1,
-                     str(bad_config / "config.json"), "hidden_size 63")
+    assert_one_error(
+        invoke(emit_main, [*out, "--checkpoint", workdir / "no-such-dir"]), 2, "'--checkpoint'", "does not exist"
+    )
+    assert_one_error(
+        invoke(emit_main, [*out, "--checkpoint", bad_config]), 1, str(bad_config / "config.json"), "hidden_size 63"
+    )
     bad_json = workdir / "flat.json"
     bad_json.write_text(json.dumps({"hidden_size": 64, "conf_num_attention_heads": 3}))
     assert_one_error(invoke(emit_main, [*out, "--config", bad_json]), 1, str(bad_json), "not divisible")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--checkpoint", bad_config]), 2,
-                     "at most one of")
+    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--checkpoint", bad_config]), 2, "at most one of")
     assert_one_error(invoke(emit_main, ["-o", workdir / "never.vmfb", "--builtin", "tiny"]), 2, "'--target'")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--kernels", "triton-sm90"]), 1,
-                     "--kernels triton-sm90 is not available", "Hopper", "llvm-cpu")
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--kernels", "triton-sm90"]),
+        1,
+        "--kernels triton-sm90 is not available",
+        "Hopper",
+        "llvm-cpu",
+    )
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--kernels", "cublas"]), 2, "'--kernels'")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--kernels", "triton-sm90"]), 1,
-                     "--kernels triton-sm90 applies to --stage audio")
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--kernels", "triton-sm90"]),
+        1,
+        "--kernels triton-sm90 applies to --stage audio",
+    )
     assert not (workdir / "never.vmfb").exists()
 
 
 def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
     _, vmfb, _ = emitted
     out = ["-o", workdir / "never.npz"]
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--contract", "nope", *out, clips[0]]),
-                     2, "'--contract'", "nope")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--frames", 3000, *out, clips[0]]),
-                     2, "'--frames'", "3000")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", workdir / "no-such-dir", *out, clips[0]]),
-                     2, "'--checkpoint'", "does not exist")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, *out, workdir / "missing.wav"]),
-                     2, "missing.wav", "does not exist")
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--contract", "nope", *out, clips[0]]),
+        2,
+        "'--contract'",
+        "nope",
+    )
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--frames", 3000, *out, clips[0]]),
+        2,
+        "'--frames'",
+        "3000",
+    )
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", workdir / "no-such-dir", *out, clips[0]]),
+        2,
+        "'--checkpoint'",
+        "does not exist",
+    )
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, *out, workdir / "missing.wav"]),
+        2,
+        "missing.wav",
+        "does not exist",
+    )
     assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, *out]), 2, "AUDIO")
     # errors found after parsing: one message, exit status 1, nothing compiled or written
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", bad_config, *out, clips[0]]), 1,
-                     str(bad_config / "config.json"), "hidden_size 63")
-    for field, value, words in (("hidden_size", None, "audio_config.hidden_size is missing"),
-                                ("hidden_size", "64", 'audio_config.hidden_size must be an integer, got str "64"')):
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", bad_config, *out, clips[0]]),
+        1,
+        str(bad_config / "config.json"),
+        "hidden_size 63",
+    )
+    for field, value, words in (
+        ("hidden_size", None, "audio_config.hidden_size is missing"),
+        ("hidden_size", "64", 'audio_config.hidden_size must be an integer, got str "64"'),
+    ):
         config = hf_config_json(CFG)
         if value is None:
             del config["audio_config"][field]
@@ -240,29 +284,60 @@ def test_encode_bad_inputs(workdir, checkpoint, clips, bad_config, emitted):
         directory = workdir / f"config-{field}-{value}"
         directory.mkdir()
         (directory / "config.json").write_text(json.dumps(config))
-        assert_one_error(invoke(iree_main, ["encode", "--checkpoint", directory, *out, clips[0]]), 1,
-                         str(directory / "config.json"), words)
+        assert_one_error(
+            invoke(iree_main, ["encode", "--checkpoint", directory, *out, clips[0]]),
+            1,
+            str(directory / "config.json"),
+            words,
+        )
     weights = random_weights(CFG, 0)
     del weights["model.embed_audio.embedding.weight"]
     schema = write_dir(workdir / "schema-error", weights)
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", schema, *out, clips[0]]), 1,
-                     "model.embed_audio.embedding.weight", "missing")
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", schema, *out, clips[0]]),
+        1,
+        "model.embed_audio.embedding.weight",
+        "missing",
+    )
     # every input failing: each named, nothing written
     not_audio = workdir / "notes.wav"
     not_audio.write_text("not audio\n" * 50)
-    message = assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
-                                                  not_audio]), 1, f"Error: {not_audio}: not a readable audio file")
+    message = assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, not_audio]),
+        1,
+        f"Error: {not_audio}: not a readable audio file",
+    )
     assert "could not be encoded" not in message  # one input: its own message
     (workdir / "zero.wav").write_bytes(b"")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out,
-                                        not_audio, workdir / "zero.wav"]), 1, "2 of 2 input(s) could not be encoded",
-                     str(not_audio), "nothing was written")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--max-seconds",
-                                        0.4, *out, clips[0]]), 1, str(clips[0]), "0.5 s", "--max-seconds 0.4")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, SPEECH]), 1,
-                     str(SPEECH), "318 mel frames fits no frame bucket (64)")
-    assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--workers", 0,
-                                        *out, clips[0]]), 2, "'--workers'")
+    assert_one_error(
+        invoke(
+            iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, not_audio, workdir / "zero.wav"]
+        ),
+        1,
+        "2 of 2 input(s) could not be encoded",
+        str(not_audio),
+        "nothing was written",
+    )
+    assert_one_error(
+        invoke(
+            iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--max-seconds", 0.4, *out, clips[0]]
+        ),
+        1,
+        str(clips[0]),
+        "0.5 s",
+        "--max-seconds 0.4",
+    )
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, *out, SPEECH]),
+        1,
+        str(SPEECH),
+        "318 mel frames fits no frame bucket (64)",
+    )
+    assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "--workers", 0, *out, clips[0]]),
+        2,
+        "'--workers'",
+    )
     assert not (workdir / "never.npz").exists()
 
 
@@ -274,11 +349,14 @@ def test_a_failed_input_fails_alone(workdir, checkpoint, clips, emitted):
     corrupt.write_bytes(clips[0].read_bytes()[:60])  # a WAV header that declares more than is present
     inputs = [clips[0], corrupt, clips[1], SPEECH, clips[2]]
     output = workdir / "partial.npz"
-    message = assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb,
-                                                  "-o", output, *inputs]), 1,
-                               "2 of 5 input(s) could not be encoded", f"{corrupt}: truncated RIFF/WAVE file",
-                               f"{SPEECH}: a clip of 318 mel frames fits no frame bucket (64)",
-                               f"the other 3 input(s) were written to {output}")
+    message = assert_one_error(
+        invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb, "-o", output, *inputs]),
+        1,
+        "2 of 5 input(s) could not be encoded",
+        f"{corrupt}: truncated RIFF/WAVE file",
+        f"{SPEECH}: a clip of 318 mel frames fits no frame bucket (64)",
+        f"the other 3 input(s) were written to {output}",
+    )
     assert str(clips[0]) + ":" not in message  # only the failures are named
     want = AudioEncoder(checkpoint, artifact=vmfb).encode_files([clips[0], clips[1], clips[2]])
     with np.load(output) as data:
@@ -348,25 +426,57 @@ def test_the_pipeline_benchmark_runs(workdir, checkpoint, emitted):
     _, vmfb, _ = emitted
     inputs = workdir / "bench-in"
     _script(SCRIPTS / "pipeline_bench.py", "inputs", "--dir", inputs, "--files", 2, "--seconds", 0.5)
-    common = ["--checkpoint", checkpoint, "--target", "llvm-cpu", "--artifact", vmfb, "--inputs", inputs,
-              "--scratch", workdir]
+    common = [
+        "--checkpoint",
+        checkpoint,
+        "--target",
+        "llvm-cpu",
+        "--artifact",
+        vmfb,
+        "--inputs",
+        inputs,
+        "--scratch",
+        workdir,
+    ]
     api = _script(SCRIPTS / "pipeline_bench.py", "api", *common, "--counts", 1, 2, "--repeats", 1, "--serial-count", 2)
     assert {(r["format"], r["files"]) for r in api if "serial" not in r["impl"]} == {
-        (f, n) for f in ("wav", "flac") for n in (1, 2)}
+        (f, n) for f in ("wav", "flac") for n in (1, 2)
+    }
     assert all(r["audio_s"] == pytest.approx(0.5 * r["files"]) and r["audio_s_per_s"] > 0 for r in api)
     (cli,) = _script(SCRIPTS / "pipeline_bench.py", "cli", *common, "--counts", 2, "--formats", "wav")
     assert cli["exit"] == 0 and cli["audio_s"] == 1.0 and cli["encode_s"] > 0 and "stderr" not in cli
-    torch = _script(SCRIPTS / "pipeline_bench.py", "torch", "--inputs", inputs, "--device", "cpu", "--dtype", "fp32",
-                    "--modes", "eager", "--config", "tiny", "--counts", 2, "--repeats", 1, "--scratch", workdir)
-    assert [(r["impl"], r["format"], r["files"]) for r in torch] == [("transformers eager", "wav", 2),
-                                                                     ("transformers eager", "flac", 2)]
+    torch = _script(
+        SCRIPTS / "pipeline_bench.py",
+        "torch",
+        "--inputs",
+        inputs,
+        "--device",
+        "cpu",
+        "--dtype",
+        "fp32",
+        "--modes",
+        "eager",
+        "--config",
+        "tiny",
+        "--counts",
+        2,
+        "--repeats",
+        1,
+        "--scratch",
+        workdir,
+    )
+    assert [(r["impl"], r["format"], r["files"]) for r in torch] == [
+        ("transformers eager", "wav", 2),
+        ("transformers eager", "flac", 2),
+    ]
     with np.load(workdir / "torch.npz") as data:
         assert data["audio_features"].shape[::2] == (2, CFG.text_hidden_size)
 
 
 def test_the_thread_fight_script_runs():
-    records = _script(SCRIPTS / "frontend_threads.py", "--stages", "mel", "--workers", 1, "--items-per-worker", 1,
-                      "--no-processes")
+    records = _script(
+        SCRIPTS / "frontend_threads.py", "--stages", "mel", "--workers", 1, "--items-per-worker", 1, "--no-processes"
+    )
     assert records[0]["machine"]["cores"] >= 1
     runs = {r["blas_pool"]: r for r in records[1:-1]}
     assert runs["pinned"]["blas"][0]["threads"] == 1 and runs["default"]["audio_s_per_s"] > 0

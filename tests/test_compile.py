@@ -57,8 +57,11 @@ def test_target_flags():
         "--iree-cuda-target=sm_80",
     )
     # Hopper: no --iree-cuda-target (IREE 3.13 has no sm_90 entry).
-    assert SM90.flags() == ("--iree-input-type=stablehlo", "--iree-input-demote-f64-to-f32=false",
-                            "--iree-hal-target-device=cuda")
+    assert SM90.flags() == (
+        "--iree-input-type=stablehlo",
+        "--iree-input-demote-f64-to-f32=false",
+        "--iree-hal-target-device=cuda",
+    )
     assert SM90.needs_module_target_attr and not SM80.needs_module_target_attr
     assert ic.parse_target("cuda") == SM90  # product default: H100/H200
     assert ic.parse_target("cuda:sm_80") == SM80
@@ -99,9 +102,9 @@ def test_target_misuse():
 
 def test_apply_target_plain_module():
     out = ic.apply_target_to_module(TINY, SM90)
-    assert out.startswith("#iree_cuda_sm_90_executable_target = #hal.executable.target<\"cuda\"")
+    assert out.startswith('#iree_cuda_sm_90_executable_target = #hal.executable.target<"cuda"')
     assert 'arch = "sm_90"' in out
-    assert "#iree_cuda_sm_90_device_target = #hal.device.target<\"cuda\"" in out
+    assert '#iree_cuda_sm_90_device_target = #hal.device.target<"cuda"' in out
     assert "module @tiny attributes {hal.device.targets = [#iree_cuda_sm_90_device_target]} {" in out
     assert out.endswith(TINY[TINY.index("\n") + 1 :])  # body untouched
     assert ic.apply_target_to_module(out, SM90) == out  # idempotent
@@ -112,7 +115,7 @@ def test_apply_target_module_with_attributes():
     text = TINY.replace("module @tiny {", 'module @audio_encoder attributes {gemma.v = "a{b}", x.y = 1 : i64} {')
     out = ic.apply_target_to_module(text, SM90)
     assert (
-        'module @audio_encoder attributes {hal.device.targets = [#iree_cuda_sm_90_device_target], '
+        "module @audio_encoder attributes {hal.device.targets = [#iree_cuda_sm_90_device_target], "
         'gemma.v = "a{b}", x.y = 1 : i64} {'
     ) in out
     ic.verify_mlir(out)
@@ -127,7 +130,9 @@ def test_apply_target_other_targets_unchanged_and_errors():
     with pytest.raises(ValueError, match="no top-level 'module"):
         ic.apply_target_to_module(no_module, SM90)
     with pytest.raises(ValueError, match="already sets hal.device.targets"):
-        ic.apply_target_to_module(TINY.replace("module @tiny {", "module @tiny attributes {hal.device.targets = []} {"), SM90)
+        ic.apply_target_to_module(
+            TINY.replace("module @tiny {", "module @tiny attributes {hal.device.targets = []} {"), SM90
+        )
 
 
 def test_sm90a_keeps_its_arch():
@@ -230,7 +235,7 @@ def test_pass_failure_is_located_in_the_callers_text_for_sm90():
     # line must still refer to the text we passed in, not the augmented one.
     text = TINY.replace(
         "    return %y",
-        '    %c = stablehlo.custom_call @my_kernel(%y) : (tensor<2x4xf32>) -> tensor<2x4xf32>\n    return %c',
+        "    %c = stablehlo.custom_call @my_kernel(%y) : (tensor<2x4xf32>) -> tensor<2x4xf32>\n    return %c",
     )
     with pytest.raises(ic.CompileError) as e:
         ic.compile_mlir(text, SM90)

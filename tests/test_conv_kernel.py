@@ -41,7 +41,7 @@ def _glu_taps(gates: np.ndarray, taps: np.ndarray) -> np.ndarray:
     padded = np.pad(glu, [(0, 0), (taps.shape[0] - 1, 0), (0, 0)])
     acc = (padded[:, 0:t] * taps[0]).astype(np.float32)
     for j in range(1, taps.shape[0]):
-        acc = (acc + (padded[:, j:j + t] * taps[j]).astype(np.float32)).astype(np.float32)
+        acc = (acc + (padded[:, j : j + t] * taps[j]).astype(np.float32)).astype(np.float32)
     return round_bf16(acc)
 
 
@@ -51,7 +51,9 @@ def test_glu_depthwise_is_the_templates_glu_and_taps(clips, frames, channels, ta
     import torch
 
     rng = np.random.default_rng(frames)
-    gates = round_bf16(rng.standard_normal((clips, frames, 2 * channels)) * np.exp2(rng.integers(-4, 5, (clips, frames, 2 * channels))))
+    gates = round_bf16(
+        rng.standard_normal((clips, frames, 2 * channels)) * np.exp2(rng.integers(-4, 5, (clips, frames, 2 * channels)))
+    )
     weights = round_bf16(rng.standard_normal((taps, channels)) * 0.3)
     # Zero values at the first frame and negative taps on some channels: every product there is -0, so
     # the result is -0 only if the sum starts from the first product (as the template's does), not from +0.
@@ -60,9 +62,18 @@ def test_glu_depthwise_is_the_templates_glu_and_taps(clips, frames, channels, ta
     with np.errstate(over="ignore"):
         want = _glu_taps(gates, weights)
     got = torch.full((clips, frames, channels), float("nan"))
-    launch("glu_depthwise", GLU_DEPTHWISE_SM90.workgroups(clips, frames, channels), _bf16(gates),
-           torch.from_numpy(weights), got, frames, channels, taps,
-           FRAMES=GLU_DEPTHWISE_SM90.frames, CHANNELS=GLU_DEPTHWISE_SM90.channels)
+    launch(
+        "glu_depthwise",
+        GLU_DEPTHWISE_SM90.workgroups(clips, frames, channels),
+        _bf16(gates),
+        torch.from_numpy(weights),
+        got,
+        frames,
+        channels,
+        taps,
+        FRAMES=GLU_DEPTHWISE_SM90.frames,
+        CHANNELS=GLU_DEPTHWISE_SM90.channels,
+    )
     assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
     assert (np.signbit(want) & (want == 0)).any()  # negative zeros are among the compared values
 
@@ -78,8 +89,21 @@ def test_norm_kernel_applies_the_silu_after_the_norm():
     kernel = RMS_NORMS_SM90["silu_bf16", 256]
     got = torch.zeros((rows, width), dtype=torch.bfloat16)
     bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731
-    launch("rms_norm", kernel.workgroups(rows), torch.from_numpy(x), _bf16(w), got, rows, width, bits(1e-6),
-           bits(10.0), 1, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup, SILU=True)
+    launch(
+        "rms_norm",
+        kernel.workgroups(rows),
+        torch.from_numpy(x),
+        _bf16(w),
+        got,
+        rows,
+        width,
+        bits(1e-6),
+        bits(10.0),
+        1,
+        THREADS=kernel.block_threads,
+        ROWS_PER_BLOCK=kernel.rows_per_workgroup,
+        SILU=True,
+    )
     y = rms_norm(MLX_CUDA_V1, clamp(x, 10.0), w, 1e-6)
     want = round_bf16(y * iree_math.logistic(y))
     got_bits = got.view(torch.int16).numpy().astype(np.uint16).astype(np.uint32) << 16
@@ -97,8 +121,11 @@ def test_the_light_convolution_is_two_kernels_between_its_projections():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     build = lambda e: e.light_conv(8, 750, 1536, 5, 1e-6, 1e10, "d1k")  # noqa: E731
     text = probe_module(MLX_CUDA_V1, build, kernels=linked)
-    assert re.search(r'hal.dispatch.extern "glu_depthwise"\([^)]*\) : \(tensor<8x750x3072xbf16>, tensor<5x1536xf32>, '
-                     r"i32, i32, i32\) -> tensor<8x750x1536xf32>", text)
+    assert re.search(
+        r'hal.dispatch.extern "glu_depthwise"\([^)]*\) : \(tensor<8x750x3072xbf16>, tensor<5x1536xf32>, '
+        r"i32, i32, i32\) -> tensor<8x750x1536xf32>",
+        text,
+    )
     assert "arith.constant 4512 : index" in text  # 8 clips x 47 blocks of 16 frames x 12 blocks of 128 channels
     assert str(RMS_NORMS_SM90["silu_bf16", 256].file.ptx_path()) in text
     for gone in ("stablehlo.logistic", "stablehlo.pad", "stablehlo.slice"):

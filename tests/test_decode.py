@@ -33,8 +33,14 @@ SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
 # containers whose headers carry no length: a cut on a frame boundary cannot be told from a short file
 NOT_RECORDED = {"IRCAM", "PVF", "PAF", "XI"}
 # encodings libsndfile writes but cannot read back here (a libsndfile limitation, not ours)
-UNREADABLE = {("AIFF", "DWVW_12"), ("AIFF", "DWVW_16"), ("AIFF", "DWVW_24"), ("MP3", "MPEG_LAYER_I"),
-              ("MP3", "MPEG_LAYER_II"), ("WAV", "MPEG_LAYER_III")}
+UNREADABLE = {
+    ("AIFF", "DWVW_12"),
+    ("AIFF", "DWVW_16"),
+    ("AIFF", "DWVW_24"),
+    ("MP3", "MPEG_LAYER_I"),
+    ("MP3", "MPEG_LAYER_II"),
+    ("WAV", "MPEG_LAYER_III"),
+}
 
 
 def signal(seconds: float = 3.0) -> np.ndarray:
@@ -43,8 +49,13 @@ def signal(seconds: float = 3.0) -> np.ndarray:
 
 
 def written_formats() -> list[tuple[str, str]]:
-    return [(fmt, sub) for fmt in sf.available_formats() if fmt not in ("RAW", "SD2")
-            for sub in sf.available_subtypes(fmt) if (fmt, sub) not in UNREADABLE]
+    return [
+        (fmt, sub)
+        for fmt in sf.available_formats()
+        if fmt not in ("RAW", "SD2")
+        for sub in sf.available_subtypes(fmt)
+        if (fmt, sub) not in UNREADABLE
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +79,7 @@ def test_every_container_whole_and_cut_at_60_percent(files, fmt, sub):
     from_bytes = decode_audio(data, "upload.bin")
     np.testing.assert_array_equal(from_bytes.samples, whole.samples)
     assert whole.info == from_bytes.info and whole.samples.size > 0
-    cut = data[:int(len(data) * 0.6)]
+    cut = data[: int(len(data) * 0.6)]
     cut_path = path.with_name("cut_" + path.name)
     cut_path.write_bytes(cut)
     if fmt in NOT_RECORDED:
@@ -93,8 +104,12 @@ def test_every_container_whole_and_cut_at_60_percent(files, fmt, sub):
 def test_the_container_table_is_the_one_sniffer():
     names = [c.name for c in CONTAINERS]
     assert len(names) == len(set(names))
-    for magic, name in ((b"\x00\x00\x00\x20ftypM4A ", "MP4/M4A (AAC or ALAC)"), (b"OggS\x00\x02", "Ogg"),
-                        (b"fLaC\x00\x00\x00\x22", "FLAC"), (b"RIFF\x00\x00\x00\x00WAVE", "RIFF/WAVE")):
+    for magic, name in (
+        (b"\x00\x00\x00\x20ftypM4A ", "MP4/M4A (AAC or ALAC)"),
+        (b"OggS\x00\x02", "Ogg"),
+        (b"fLaC\x00\x00\x00\x22", "FLAC"),
+        (b"RIFF\x00\x00\x00\x00WAVE", "RIFF/WAVE"),
+    ):
         found = sniff(magic + b"\x00" * 64)
         assert found is not None and found.name == name
     with pytest.raises(AudioError, match="upload: unsupported audio format MP4/M4A"):
@@ -121,7 +136,7 @@ def test_unknown_sizes_of_streaming_writers_decode_fully(fmt):
     if fmt == "WAV":
         data[4:8] = b"\xff" * 4
         pos = data.find(b"data")
-        data[pos + 4:pos + 8] = b"\xff" * 4
+        data[pos + 4 : pos + 8] = b"\xff" * 4
     else:
         data[8:12] = b"\xff" * 4
     decoded = decode_audio(bytes(data), f"stream.{fmt.lower()}")
@@ -131,21 +146,23 @@ def test_unknown_sizes_of_streaming_writers_decode_fully(fmt):
 
 # ---------------------------------------------------------------------------------------------- MPEG
 
+
 def speech(seconds: float) -> np.ndarray:
     x, rate = sf.read(str(SPEECH), dtype="float32")
     assert rate == RATE
-    return np.tile(x, -(-int(seconds * RATE) // len(x)))[:int(seconds * RATE)]
+    return np.tile(x, -(-int(seconds * RATE) // len(x)))[: int(seconds * RATE)]
 
 
 def vbr_mp3(tmp_path: Path, samples: np.ndarray, name: str) -> tuple[bytes, bytes]:
     """(the file libsndfile/LAME writes, the same stream without its Xing/LAME frame)."""
     path = tmp_path / name
-    sf.write(str(path), samples, RATE, format="MP3", subtype="MPEG_LAYER_III", bitrate_mode="VARIABLE",
-             compression_level=0.5)
+    sf.write(
+        str(path), samples, RATE, format="MP3", subtype="MPEG_LAYER_III", bitrate_mode="VARIABLE", compression_level=0.5
+    )
     data = path.read_bytes()
     found = mpeg.scan(data)
     assert found.has_info and found.declared == found.frames  # LAME writes the frame count
-    return data, data[:found.audio_start] + data[found.frames_start:]
+    return data, data[: found.audio_start] + data[found.frames_start :]
 
 
 @pytest.fixture(scope="module")
@@ -156,11 +173,13 @@ def mp3s(tmp_path_factory):
     rng = np.random.default_rng(0)
     loud_first = speech(24.0)
     loud_first[:RATE] = rng.uniform(-0.9, 0.9, RATE).astype(np.float32)  # a high-bitrate first frame
-    loud_first[12 * RATE:] = 0.0
+    loud_first[12 * RATE :] = 0.0
     silent_first = speech(24.0)
-    silent_first[:8 * RATE] = 0.0  # a low-bitrate first frame
-    return {"loud-first": vbr_mp3(directory, loud_first, "loud.mp3"),
-            "silent-first": vbr_mp3(directory, silent_first, "silent.mp3")}
+    silent_first[: 8 * RATE] = 0.0  # a low-bitrate first frame
+    return {
+        "loud-first": vbr_mp3(directory, loud_first, "loud.mp3"),
+        "silent-first": vbr_mp3(directory, silent_first, "silent.mp3"),
+    }
 
 
 @pytest.mark.parametrize("case", ["loud-first", "silent-first"])
@@ -182,17 +201,21 @@ def test_cut_and_concatenated_mp3(mp3s):
     with_header, bare = mp3s["silent-first"]
     for data, label in ((with_header, "header"), (bare, "bare")):
         with pytest.raises(AudioError, match=f"{label}.mp3: truncated MPEG audio \\(MP3\\) file") as err:
-            decode_audio(data[:int(len(data) * 0.6)], f"{label}.mp3")
+            decode_audio(data[: int(len(data) * 0.6)], f"{label}.mp3")
         assert "missing" in str(err.value) or "cut off" in str(err.value)
-    with pytest.raises(AudioError, match=r"twice.mp3: MPEG audio \(MP3\) file contradicts its own header: .* declares only \d+ \(concatenated"):
+    with pytest.raises(
+        AudioError,
+        match=r"twice.mp3: MPEG audio \(MP3\) file contradicts its own header: .* declares only \d+ \(concatenated",
+    ):
         decode_audio(with_header + bare, "twice.mp3")
 
 
 def test_implausible_sample_rates_are_refused(tmp_path):
     path = tmp_path / "one_hz.wav"
     sf.write(str(path), np.zeros(599, np.float32), 1, subtype="PCM_16")  # 599 frames = 599 s at 1 Hz
-    with pytest.raises(AudioError, match=f"{path}: sample rate 1 Hz is below the lowest this accepts, "
-                                         f"{MIN_SAMPLE_RATE} Hz"):
+    with pytest.raises(
+        AudioError, match=f"{path}: sample rate 1 Hz is below the lowest this accepts, {MIN_SAMPLE_RATE} Hz"
+    ):
         decode_audio(path)
     with pytest.raises(AudioError, match="sample rate 1 Hz"):
         probe_audio(path.read_bytes())
@@ -202,12 +225,17 @@ def test_implausible_sample_rates_are_refused(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- results and policy
 
+
 def test_npz_pieces_are_an_npz_without_a_copy():
     import ml_dtypes
 
-    arrays = {"audio_features": np.random.default_rng(1).standard_normal((2, 188, 48), np.float32),
-              "valid_tokens": np.array([188, 40], np.int32), "empty": np.zeros((0, 3), np.float32),
-              "strided": np.arange(20, dtype=np.float32)[::2], "bf16": np.ones(4, ml_dtypes.bfloat16)}
+    arrays = {
+        "audio_features": np.random.default_rng(1).standard_normal((2, 188, 48), np.float32),
+        "valid_tokens": np.array([188, 40], np.int32),
+        "empty": np.zeros((0, 3), np.float32),
+        "strided": np.arange(20, dtype=np.float32)[::2],
+        "bf16": np.ones(4, ml_dtypes.bfloat16),
+    }
     pieces = npz_pieces(arrays)
     raw = pieces.join()
     assert pieces.size == len(raw) == sum(len(c) for c in pieces.chunks(1000))
@@ -224,8 +252,12 @@ def test_npz_pieces_are_an_npz_without_a_copy():
 
 
 def test_upload_refusal_policy():
-    limits = Limits(max_memory_bytes=1000 * MIB, max_upload_bytes=100 * MIB, max_concurrent_uploads=2,
-                    max_client_held_bytes=50 * MIB)
+    limits = Limits(
+        max_memory_bytes=1000 * MIB,
+        max_upload_bytes=100 * MIB,
+        max_concurrent_uploads=2,
+        max_client_held_bytes=50 * MIB,
+    )
     assert upload_refusal(limits, reserved=0, uploads=0, client_held=0) is None
     assert upload_refusal(limits, reserved=0, uploads=2, client_held=0).code == "uploads_full"
     refusal = upload_refusal(limits, reserved=0, uploads=0, client_held=50 * MIB)

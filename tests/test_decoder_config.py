@@ -28,7 +28,11 @@ def test_builtins_match_the_spec_tables():
         assert cfg.num_hidden_layers == layers and set(cfg.intermediate_sizes) == {width}
         assert (cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim) == (2048, 8, 2, 256)
         assert (cfg.sliding_window, cfg.laurel_rank, cfg.altup_num_inputs, cfg.hidden_size_per_layer_input) == (
-            512, 64, 4, 256)
+            512,
+            64,
+            4,
+            256,
+        )
         assert (cfg.rope_theta_sliding, cfg.rope_theta_full, cfg.final_logit_softcapping) == (1e4, 1e6, 30.0)
         assert (cfg.vocab_size, cfg.vocab_size_per_layer_input) == (262400, 262144)
         assert cfg.num_kv_shared_layers == shared and cfg.first_kv_shared_layer == 20
@@ -78,14 +82,27 @@ def test_a_missing_shape_field_is_a_one_line_error_naming_it(key):
     assert f"ckpt/config.json: text_config.{key} is missing" in message and "\n" not in message
 
 
-@pytest.mark.parametrize("key, value", [
-    ("hidden_size", "48"), ("num_attention_heads", 4.0), ("head_dim", True), ("sliding_window", None),
-    ("intermediate_size", [96] * 9), ("intermediate_size", "96"), ("layer_types", ["sliding_attention"] * 9),
-    ("layer_types", ["local"] * 10), ("activation_sparsity_pattern", [0.95] * 11), ("rms_norm_eps", "1e-6"),
-    ("altup_correct_scale", 1), ("final_logit_softcapping", "30"), ("hidden_activation", "gelu"),
-    ("attention_bias", True), ("rope_scaling", {"rope_type": "linear", "factor": 2.0}),
-    ("rope_parameters", {SLIDING: {"rope_type": "yarn", "rope_theta": 1e4}}),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("hidden_size", "48"),
+        ("num_attention_heads", 4.0),
+        ("head_dim", True),
+        ("sliding_window", None),
+        ("intermediate_size", [96] * 9),
+        ("intermediate_size", "96"),
+        ("layer_types", ["sliding_attention"] * 9),
+        ("layer_types", ["local"] * 10),
+        ("activation_sparsity_pattern", [0.95] * 11),
+        ("rms_norm_eps", "1e-6"),
+        ("altup_correct_scale", 1),
+        ("final_logit_softcapping", "30"),
+        ("hidden_activation", "gelu"),
+        ("attention_bias", True),
+        ("rope_scaling", {"rope_type": "linear", "factor": 2.0}),
+        ("rope_parameters", {SLIDING: {"rope_type": "yarn", "rope_theta": 1e4}}),
+    ],
+)
 def test_a_mistyped_field_is_a_one_line_error_naming_it(key, value):
     with pytest.raises(ConfigError) as err:
         DecoderConfig.from_config_json(_with(TINY.to_config_json(), key, value), source="ckpt/config.json")
@@ -104,8 +121,9 @@ def test_absent_fields_take_transformers_defaults(key):
 def test_legacy_rope_keys_and_null_soft_cap():
     data = TINY.to_config_json()
     del data["text_config"]["rope_parameters"]
-    data["text_config"].update(rope_theta=5e5, rope_local_base_freq=2e4, rope_scaling=None,
-                               final_logit_softcapping=None)
+    data["text_config"].update(
+        rope_theta=5e5, rope_local_base_freq=2e4, rope_scaling=None, final_logit_softcapping=None
+    )
     cfg = DecoderConfig.from_config_json(data, source="x")
     assert (cfg.rope_theta_sliding, cfg.rope_theta_full, cfg.final_logit_softcapping) == (2e4, 5e5, None)
 
@@ -122,11 +140,24 @@ def test_semantic_errors_are_reported():
 
 
 def test_identity_covers_every_field():
-    changed = {"intermediate_sizes": (128, 96) * 5, "num_attention_heads": 2, "head_dim": 8, "sliding_window": 7,
-               "rope_theta_sliding": 2e4, "rope_theta_full": 2e6, "altup_active_idx": 1, "altup_coef_clip": None,
-               "altup_correct_scale": False, "laurel_rank": 3, "num_kv_shared_layers": 0,
-               "activation_sparsity": (0.9,) * 3 + (0.0,) * 7, "final_logit_softcapping": None,
-               "eos_token_ids": (1,), "hidden_size_per_layer_input": 8, "rms_norm_eps": 1e-5}
+    changed = {
+        "intermediate_sizes": (128, 96) * 5,
+        "num_attention_heads": 2,
+        "head_dim": 8,
+        "sliding_window": 7,
+        "rope_theta_sliding": 2e4,
+        "rope_theta_full": 2e6,
+        "altup_active_idx": 1,
+        "altup_coef_clip": None,
+        "altup_correct_scale": False,
+        "laurel_rank": 3,
+        "num_kv_shared_layers": 0,
+        "activation_sparsity": (0.9,) * 3 + (0.0,) * 7,
+        "final_logit_softcapping": None,
+        "eos_token_ids": (1,),
+        "hidden_size_per_layer_input": 8,
+        "rms_norm_eps": 1e-5,
+    }
     seen = {TINY.identity()}
     for key, value in changed.items():
         identity = dataclasses.replace(TINY, **{key: value}).identity()
@@ -146,8 +177,9 @@ def test_producer_map_equals_transformers():
             if modes[layer] == "reuse":
                 assert producer != layer and modes[producer] == "store"
                 assert hf.layer_types[producer] == hf.layer_types[layer]
-                assert producer == max(i for i in range(cfg.first_kv_shared_layer)
-                                       if hf.layer_types[i] == hf.layer_types[layer])
+                assert producer == max(
+                    i for i in range(cfg.first_kv_shared_layer) if hf.layer_types[i] == hf.layer_types[layer]
+                )
             else:
                 assert producer == layer
         assert sorted(i for i, m in enumerate(modes) if m == "store") == sorted(cfg.kv_store_layers.values())

@@ -81,12 +81,18 @@ def case(tmp_path_factory) -> Case:
     H.write_checkpoint(model, CFG, directory)
     weights = {k: np.asarray(v, F32) for k, v in read_decoder_weights(directory, CFG).items()}
     oracle = DecoderF64(CFG.to_config_json()["text_config"], H.checkpoint_tensors(model))
-    return Case(model, weights, oracle, H.run_cached(model, PROMPT, CONTINUATION),
-                H.run_cached(H.load_bf16(model), PROMPT, CONTINUATION))
+    return Case(
+        model,
+        weights,
+        oracle,
+        H.run_cached(model, PROMPT, CONTINUATION),
+        H.run_cached(H.load_bf16(model), PROMPT, CONTINUATION),
+    )
 
 
-def emulate(c: NumericContract, w: dict, prompt=PROMPT, continuation=CONTINUATION, slot: int = 0,
-            cache: KVCache | None = None) -> tuple[np.ndarray, list[KVCache]]:
+def emulate(
+    c: NumericContract, w: dict, prompt=PROMPT, continuation=CONTINUATION, slot: int = 0, cache: KVCache | None = None
+) -> tuple[np.ndarray, list[KVCache]]:
     """Logits [1 + steps, V] of a prefill and forced decode steps, and a copy of the cache after each call."""
     cache = cache or KVCache(KVCacheLayout.for_config(CFG, c, slots=3, capacity=CAPACITY))
     embeds, pli = DEC.text_inputs(c, CFG, w, prompt)
@@ -126,8 +132,11 @@ def test_weight_schema_is_transformers(case):
         cfg = builtin_decoder_config(name)
         with torch.device("meta"):
             meta = H.Gemma3nForCausalLM(H.hf_text_config(cfg))
-        hf = {H.CHECKPOINT_PREFIX + n[len("model."):]: tuple(p.shape) for n, p in meta.named_parameters()
-              if n.startswith("model.")}
+        hf = {
+            H.CHECKPOINT_PREFIX + n[len("model.") :]: tuple(p.shape)
+            for n, p in meta.named_parameters()
+            if n.startswith("model.")
+        }
         assert {s.key: s.shape for s in decoder_weight_specs(cfg).values()} == hf
         assert len(hf) == {"e2b": 701, "e4b": 806}[name]  # spec §8.1
 
@@ -145,9 +154,9 @@ def test_oracle_equals_transformers_in_float64(case):
     assert rel_max(logits, cached["logits"]) <= 1e-12
     for layer, (keys, values) in cached["caches"][-1].items():
         k, v, positions = caches[-1][layer]
-        assert rel_max(k[-len(keys):], keys) <= 1e-12 and rel_max(v[-len(values):], values) <= 1e-12
+        assert rel_max(k[-len(keys) :], keys) <= 1e-12 and rel_max(v[-len(values) :], values) <= 1e-12
     # and the cached path equals the full one at every decoded position
-    assert rel_max(logits[1:], full[len(PROMPT):]) <= 1e-12
+    assert rel_max(logits[1:], full[len(PROMPT) :]) <= 1e-12
 
 
 def test_models_built_from_tensors_are_the_loaded_ones(case):
@@ -155,8 +164,9 @@ def test_models_built_from_tensors_are_the_loaded_ones(case):
     same logits as the model itself and as `from_pretrained(dtype=bf16)`, bit for bit."""
     built = H.model_from_tensors(CFG, H.checkpoint_tensors(case.model))
     np.testing.assert_array_equal(H.full_logits(built, PROMPT), H.full_logits(case.model, PROMPT))
-    np.testing.assert_array_equal(H.full_logits(H.to_bf16_as_loaded(built), PROMPT),
-                                  H.full_logits(H.load_bf16(case.model), PROMPT))
+    np.testing.assert_array_equal(
+        H.full_logits(H.to_bf16_as_loaded(built), PROMPT), H.full_logits(H.load_bf16(case.model), PROMPT)
+    )
 
 
 def test_constants_equal_transformers():
@@ -182,9 +192,9 @@ def test_f32_reference_matches_the_oracle(case):
         assert rel_max(logits[step], ref[step]) <= 1e-5, step
     for ours_cache, theirs in zip(caches, ref_caches):
         for layer, (k, v, positions) in theirs.items():
-            seen = positions[-CFG.sliding_window:] if CFG.is_sliding(layer) else positions
+            seen = positions[-CFG.sliding_window :] if CFG.is_sliding(layer) else positions
             ok, ov = ours_at(ours_cache, layer, 0, seen)
-            assert rel_max(ok, k[-len(seen):]) <= 1e-5 and rel_max(ov, v[-len(seen):]) <= 1e-5, layer
+            assert rel_max(ok, k[-len(seen) :]) <= 1e-5 and rel_max(ov, v[-len(seen) :]) <= 1e-5, layer
 
 
 def test_f32_reference_matches_transformers_fp32_logits_and_cache(case):
@@ -211,8 +221,9 @@ def test_greedy_f32_reference_equals_generate(case):
     cache = KVCache(KVCacheLayout.for_config(CFG, F32_REFERENCE, slots=1, capacity=CAPACITY))
     embeds, pli = DEC.text_inputs(F32_REFERENCE, CFG, case.weights, PROMPT)
     streamed: list[int] = []
-    tokens, step_logits = DEC.greedy(F32_REFERENCE, CFG, case.weights, cache, 0, embeds, pli, n, stop_ids=(),
-                                     on_token=streamed.append)
+    tokens, step_logits = DEC.greedy(
+        F32_REFERENCE, CFG, case.weights, cache, 0, embeds, pli, n, stop_ids=(), on_token=streamed.append
+    )
     assert tokens == want == streamed and len(step_logits) == n
     assert H.greedy_from_embeds(case.model, PROMPT, n) == want
 
@@ -229,10 +240,14 @@ def _hf_forced(model, prompt: list[int], inputs: dict[int, np.ndarray] | None) -
         seen_in[layer] = args[0][:, 0].detach().float().numpy().copy()
         return args, kwargs
 
-    hooks = [m.register_forward_pre_hook(lambda mod, a, kw, i=i: pre(mod, a, kw, i), with_kwargs=True)
-             for i, m in enumerate(model.model.layers)]
-    hooks += [m.register_forward_hook(lambda mod, a, out, i=i: seen_out.__setitem__(i, out[:, 0].float().numpy().copy()))
-              for i, m in enumerate(model.model.layers)]
+    hooks = [
+        m.register_forward_pre_hook(lambda mod, a, kw, i=i: pre(mod, a, kw, i), with_kwargs=True)
+        for i, m in enumerate(model.model.layers)
+    ]
+    hooks += [
+        m.register_forward_hook(lambda mod, a, out, i=i: seen_out.__setitem__(i, out[:, 0].float().numpy().copy()))
+        for i, m in enumerate(model.model.layers)
+    ]
     cache = H.DynamicCache(config=model.config)
     try:
         with torch.no_grad():
@@ -252,8 +267,18 @@ def test_mlx_cuda_v1_rounding_costs_no_more_than_transformers_bf16_per_layer(cas
         stages: dict = {}
         cache = KVCache(KVCacheLayout.for_config(CFG, MLX_CUDA_V1, slots=1, capacity=CAPACITY))
         embeds, pli = DEC.text_inputs(MLX_CUDA_V1, CFG, case.weights, prompt)
-        DEC.prefill(MLX_CUDA_V1, CFG, case.weights, cache, 0, embeds, pli, stages=stages,
-                    shared_layers_last_row_only=False, forced_inputs={k: round_bf16(v) for k, v in inputs32.items()})
+        DEC.prefill(
+            MLX_CUDA_V1,
+            CFG,
+            case.weights,
+            cache,
+            0,
+            embeds,
+            pli,
+            stages=stages,
+            shared_layers_last_row_only=False,
+            forced_inputs={k: round_bf16(v) for k, v in inputs32.items()},
+        )
         for layer in range(CFG.num_hidden_layers):
             pairs = [(stages[f"layers.{layer}.output"], out16[layer], out32[layer])]
             if layer in cache32:
@@ -265,8 +290,10 @@ def test_mlx_cuda_v1_rounding_costs_no_more_than_transformers_bf16_per_layer(cas
                 theirs.append((bf16 - fp32).ravel())
                 ratios.append(relative_l2(ours, fp32) / relative_l2(bf16, fp32))
     total = np.linalg.norm(np.concatenate(mine)) / np.linalg.norm(np.concatenate(theirs))
-    print(f"per-layer rounding cost vs transformers-bf16: {total:.2f} (single tensors {min(ratios):.2f}"
-          f"..{max(ratios):.2f})")
+    print(
+        f"per-layer rounding cost vs transformers-bf16: {total:.2f} (single tensors {min(ratios):.2f}"
+        f"..{max(ratios):.2f})"
+    )
     assert total <= 1.5
 
 
@@ -275,8 +302,10 @@ def test_mlx_cuda_v1_end_to_end_against_transformers(case):
     fp32, bf16 = case.hf32["logits"], case.hf16["logits"]
     ours, theirs = relative_l2(logits, fp32), relative_l2(bf16, fp32)
     steps = [relative_l2(a, b) / relative_l2(x, b) for a, x, b in zip(logits, bf16, fp32)]
-    print(f"end to end: ours {ours:.3e}, transformers-bf16 {theirs:.3e} (ratio {ours / theirs:.2f}; per step "
-          f"{min(steps):.2f}..{max(steps):.2f})")
+    print(
+        f"end to end: ours {ours:.3e}, transformers-bf16 {theirs:.3e} (ratio {ours / theirs:.2f}; per step "
+        f"{min(steps):.2f}..{max(steps):.2f})"
+    )
     assert ours <= 2.0 * theirs  # a gross-error guard: the per-layer test above is the 1.5x criterion
     assert theirs <= 0.2  # the regime the docstring describes (BF16 noise amplified, not a broken reference)
 
@@ -317,7 +346,9 @@ def test_batched_decode_equals_each_sequence_alone(case, contract):
         text, ple = DEC.token_rows(CFG, w, tokens)
         together = DEC.decode_step(contract, CFG, w, batch, slots, positions, text, ple)
         for b, slot in enumerate(slots):
-            single = DEC.decode_step(contract, CFG, w, alone[slot], [slot], [positions[b]], text[b:b + 1], ple[b:b + 1])
+            single = DEC.decode_step(
+                contract, CFG, w, alone[slot], [slot], [positions[b]], text[b : b + 1], ple[b : b + 1]
+            )
             np.testing.assert_array_equal(together[b], single[0])
     for layer in range(CFG.first_kv_shared_layer):  # slot 1 was not in the batch: its rows are untouched
         np.testing.assert_array_equal(batch.keys[layer][1], untouched.keys[layer][1])
@@ -332,8 +363,10 @@ def test_skipping_the_shared_layers_prompt_rows_is_exact(case, contract):
     embeds, pli = DEC.text_inputs(contract, CFG, w, PROMPT)
     layout = KVCacheLayout.for_config(CFG, contract, slots=1, capacity=CAPACITY)
     short, full = KVCache(layout), KVCache(layout)
-    np.testing.assert_array_equal(DEC.prefill(contract, CFG, w, short, 0, embeds, pli),
-                                  DEC.prefill(contract, CFG, w, full, 0, embeds, pli, shared_layers_last_row_only=False))
+    np.testing.assert_array_equal(
+        DEC.prefill(contract, CFG, w, short, 0, embeds, pli),
+        DEC.prefill(contract, CFG, w, full, 0, embeds, pli, shared_layers_last_row_only=False),
+    )
 
 
 @pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
@@ -343,8 +376,9 @@ def test_decode_step_inputs_are_the_prefill_stage_inputs(case, contract):
     embeds, pli = DEC.text_inputs(contract, CFG, w, PROMPT)
     text, ple = DEC.token_rows(CFG, w, PROMPT)
     np.testing.assert_array_equal(embeds, P.scaled_text_rows(contract, CFG, text))
-    stage = P.dense_ple(contract, CFG, embeds, ple, w["per_layer_model_projection"], w["per_layer_projection_norm"],
-                        len(PROMPT))
+    stage = P.dense_ple(
+        contract, CFG, embeds, ple, w["per_layer_model_projection"], w["per_layer_projection_norm"], len(PROMPT)
+    )
     np.testing.assert_array_equal(pli, stage["per_layer_inputs"])
 
 
@@ -395,13 +429,16 @@ def test_mlx_elementwise_chains_are_mlx():
     np.testing.assert_array_equal(D.gelu_tanh(MLX_CUDA_V1, x, D.CORRECTLY_ROUNDED), theirs)
     rng = np.random.default_rng(0)
     for width in (96, 128):
-        g = (rng.integers(-64, 65, (64, width)) * 2.0 ** -5).astype(F32)
+        g = (rng.integers(-64, 65, (64, width)) * 2.0**-5).astype(F32)
         a = mx.array(g).astype(mx.bfloat16)
         mean = np.array(mx.mean(a, axis=-1, keepdims=True).astype(mx.float32))
         std = np.array(mx.std(a, axis=-1, keepdims=True).astype(mx.float32))
         ours_mean = D.mean(MLX_CUDA_V1, g)
         centered = D.rnd(MLX_CUDA_V1, g - ours_mean, "sparsity.centered")
-        ours_std = D.rnd(MLX_CUDA_V1, np.sqrt(D.mean(MLX_CUDA_V1, D.rnd(MLX_CUDA_V1, centered * centered,
-                                                                       "sparsity.square"))), "sparsity.std")
+        ours_std = D.rnd(
+            MLX_CUDA_V1,
+            np.sqrt(D.mean(MLX_CUDA_V1, D.rnd(MLX_CUDA_V1, centered * centered, "sparsity.square"))),
+            "sparsity.std",
+        )
         np.testing.assert_array_equal(ours_mean, mean)
         np.testing.assert_array_equal(ours_std, std)

@@ -62,8 +62,9 @@ def test_full_columns_are_positions(capacity, query, window):
 @given(window=st.integers(1, 16), length=st.integers(1, 60), steps=st.integers(0, 20))
 def test_a_written_ring_holds_the_last_window(window, length, steps):
     """Writing positions 0..p in order leaves ring row r holding the last position congruent to r."""
-    layout = KVCacheLayout(slots=1, capacity=length + steps, window=window, kv_heads=1, head_dim=1,
-                           sliding=(True,), dtype="f32")
+    layout = KVCacheLayout(
+        slots=1, capacity=length + steps, window=window, kv_heads=1, head_dim=1, sliding=(True,), dtype="f32"
+    )
     cache = KVCache(layout)
     last = length + steps - 1
     for p in range(last + 1):
@@ -91,8 +92,8 @@ def test_layout_sizes_match_the_spec_table():
         for capacity, mib in ((512, 20), (8192, 80)):
             layout = KVCacheLayout.for_config(cfg, MLX_CUDA_V1, slots=1, capacity=capacity)
             assert layout.layers == 20 and sum(layout.sliding) == 16
-            assert layout.nbytes == mib * 2 ** 20
-        assert KVCacheLayout.for_config(cfg, F32_REFERENCE, 3, 512).nbytes == 3 * 2 * 20 * 2 ** 20
+            assert layout.nbytes == mib * 2**20
+        assert KVCacheLayout.for_config(cfg, F32_REFERENCE, 3, 512).nbytes == 3 * 2 * 20 * 2**20
     with pytest.raises(ValueError, match="max_position_embeddings"):
         KVCacheLayout.for_config(builtin_decoder_config("tiny"), MLX_CUDA_V1, 1, 257)
 
@@ -101,7 +102,7 @@ def test_layout_sizes_match_the_spec_table():
 @st.composite
 def rows(draw, max_width: int):
     width = draw(st.integers(1, max_width))
-    seed = draw(st.integers(0, 2 ** 32 - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
     scale = draw(st.sampled_from([1.0, 1e-3, 1e4]))
     rng = np.random.default_rng(seed)
     return (rng.standard_normal((3, width)) * scale).astype(F32)
@@ -116,8 +117,9 @@ def test_block_sum_is_the_lane_xor_sum_within_one_block(x, reads):
 
 
 @PROPERTY
-@given(x=rows(300), reads=st.sampled_from([1, 4, 8]), extra=st.integers(1, 5000), threads=st.sampled_from([32, 64,
-                                                                                                           1024]))
+@given(
+    x=rows(300), reads=st.sampled_from([1, 4, 8]), extra=st.integers(1, 5000), threads=st.sampled_from([32, 64, 1024])
+)
 def test_trailing_zeros_never_change_a_block_sum(x, reads, extra, threads):
     padded = np.pad(x, [(0, 0), (0, extra)])
     got, want = D.block_sum(padded, reads, threads), D.block_sum(x, reads, threads)
@@ -130,7 +132,7 @@ def test_looped_block_sum_is_a_sum(x):
     """Past one block (here 32 threads x 4 reads) the loop still adds every value once."""
     got = D.block_sum(x, 4, max_threads=32).astype(np.float64)
     exact = x.astype(np.float64).sum(-1)
-    bound = x.shape[-1] * 2.0 ** -23 * np.abs(x.astype(np.float64)).sum(-1)
+    bound = x.shape[-1] * 2.0**-23 * np.abs(x.astype(np.float64)).sum(-1)
     assert (np.abs(got - exact) <= bound).all()
 
 
@@ -149,8 +151,14 @@ def test_producer_map(case):
     layers, types, shared = case
     base = builtin_decoder_config("tiny")
     try:
-        cfg = dataclasses.replace(base, num_hidden_layers=layers, layer_types=types, num_kv_shared_layers=shared,
-                                  intermediate_sizes=(64,) * layers, activation_sparsity=(0.0,) * layers)
+        cfg = dataclasses.replace(
+            base,
+            num_hidden_layers=layers,
+            layer_types=types,
+            num_kv_shared_layers=shared,
+            intermediate_sizes=(64,) * layers,
+            activation_sparsity=(0.0,) * layers,
+        )
     except ConfigError as err:
         # refused exactly when a shared layer's type has no owning layer below the first shared layer
         first = layers - shared
@@ -174,8 +182,14 @@ def test_default_layer_types_rule():
 def test_contract_table():
     assert all(POINTS[p].rounds for p in ("rms_norm.normalized", "rms_norm.scaled", "attention.probs"))
     islands = {p.name for p in POINTS.values() if not p.rounds}
-    assert islands == {"router.tanh", "predict.coefs", "predict.mix", "correct.coefs", "correct.product",
-                       "attention.scores"}
+    assert islands == {
+        "router.tanh",
+        "predict.coefs",
+        "predict.mix",
+        "correct.coefs",
+        "correct.product",
+        "attention.scores",
+    }
     for point in POINTS:
         assert rounds(MLX_CUDA_V1, point) == POINTS[point].rounds and not rounds(F32_REFERENCE, point)
     with pytest.raises(ValueError, match="unknown decoder rounding point"):
@@ -187,14 +201,16 @@ def test_contract_table():
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
 @PROPERTY
-@given(x=rows(300), seed=st.integers(0, 2 ** 32 - 1))
+@given(x=rows(300), seed=st.integers(0, 2**32 - 1))
 def test_decoder_norm_is_the_prefill_stage_norm(contract, x, seed):
     """The decoder's table-driven norm and the prefill stage's `mlx_rms_norm` give the same bits."""
     x = E.round_bf16(x)
     w = E.round_bf16(1 + 0.3 * np.random.default_rng(seed).standard_normal(x.shape[-1]).astype(F32))
     cfg = builtin_decoder_config("tiny")
-    assert np.array_equal(D.rms_norm(contract, cfg, x, w).view(np.uint32),
-                          E.mlx_rms_norm(contract, x, w, cfg.rms_norm_eps).view(np.uint32))
+    assert np.array_equal(
+        D.rms_norm(contract, cfg, x, w).view(np.uint32),
+        E.mlx_rms_norm(contract, x, w, cfg.rms_norm_eps).view(np.uint32),
+    )
 
 
 def test_design_note_embeds_the_table():
@@ -207,6 +223,7 @@ def test_design_note_embeds_the_table():
     note = (Path(__file__).resolve().parent.parent / "contracts" / "DECODER.md").read_text()
     embedded = note.split("<!-- decoder-policy-table -->\n", 1)[1].split("<!-- /decoder-policy-table -->", 1)[0]
     assert embedded == markdown_table()
-    printed = subprocess.run([sys.executable, "-m", "gemma3n_iree.contracts.decoder_policy"], check=True,
-                             capture_output=True, text=True).stdout
+    printed = subprocess.run(
+        [sys.executable, "-m", "gemma3n_iree.contracts.decoder_policy"], check=True, capture_output=True, text=True
+    ).stdout
     assert printed == markdown_table()

@@ -91,9 +91,29 @@ def weights(checkpoint) -> dict[str, np.ndarray]:
 
 
 #: The README's command, building the f32-reference program of the tests (with two decode context buckets).
-CLI = [sys.executable, "-m", "gemma3n_iree.emitters.cli", "--stage", "decoder", "--target", "llvm-cpu",
-       "--contract", "f32-reference", "--slots", str(SLOTS), "--capacity", str(CAPACITY), "--prompt", "32",
-       "--batch", "4", "--context", "32", "--context", str(CAPACITY)]
+CLI = [
+    sys.executable,
+    "-m",
+    "gemma3n_iree.emitters.cli",
+    "--stage",
+    "decoder",
+    "--target",
+    "llvm-cpu",
+    "--contract",
+    "f32-reference",
+    "--slots",
+    str(SLOTS),
+    "--capacity",
+    str(CAPACITY),
+    "--prompt",
+    "32",
+    "--batch",
+    "4",
+    "--context",
+    "32",
+    "--context",
+    str(CAPACITY),
+]
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +122,12 @@ def artifacts(tmp_path_factory, checkpoint) -> dict[str, Path]:
     through `emit-gemma3n --stage decoder` (the compiler releases the GIL; CI has two cores)."""
     folder = tmp_path_factory.mktemp("decoder-artifacts")
     cli_out = folder / "decoder-f32.vmfb"
-    cli = subprocess.Popen(CLI + ["--checkpoint", str(checkpoint), "-o", str(cli_out)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    cli = subprocess.Popen(
+        CLI + ["--checkpoint", str(checkpoint), "-o", str(cli_out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     mlx = build_decoder_artifact(ArtifactCache(folder), spec(MLX_CUDA_V1), parse_target("llvm-cpu")).path
     _, err = cli.communicate(timeout=900)
     assert cli.returncode == 0, err
@@ -114,8 +138,10 @@ def artifacts(tmp_path_factory, checkpoint) -> dict[str, Path]:
 @pytest.fixture
 def session(artifacts, checkpoint):
     """A fresh program (an empty cache) per test and contract."""
+
     def load(contract: NumericContract) -> DecoderSession:
         return DecoderSession.from_checkpoint(artifacts[contract.name], checkpoint, CFG)
+
     return load
 
 
@@ -132,12 +158,14 @@ class Emulated:
         for i in range(len(continuation) + 1):
             stages: dict = {}
             if i == 0:
-                out = DEC.prefill(c, CFG, w, self.cache, slot, *DEC.text_inputs(c, CFG, w, prompt), fn=D.IREE_MATH,
-                                  stages=stages)
+                out = DEC.prefill(
+                    c, CFG, w, self.cache, slot, *DEC.text_inputs(c, CFG, w, prompt), fn=D.IREE_MATH, stages=stages
+                )
             else:
                 text, ple = DEC.token_rows(CFG, w, [continuation[i - 1]])
-                out = DEC.decode_step(c, CFG, w, self.cache, [slot], [len(prompt) + i - 1], text, ple,
-                                      fn=D.IREE_MATH, stages=stages)[0]
+                out = DEC.decode_step(
+                    c, CFG, w, self.cache, [slot], [len(prompt) + i - 1], text, ple, fn=D.IREE_MATH, stages=stages
+                )[0]
             streams = stages[f"layers.{CFG.num_hidden_layers - 1}.output"][:, -1:]
             heads.append(D.rms_norm(c, CFG, D.altup_collapse(c, CFG, w, streams), w["norm"])[0])
             logits.append(out)
@@ -146,8 +174,9 @@ class Emulated:
     def softcap(self, x: np.ndarray) -> np.ndarray:
         c, cap = self.c, CFG.final_logit_softcapping
         divided = D.rnd(c, np.asarray(x, F32) / D.E.contract_scalar(c, cap), "softcap.divide")
-        return D.rnd(c, D.rnd(c, D.IREE_MATH.tanh(divided), "softcap.tanh") * D.E.contract_scalar(c, cap),
-                     "softcap.scale")
+        return D.rnd(
+            c, D.rnd(c, D.IREE_MATH.tanh(divided), "softcap.tanh") * D.E.contract_scalar(c, cap), "softcap.scale"
+        )
 
     def assert_close(self, got: np.ndarray, step: int) -> None:
         """Logits of call `step`: under a rounding contract bit for bit but for head flips inside the envelope."""
@@ -159,7 +188,7 @@ class Emulated:
         assert len(differ) <= 1e-4 * got.size, f"call {step}: {len(differ)} of {got.size} logits differ"
         for v in differ:
             allowed = self.softcap(envelope_bf16(self.heads[step], self.w["embed_tokens"][v]))
-            assert np.any(allowed.view(np.uint32) == got[v:v + 1].view(np.uint32)), (step, int(v), got[v], allowed)
+            assert np.any(allowed.view(np.uint32) == got[v : v + 1].view(np.uint32)), (step, int(v), got[v], allowed)
 
 
 def run_program(s: DecoderSession, w, prompt=PROMPT, continuation=CONTINUATION, slot: int = 2) -> np.ndarray:
@@ -181,7 +210,7 @@ def assert_same_program_logits(c: NumericContract, got: np.ndarray, want: np.nda
     if c.round_bf16:
         differ = got.view(np.uint32) != want.view(np.uint32)
         assert differ.mean() <= 1e-4, f"{differ.sum()} of {differ.size} logits differ"
-        assert np.abs(got - want).max() <= 2 ** -6 * np.abs(want).max()
+        assert np.abs(got - want).max() <= 2**-6 * np.abs(want).max()
     else:
         assert relative_l2(got, want) <= 1e-5 and rel_max(got, want) <= 1e-5
 
@@ -291,8 +320,14 @@ def test_greedy_f32_reference_equals_generate(session, weights, model):
     """32 new tokens, EOS ignored on both sides."""
     want = H.generate_tokens(model, PROMPT, 32)
     streamed: list[int] = []
-    tokens, logits = greedy(session(F32_REFERENCE), 0, *DEC.text_inputs(F32_REFERENCE, CFG, weights, PROMPT), 32,
-                            stop_ids=(), on_token=streamed.append)
+    tokens, logits = greedy(
+        session(F32_REFERENCE),
+        0,
+        *DEC.text_inputs(F32_REFERENCE, CFG, weights, PROMPT),
+        32,
+        stop_ids=(),
+        on_token=streamed.append,
+    )
     assert tokens == want == streamed and len(logits) == 32
 
 
@@ -305,9 +340,14 @@ def test_kv_cache_is_updated_in_place(tmp_path):
     short; the emitter does the same for every configuration."""
     from iree.compiler.tools import compile_str
 
-    three = dataclasses.replace(CFG, num_hidden_layers=3, intermediate_sizes=CFG.intermediate_sizes[:3],
-                                layer_types=(CFG.layer_types[0], CFG.layer_types[4], CFG.layer_types[0]),
-                                activation_sparsity=CFG.activation_sparsity[:3], num_kv_shared_layers=1)
+    three = dataclasses.replace(
+        CFG,
+        num_hidden_layers=3,
+        intermediate_sizes=CFG.intermediate_sizes[:3],
+        layer_types=(CFG.layer_types[0], CFG.layer_types[4], CFG.layer_types[0]),
+        activation_sparsity=CFG.activation_sparsity[:3],
+        num_kv_shared_layers=1,
+    )
     s = DecoderModuleSpec(three, MLX_CUDA_V1, 2, 16, prompts=(8,), batches=(1, 2))
     layout = s.kv_layout
     size = (s.slots + 1) * sum(2 * layout.rows(layer) for layer in range(layout.layers)) * three.kv_width * 2
@@ -355,7 +395,10 @@ def test_spec_refuses_buckets_it_cannot_serve():
     a, b = spec(MLX_CUDA_V1), spec(F32_REFERENCE)
     assert a.identity() != b.identity() and a.identity() == spec(MLX_CUDA_V1).identity()
     assert [e.symbol for e in a.entry_points] == [
-        "decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x64_b4", "decoder_cache_c64_s4"]
+        "decoder_prefill_c64_s4_t32",
+        "decoder_decode_c64_s4_x64_b4",
+        "decoder_cache_c64_s4",
+    ]
     assert spec(F32_REFERENCE).context_buckets == (32, 64)
 
 
@@ -365,11 +408,25 @@ def test_emit_gemma3n_stage_decoder(artifacts, checkpoint, tmp_path):
     entries are the spec's, and options it cannot serve are one-line errors."""
     log = (artifacts[F32_REFERENCE.name].parent / "emit-gemma3n.log").read_text()
     names = [e.symbol for e in spec(F32_REFERENCE).entry_points]
-    assert names == ["decoder_prefill_c64_s4_t32", "decoder_decode_c64_s4_x32_b4", "decoder_decode_c64_s4_x64_b4",
-                     "decoder_cache_c64_s4"]
+    assert names == [
+        "decoder_prefill_c64_s4_t32",
+        "decoder_decode_c64_s4_x32_b4",
+        "decoder_decode_c64_s4_x64_b4",
+        "decoder_cache_c64_s4",
+    ]
     assert "entries: " + ", ".join(names) in log
     s = DecoderSession.from_checkpoint(artifacts[F32_REFERENCE.name], checkpoint)
-    assert (s.info.slots, s.info.capacity, s.info.prompts, s.info.contexts, s.info.batches) == (4, 64, (32,), (32, 64), (4,))
-    bad = subprocess.run(CLI[:-4] + ["--batch", "8", "--checkpoint", str(checkpoint), "-o", str(tmp_path / "x.vmfb")],
-                         capture_output=True, text=True, timeout=600)
+    assert (s.info.slots, s.info.capacity, s.info.prompts, s.info.contexts, s.info.batches) == (
+        4,
+        64,
+        (32,),
+        (32, 64),
+        (4,),
+    )
+    bad = subprocess.run(
+        CLI[:-4] + ["--batch", "8", "--checkpoint", str(checkpoint), "-o", str(tmp_path / "x.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert bad.returncode != 0 and "batch 8 must be in [1, 4]" in bad.stderr

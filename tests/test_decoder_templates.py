@@ -67,8 +67,13 @@ def w() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(11)
     out = {}
     for logical, spec in decoder_weight_specs(CFG).items():
-        scale = 0.05 if logical.startswith("embed") else 0.3 if "coefs" in logical else (
-            1.0 / np.sqrt(spec.shape[1]) if len(spec.shape) == 2 else 0.1)
+        scale = (
+            0.05
+            if logical.startswith("embed")
+            else 0.3
+            if "coefs" in logical
+            else (1.0 / np.sqrt(spec.shape[1]) if len(spec.shape) == 2 else 0.1)
+        )
         base = 1.0 if len(spec.shape) == 1 else 0.0
         out[logical] = round_bf16(base + scale * rng.standard_normal(spec.shape).astype(F32))
     return out
@@ -76,8 +81,9 @@ def w() -> dict[str, np.ndarray]:
 
 # ---------------------------------------------------------------------------------------------- pinned families
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.integers(1, 3), width=st.one_of(st.integers(1, 300), st.integers(4097, 9000)),
-       reads=st.sampled_from([4, 8]))
+@given(
+    rows=st.integers(1, 3), width=st.one_of(st.integers(1, 300), st.integers(4097, 9000)), reads=st.sampled_from([4, 8])
+)
 def test_block_sum_is_the_schedule(rows, width, reads):
     """One block or several passes (a row longer than 1024 threads x reads); no rounding, one template."""
     x = np.random.default_rng(width).standard_normal((rows, width)).astype(F32)
@@ -95,8 +101,11 @@ def test_pinned_families_are_bit_exact(c):
         want = D.rms_magnitude(c, x, D.E.contract_scalar(c, 1e-5) if floor else None)[:, 0]
         assert_bits_equal(probe(c, lambda o: o.rms_magnitude(T, DIM, floor))(x)[0], want, f"magnitude {floor}")
     zero_rows = np.concatenate([x[:2], np.zeros((1, DIM), F32)])  # the floor keeps an all-zero row finite
-    assert_bits_equal(probe(c, lambda o: o.altup_rescale(3, DIM))(zero_rows, target[:3])[0],
-                      D.rescale(c, zero_rows, target[:3, None]), "rescale")
+    assert_bits_equal(
+        probe(c, lambda o: o.altup_rescale(3, DIM))(zero_rows, target[:3])[0],
+        D.rescale(c, zero_rows, target[:3, None]),
+        "rescale",
+    )
     heads = values((T, 4, CFG.head_dim), 4)
     cos, sin = D.rope_tables(c, CFG.rope_theta_full, CFG.head_dim, np.array([0, 1, 7, 300, 255]))
     assert_bits_equal(probe(c, lambda o: o.rope(T, 4))(heads, cos, sin)[0], D.apply_rope(c, heads, cos, sin), "rope")
@@ -109,7 +118,7 @@ def test_gelu_chain_on_every_bf16_value(c):
     """Every finite BF16 with 2^-120 <= |x| < 1e4, and 0: IREE's generated code flushes subnormal F32 results
     to zero (FTZ), which the emulation does not model, and gelu(x) ~ x / 2 is subnormal below 2^-125."""
     every = (np.arange(1 << 16, dtype=np.uint32) << 16).view(F32)
-    normal = (every == 0) | (np.abs(every) >= F32(2.0 ** -120))
+    normal = (every == 0) | (np.abs(every) >= F32(2.0**-120))
     x = every[np.isfinite(every) & (np.abs(every) < 1e4) & normal]
     x = np.concatenate([x, np.zeros((-len(x)) % 256, F32)]).reshape(-1, 256)
     got = probe(c, lambda o: o.gelu_tanh(list(x.shape)))(x)[0]
@@ -129,41 +138,88 @@ def test_composite_families(c, w):
     x = values((T, DIM), 6)
     at = "layers.0."
     streams = D.altup_init(c, CFG, w, x)
-    judge(c, probe(c, lambda o: o.altup_init(T))(x, *[bf16(w[f"altup_projections.{i}"]) for i in range(3)])[0],
-          streams, "altup init")
+    judge(
+        c,
+        probe(c, lambda o: o.altup_init(T))(x, *[bf16(w[f"altup_projections.{i}"]) for i in range(3)])[0],
+        streams,
+        "altup init",
+    )
     router = [bf16(w[at + "altup.router_norm"]), bf16(w[at + "altup.modality_router"])]
     predictions = D.altup_predict(c, CFG, w, 0, streams, FN)
-    judge(c, probe(c, lambda o: o.altup_predict(T))(streams, *router, bf16(w[at + "altup.prediction_coefs"]))[0],
-          predictions, "predict")
-    judge(c, probe(c, lambda o: o.altup_correct(T))(predictions, x, *router, bf16(w[at + "altup.correction_coefs"]))[0],
-          D.altup_correct(c, CFG, w, 0, predictions, x, FN), "correct")
-    judge(c, probe(c, lambda o: o.laurel(T))(x, *[bf16(w[at + "laurel." + n]) for n in
-                                                  ("linear_left", "linear_right", "post_laurel_norm")])[0],
-          D.laurel(c, CFG, w, 0, x), "laurel")
+    judge(
+        c,
+        probe(c, lambda o: o.altup_predict(T))(streams, *router, bf16(w[at + "altup.prediction_coefs"]))[0],
+        predictions,
+        "predict",
+    )
+    judge(
+        c,
+        probe(c, lambda o: o.altup_correct(T))(predictions, x, *router, bf16(w[at + "altup.correction_coefs"]))[0],
+        D.altup_correct(c, CFG, w, 0, predictions, x, FN),
+        "correct",
+    )
+    judge(
+        c,
+        probe(c, lambda o: o.laurel(T))(
+            x, *[bf16(w[at + "laurel." + n]) for n in ("linear_left", "linear_right", "post_laurel_norm")]
+        )[0],
+        D.laurel(c, CFG, w, 0, x),
+        "laurel",
+    )
     cos, sin = D.rope_tables(c, CFG.rope_theta_sliding, CFG.head_dim, np.arange(T))
     attn = [bf16(w[at + "self_attn." + n]) for n in ("q_proj", "q_norm")]
-    judge(c, probe(c, lambda o: o.query_projection(T))(x, *attn, cos, sin)[0],
-          D.project_queries(c, CFG, w, 0, x, cos, sin), "queries")
-    kv = probe(c, lambda o: o.key_value_projection(T))(x, *[bf16(w[at + "self_attn." + n]) for n in
-                                                            ("k_proj", "v_proj", "k_norm")], cos, sin)
+    judge(
+        c,
+        probe(c, lambda o: o.query_projection(T))(x, *attn, cos, sin)[0],
+        D.project_queries(c, CFG, w, 0, x, cos, sin),
+        "queries",
+    )
+    kv = probe(c, lambda o: o.key_value_projection(T))(
+        x, *[bf16(w[at + "self_attn." + n]) for n in ("k_proj", "v_proj", "k_norm")], cos, sin
+    )
     k, v = D.project_keys_values(c, CFG, w, 0, x, cos, sin)
     judge(c, kv[0], k, "keys")
     judge(c, kv[1], v, "values")
     attended = values((T, CFG.num_attention_heads, CFG.head_dim), 7)
-    judge(c, probe(c, lambda o: o.attention_residual(T))(x, attended, bf16(w[at + "self_attn.o_proj"]),
-                                                         bf16(w[at + "post_attention_layernorm"]), x)[0],
-          D.attention_residual(c, CFG, w, 0, x, attended, x), "attention residual")
-    mlp = [bf16(w[at + n]) for n in ("pre_feedforward_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-                                     "post_feedforward_layernorm")]
+    judge(
+        c,
+        probe(c, lambda o: o.attention_residual(T))(
+            x, attended, bf16(w[at + "self_attn.o_proj"]), bf16(w[at + "post_attention_layernorm"]), x
+        )[0],
+        D.attention_residual(c, CFG, w, 0, x, attended, x),
+        "attention residual",
+    )
+    mlp = [
+        bf16(w[at + n])
+        for n in (
+            "pre_feedforward_layernorm",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+            "post_feedforward_layernorm",
+        )
+    ]
     judge(c, probe(c, lambda o: o.mlp(T, 96, 0.95))(x, *mlp)[0], D.mlp(c, CFG, w, 0, x, FN), "sparse mlp")
     ple = values((T, CFG.hidden_size_per_layer_input), 8)
-    gate = [bf16(w[at + n]) for n in ("altup.correct_output_scale", "per_layer_input_gate", "per_layer_projection",
-                                      "post_per_layer_input_norm")]
-    judge(c, probe(c, lambda o: o.ple_gate(T))(predictions, ple, *gate)[0],
-          D.ple_gate(c, CFG, w, 0, predictions, ple, FN), "per-layer input gate")
+    gate = [
+        bf16(w[at + n])
+        for n in (
+            "altup.correct_output_scale",
+            "per_layer_input_gate",
+            "per_layer_projection",
+            "post_per_layer_input_norm",
+        )
+    ]
+    judge(
+        c,
+        probe(c, lambda o: o.ple_gate(T))(predictions, ple, *gate)[0],
+        D.ple_gate(c, CFG, w, 0, predictions, ple, FN),
+        "per-layer input gate",
+    )
     text, rows = values((T, DIM), 9, 0.05), values((T, CFG.ple_width), 10, 0.05)
-    got = probe(c, lambda o: o.decoder_embedding(T))(bf16(text), bf16(rows), bf16(w["per_layer_model_projection"]),
-                                                     bf16(w["per_layer_projection_norm"]))
+    got = probe(c, lambda o: o.decoder_embedding(T))(
+        bf16(text), bf16(rows), bf16(w["per_layer_model_projection"]), bf16(w["per_layer_projection_norm"])
+    )
     embeds, pli = DEC.embed_rows(c, CFG, w, text, rows)
     judge(c, got[0], embeds, "decode embedding")
     judge(c, got[1], pli, "decode per-layer inputs")
@@ -178,20 +234,35 @@ def test_attention_cores(c, sliding):
     q = values((9, h, hd), 11)
     keys, vals = values((12, k, hd), 12), values((12, k, hd), 13)
     positions = np.arange(9)
-    cols = np.stack([np.where(p - np.mod(p - np.arange(window), window) >= 0,
-                              p - np.mod(p - np.arange(window), window), -1) if sliding
-                     else np.where(np.arange(12) <= p, np.arange(12), -1) for p in positions])
-    got = probe(c, lambda o: o.attention_core("prefill", 9, 12, sliding, window))(q, keys, vals,
-                                                                                 positions.astype(np.int32))[0]
+    cols = np.stack(
+        [
+            np.where(p - np.mod(p - np.arange(window), window) >= 0, p - np.mod(p - np.arange(window), window), -1)
+            if sliding
+            else np.where(np.arange(12) <= p, np.arange(12), -1)
+            for p in positions
+        ]
+    )
+    got = probe(c, lambda o: o.attention_core("prefill", 9, 12, sliding, window))(
+        q, keys, vals, positions.astype(np.int32)
+    )[0]
     judge(c, got, D.attention_core(c, q, keys, vals, cols, FN), f"prefill core ({'sliding' if sliding else 'full'})")
     rows = window if sliding else 12
     qd = values((3, h, hd), 14)
     kd, vd = values((3, rows, k, hd), 15), values((3, rows, k, hd), 16)
     at = np.array([2, 7, 11 if not sliding else 40], np.int32)
-    want = np.concatenate([
-        D.attention_core(c, qd[b:b + 1], kd[b], vd[b],
-                         np.where(_visible(sliding, int(p), rows, window), np.arange(rows), -1)[None], FN)
-        for b, p in enumerate(at)])
+    want = np.concatenate(
+        [
+            D.attention_core(
+                c,
+                qd[b : b + 1],
+                kd[b],
+                vd[b],
+                np.where(_visible(sliding, int(p), rows, window), np.arange(rows), -1)[None],
+                FN,
+            )
+            for b, p in enumerate(at)
+        ]
+    )
     got = probe(c, lambda o: o.attention_core("decode", 3, rows, sliding, window))(qd, kd, vd, at)[0]
     judge(c, got, want, f"decode core ({'sliding' if sliding else 'full'})")
 
@@ -209,23 +280,26 @@ def fragment(c: NumericContract, build) -> str:
     return builder.fragments[func.symbol].text
 
 
-@pytest.mark.parametrize("family,build,rounded", [
-    ("gelu", lambda o: o.gelu_tanh([T, DIM]), 8),
-    ("gaussian_topk", lambda o: o.gaussian_topk(T, 96, 0.95), 6),
-    ("rope", lambda o: o.rope(T, 4), 3),
-    ("row_mean", lambda o: o.row_mean(T, DIM), 2),
-    ("rms_magnitude", lambda o: o.rms_magnitude(T, DIM, True), 2),
-    ("altup_rescale", lambda o: o.altup_rescale(T, DIM), 2),
-    ("altup_collapse", lambda o: o.altup_collapse(T), 2),
-    ("altup_router", lambda o: o.altup_router(T), 1),  # router.scale; the linear rounds inside; tanh stays F32
-    ("altup_predict", lambda o: o.altup_predict(T), 1),  # predict.out only: coefficients and mix are F32 islands
-    ("altup_correct", lambda o: o.altup_correct(T), 2),  # innovation and out; coefficients and product islands
-    ("attention_residual", lambda o: o.attention_residual(T), 3),
-    ("decoder_mlp", lambda o: o.mlp(T, 96, 0.95), 2),
-    ("ple_gate", lambda o: o.ple_gate(T), 3),
-    ("decoder_head", lambda o: o.decoder_head(1), 3),
-    ("decoder_attention", lambda o: o.attention_core("decode", 2, 8, False, 6), 2),
-])
+@pytest.mark.parametrize(
+    "family,build,rounded",
+    [
+        ("gelu", lambda o: o.gelu_tanh([T, DIM]), 8),
+        ("gaussian_topk", lambda o: o.gaussian_topk(T, 96, 0.95), 6),
+        ("rope", lambda o: o.rope(T, 4), 3),
+        ("row_mean", lambda o: o.row_mean(T, DIM), 2),
+        ("rms_magnitude", lambda o: o.rms_magnitude(T, DIM, True), 2),
+        ("altup_rescale", lambda o: o.altup_rescale(T, DIM), 2),
+        ("altup_collapse", lambda o: o.altup_collapse(T), 2),
+        ("altup_router", lambda o: o.altup_router(T), 1),  # router.scale; the linear rounds inside; tanh stays F32
+        ("altup_predict", lambda o: o.altup_predict(T), 1),  # predict.out only: coefficients and mix are F32 islands
+        ("altup_correct", lambda o: o.altup_correct(T), 2),  # innovation and out; coefficients and product islands
+        ("attention_residual", lambda o: o.attention_residual(T), 3),
+        ("decoder_mlp", lambda o: o.mlp(T, 96, 0.95), 2),
+        ("ple_gate", lambda o: o.ple_gate(T), 3),
+        ("decoder_head", lambda o: o.decoder_head(1), 3),
+        ("decoder_attention", lambda o: o.attention_core("decode", 2, 8, False, 6), 2),
+    ],
+)
 def test_rounding_points_per_family(family, build, rounded):
     """Each family's own rounding points under mlx-cuda-v1 (calls excluded), and none under f32-reference."""
     assert fragment(MLX_CUDA_V1, build).count("format = e8m7") == rounded
@@ -257,8 +331,13 @@ def test_gemm_kernel_serves_prompt_sized_linears_only():
     builder = ModuleBuilder("kernels")
     o = DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=CFG)
     small, large = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS], 128, 64)
-    assert not Linear.from_symbol(small.symbol).kernel and "hal.dispatch.extern" not in builder.fragments[small.symbol].text
+    assert (
+        not Linear.from_symbol(small.symbol).kernel
+        and "hal.dispatch.extern" not in builder.fragments[small.symbol].text
+    )
     assert Linear.from_symbol(large.symbol).kernel and "gemm_bf16" in builder.fragments[large.symbol].text
     mean = o.row_mean(4, 48)
-    assert any("hal.dispatch.extern" in f.text for key, f in builder.fragments.items() if key.startswith("lane_xor_sum"))
+    assert any(
+        "hal.dispatch.extern" in f.text for key, f in builder.fragments.items() if key.startswith("lane_xor_sum")
+    )
     assert mean.symbol in builder.fragments

@@ -27,11 +27,13 @@ def _ids(name: str) -> st.SearchStrategy[list[int]]:
     if name == "wordlevel":
         pool = st.sampled_from(sorted(tok.get_vocab().values()) + [999_999])
     else:
-        pool = st.one_of(st.sampled_from([BYTE_BASE + b for b in _UTF8_BYTES]),
-                         st.integers(BYTE_BASE, BYTE_BASE + 255),
-                         st.sampled_from([1000 + 3 * i for i in range(len(PIECES))]),
-                         st.sampled_from(sorted(SPECIALS.values())),
-                         st.sampled_from([5, 1001, 999_999]))  # ids without a token
+        pool = st.one_of(
+            st.sampled_from([BYTE_BASE + b for b in _UTF8_BYTES]),
+            st.integers(BYTE_BASE, BYTE_BASE + 255),
+            st.sampled_from([1000 + 3 * i for i in range(len(PIECES))]),
+            st.sampled_from(sorted(SPECIALS.values())),
+            st.sampled_from([5, 1001, 999_999]),
+        )  # ids without a token
     return st.lists(pool, max_size=24)
 
 

@@ -72,8 +72,10 @@ def test_emulated_frames_are_the_host_frames_bit_for_bit(which):
     for clip in [c for c in case(which)[0] if len(c)]:
         frames = fe.num_frames(len(clip))[0]
         batch, counts = padded_batch([clip], frames)
-        np.testing.assert_array_equal(M.windowed_frames(batch, counts, frames)[0].view(np.uint32),
-                                      host_frames(clip).astype(np.float32).view(np.uint32))
+        np.testing.assert_array_equal(
+            M.windowed_frames(batch, counts, frames)[0].view(np.uint32),
+            host_frames(clip).astype(np.float32).view(np.uint32),
+        )
 
 
 # ---------------------------------------------------------------------------------------------- compiled == emulation
@@ -100,12 +102,14 @@ def test_front_pieces_equal_the_emulation_bit_for_bit(dft):
     _, magnitude = probe(MLX_CUDA_V1, lambda o: MelEmitter(o).magnitude(b, t))
     scale = np.float32(2.0) ** rng.integers(-60, 60, re.shape).astype(np.float32)  # far apart exponents
     re_wide, im_wide = (re * scale).astype(np.float32), (im / scale).astype(np.float32)
-    np.testing.assert_array_equal(magnitude(re_wide, im_wide)[0].view(np.uint32),
-                                  M.magnitude(re_wide, im_wide).view(np.uint32))
+    np.testing.assert_array_equal(
+        magnitude(re_wide, im_wide)[0].view(np.uint32), M.magnitude(re_wide, im_wide).view(np.uint32)
+    )
     mag = M.magnitude(re, im)
     _, log = probe(MLX_CUDA_V1, lambda o: MelEmitter(o).log_mel(b, t))
-    np.testing.assert_array_equal(log(mag, M.filterbank_f32())[0].view(np.uint32),
-                                  M.log_floor(M.mel_power(mag, "serial-fma")).view(np.uint32))
+    np.testing.assert_array_equal(
+        log(mag, M.filterbank_f32())[0].view(np.uint32), M.log_floor(M.mel_power(mag, "serial-fma")).view(np.uint32)
+    )
 
 
 @pytest.mark.parametrize("dft", M.DFT_METHODS)
@@ -170,7 +174,9 @@ def test_device_mel_within_its_bound_and_close_to_the_host(dft, which):
     measured = distances(device_all, host_all)
     max_abs, max_ulp, differ = measured["max_abs"], measured["max_ulp"], measured["bf16_differ"]
     limit_abs, limit_ulp, limit_differ, size = HOST_BOUNDS[(dft, which)]
-    print(f"\n{dft} {which}: device vs host max abs {max_abs:.3g}, max ulp {max_ulp}, "
-          f"BF16 differing {differ} of {device_all.size}")
+    print(
+        f"\n{dft} {which}: device vs host max abs {max_abs:.3g}, max ulp {max_ulp}, "
+        f"BF16 differing {differ} of {device_all.size}"
+    )
     assert device_all.size == size
     assert max_abs <= limit_abs and max_ulp <= limit_ulp and differ <= limit_differ

@@ -49,7 +49,7 @@ def clips(workdir: Path) -> list[Path]:
     paths = []
     for name, start, n in (("half", 16000, 8000), ("tiny", 0, 160), ("third", 30000, 4800)):
         path = workdir / f"{name}.wav"
-        sf.write(path, speech[start:start + n], rate, subtype="PCM_16")
+        sf.write(path, speech[start : start + n], rate, subtype="PCM_16")
         paths.append(path)
     return paths
 
@@ -57,8 +57,27 @@ def clips(workdir: Path) -> list[Path]:
 @pytest.fixture(scope="module")
 def emitted(workdir: Path):
     vmfb, mlir = workdir / "device.vmfb", workdir / "device.mlir"
-    result = invoke(emit_main, ["--target", "llvm-cpu", "--builtin", "tiny", "--mel", "device", "--frames", 64,
-                                "--clips", 1, "--clips", 2, "-o", vmfb, "--emit-mlir", mlir])
+    result = invoke(
+        emit_main,
+        [
+            "--target",
+            "llvm-cpu",
+            "--builtin",
+            "tiny",
+            "--mel",
+            "device",
+            "--frames",
+            64,
+            "--clips",
+            1,
+            "--clips",
+            2,
+            "-o",
+            vmfb,
+            "--emit-mlir",
+            mlir,
+        ],
+    )
     return result, vmfb, mlir
 
 
@@ -79,8 +98,25 @@ def test_emit_device_mel_module(emitted, checkpoint):
 
 def test_encode_with_the_device_mel_equals_the_api(workdir, checkpoint, clips):
     output, cache = workdir / "device.npz", workdir / "cache"
-    result = invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--mel", "device", "--frames", 64,
-                                "--clips-per-call", 2, "--cache-dir", cache, "-o", output, *clips])
+    result = invoke(
+        iree_main,
+        [
+            "encode",
+            "--checkpoint",
+            checkpoint,
+            "--mel",
+            "device",
+            "--frames",
+            64,
+            "--clips-per-call",
+            2,
+            "--cache-dir",
+            cache,
+            "-o",
+            output,
+            *clips,
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "(log-mel: device-matmul)" in result.output
     (vmfb,) = cache.glob("*.vmfb")
@@ -94,26 +130,49 @@ def test_encode_with_the_device_mel_equals_the_api(workdir, checkpoint, clips):
 
 def test_asking_for_the_other_front_end_is_one_error(workdir, checkpoint, clips, emitted):
     _, vmfb, _ = emitted
-    message = assert_one_error(invoke(iree_main, ["encode", "--checkpoint", checkpoint, "--artifact", vmfb,
-                                                  "--mel", "host", "-o", workdir / "never.npz", clips[0]]), 1,
-                               str(vmfb), "device (device-matmul), not host as asked")
+    message = assert_one_error(
+        invoke(
+            iree_main,
+            [
+                "encode",
+                "--checkpoint",
+                checkpoint,
+                "--artifact",
+                vmfb,
+                "--mel",
+                "host",
+                "-o",
+                workdir / "never.npz",
+                clips[0],
+            ],
+        ),
+        1,
+        str(vmfb),
+        "device (device-matmul), not host as asked",
+    )
     assert "Traceback" not in message and not (workdir / "never.npz").exists()
 
 
 def test_bench_times_the_device_mel_entries(checkpoint, emitted):
     _, vmfb, _ = emitted
-    result = invoke(iree_main, ["bench", "--checkpoint", checkpoint, "--artifact", vmfb, "--warmup", 0,
-                                "--repeats", 1])
+    result = invoke(iree_main, ["bench", "--checkpoint", checkpoint, "--artifact", vmfb, "--warmup", 0, "--repeats", 1])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
-    assert [(r["mel"], r["frames"], r["batch"]) for r in records] == [("device-matmul", 64, 1),
-                                                                      ("device-matmul", 64, 2)]
+    assert [(r["mel"], r["frames"], r["batch"]) for r in records] == [
+        ("device-matmul", 64, 1),
+        ("device-matmul", 64, 2),
+    ]
 
 
 def test_a_request_through_the_scheduler_equals_the_file_alone(workdir, checkpoint, clips, emitted):
     _, vmfb, _ = emitted
-    scheduler = build_scheduler(checkpoint, artifact=vmfb, prefill=False, mel="device",
-                                limits=Limits(frontend_workers=2, max_wait_s=0.05, max_seconds=60.0))
+    scheduler = build_scheduler(
+        checkpoint,
+        artifact=vmfb,
+        prefill=False,
+        mel="device",
+        limits=Limits(frontend_workers=2, max_wait_s=0.05, max_seconds=60.0),
+    )
     assert server_info(scheduler)["mel"] == "device-matmul"
     alone = AudioEncoder(checkpoint, artifact=vmfb)
     with scheduler:
@@ -129,15 +188,33 @@ def test_a_request_through_the_scheduler_equals_the_file_alone(workdir, checkpoi
 def test_emit_mel_option_errors(workdir):
     out = ["--target", "llvm-cpu", "-o", workdir / "never.vmfb"]
     assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--mel", "gpu"]), 2, "'--mel'", "gpu")
-    assert_one_error(invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--mel", "device"]), 1,
-                     "--mel applies to --stage audio")
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--stage", "prefill", "--mel", "device"]),
+        1,
+        "--mel applies to --stage audio",
+    )
     assert not (workdir / "never.vmfb").exists()
 
 
 def test_emit_prefill_stage(workdir):
     vmfb = workdir / "prefill.vmfb"
-    result = invoke(emit_main, ["--stage", "prefill", "--target", "llvm-cpu", "--builtin", "tiny", "--capacity", 512,
-                                "--clips", 2, "-o", vmfb])
+    result = invoke(
+        emit_main,
+        [
+            "--stage",
+            "prefill",
+            "--target",
+            "llvm-cpu",
+            "--builtin",
+            "tiny",
+            "--capacity",
+            512,
+            "--clips",
+            2,
+            "-o",
+            vmfb,
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "prefill_c512_a2" in result.output and vmfb.stat().st_size > 0
 
@@ -151,7 +228,7 @@ def test_the_pipeline_writes_the_serial_npz_with_the_device_mel(workdir, checkpo
     more = []
     for i, n in enumerate((10000, 3000, 640, 9999)):
         path = workdir / f"more{i}.wav"
-        sf.write(path, speech[n:2 * n], rate, subtype="PCM_16")
+        sf.write(path, speech[n : 2 * n], rate, subtype="PCM_16")
         more.append(path)
     paths = [clips[0], more[0], clips[1], more[1], clips[2], more[2], more[3]]
     encoder.encode_clips(encoder.clips_from_files(paths)).save(workdir / "serial.npz")

@@ -72,7 +72,7 @@ def session(hf_modules):
 def samples_batch(clips: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     batch = np.zeros((len(clips), M.samples_for_frames(BUCKET)), np.float32)
     for i, clip in enumerate(clips):
-        batch[i, :len(clip)] = clip
+        batch[i, : len(clip)] = clip
     return batch, np.array([len(c) for c in clips], np.int32)
 
 
@@ -89,8 +89,9 @@ def test_device_artifact_equals_host_artifact_fed_the_emulated_mel(session):
     host = session(MLX_CUDA_V1, M.HOST_MEL, clips=2).run(mel, frames)
     assert set(device) == set(host)
     for name in device:
-        np.testing.assert_array_equal(np.asarray(device[name]).view(np.uint32), np.asarray(host[name]).view(np.uint32),
-                                      err_msg=name)
+        np.testing.assert_array_equal(
+            np.asarray(device[name]).view(np.uint32), np.asarray(host[name]).view(np.uint32), err_msg=name
+        )
 
 
 def test_speech_mlx_cuda_v1_is_as_close_to_fp32_as_transformers_bf16(hf_modules, session):
@@ -116,8 +117,10 @@ def test_f32_reference_against_float64(hf_modules, session, case):
     ours = valid_rows(session(F32_REFERENCE, DEVICE).run(*samples_batch([clip])))
     for name, key in (("encoded", "encoded_reduced"), ("soft_post_norm", "soft_post_norm")):
         ours_err, hf_err = relative_l2(ours[name], exact[key]), relative_l2(fp32[name], exact[key])
-        print(f"\n{case} {name}: f32-reference with the device mel {ours_err:.2e} from float64, "
-              f"transformers fp32 {hf_err:.2e}")
+        print(
+            f"\n{case} {name}: f32-reference with the device mel {ours_err:.2e} from float64, "
+            f"transformers fp32 {hf_err:.2e}"
+        )
         if case == "speech":
             assert ours_err <= 1e-5, name
         else:
@@ -142,22 +145,29 @@ def test_real_size_speech_with_the_device_mel():
     features, valid = fe.log_mel(clip)
     frames = fe.num_frames(len(clip))[0]
     samples = np.zeros((1, M.samples_for_frames(frames)), np.float32)
-    samples[0, :len(clip)] = clip
+    samples[0, : len(clip)] = clip
     ours = {}
     for contract in (MLX_CUDA_V1, F32_REFERENCE):
         out = load_session(AudioModuleSpec(cfg, contract, (frames,), (1,), mel=DEVICE), weights).run(
-            samples, np.array([len(clip)], np.int32))
+            samples, np.array([len(clip)], np.int32)
+        )
         ours[contract.name] = valid_rows(out)
     encoder, embedder = real_hf_modules(cfg, weights)
     fp32 = hf_outputs(encoder, embedder, features[:valid], torch.float32)
-    bf16 = hf_outputs(as_bf16_like_from_pretrained(encoder), copy.deepcopy(embedder).to(torch.bfloat16),
-                      features[:valid], torch.bfloat16)
+    bf16 = hf_outputs(
+        as_bf16_like_from_pretrained(encoder),
+        copy.deepcopy(embedder).to(torch.bfloat16),
+        features[:valid],
+        torch.bfloat16,
+    )
     exact_mel, _ = log_mel_f64(clip)
     exact = forward_f64({k: np.asarray(v, np.float32) for k, v in weights.items()}, exact_mel[:valid], REAL)
     for name, key in (("encoded", "encoded_reduced"), ("soft_post_norm", "soft_post_norm")):
         ours_err, hf_err = relative_l2(ours["mlx-cuda-v1"][name], fp32[name]), relative_l2(bf16[name], fp32[name])
         exact_err = relative_l2(ours["f32-reference"][name], exact[key])
-        print(f"\ne4b {name}: mlx-cuda-v1 {ours_err:.3e} (transformers bf16 {hf_err:.3e}); f32-reference "
-              f"{exact_err:.2e} from float64")
+        print(
+            f"\ne4b {name}: mlx-cuda-v1 {ours_err:.3e} (transformers bf16 {hf_err:.3e}); f32-reference "
+            f"{exact_err:.2e} from float64"
+        )
         assert ours_err <= 1.5 * hf_err, name
         assert exact_err <= 1e-5, name

@@ -71,8 +71,13 @@ def test_front_end_functions(dft):
     for clips in CLIPS:
         b, t = clips, FRAMES[0]
         front = flat[MelFront(b, t, dft).symbol]
-        assert calls(front) == [MelFrameCounts(b).symbol, MelFraming(b, t, M.samples_for_frames(t)).symbol,
-                                MelDft(dft, b, t).symbol, MelMagnitude(b, t).symbol, MelLog(b, t, 128).symbol]
+        assert calls(front) == [
+            MelFrameCounts(b).symbol,
+            MelFraming(b, t, M.samples_for_frames(t)).symbol,
+            MelDft(dft, b, t).symbol,
+            MelMagnitude(b, t).symbol,
+            MelLog(b, t, 128).symbol,
+        ]
         framing, spectrum = flat[calls(front)[1]], flat[calls(front)[2]]
         magnitude, log = flat[calls(front)[3]], flat[calls(front)[4]]
         assert len(ops(framing, "stablehlo.optimization_barrier")) == 1

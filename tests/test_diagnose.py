@@ -18,8 +18,13 @@ from gemma3n_iree.runtime.cli import main
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 
 SPEECH = Path(__file__).resolve().parents[1] / "runtime" / "data" / "sample_speech.wav"
-BROKEN = dataclasses.replace(policy.MLX_CUDA_V1, name="test-drops-sscp-norm-rounding", production=False,
-                             reference="mlx-cuda-v1", dropped_rounding=frozenset({"sscp_norm"}))
+BROKEN = dataclasses.replace(
+    policy.MLX_CUDA_V1,
+    name="test-drops-sscp-norm-rounding",
+    production=False,
+    reference="mlx-cuda-v1",
+    dropped_rounding=frozenset({"sscp_norm"}),
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +63,9 @@ def test_passes_against_transformers(checkpoint, cache):
     pytest.importorskip("transformers", reason="the transformers reference is optional (test-only dependency)")
     report = run_diagnosis(checkpoint, SPEECH, contract="f32-reference", reference="transformers", cache=cache)
     assert report.first_divergence is None, report.table()
-    assert {"sscp_conv_0_convolution", "conformer.1.final_norm", "soft_post_norm"} <= {r["stage"] for r in report.stages}
+    assert {"sscp_conv_0_convolution", "conformer.1.final_norm", "soft_post_norm"} <= {
+        r["stage"] for r in report.stages
+    }
 
 
 def test_a_dropped_rounding_point_is_the_first_divergence(checkpoint, cache, broken_contract):

@@ -38,8 +38,9 @@ def _rewrite(folder: Path, case: str, edit, part: str = "module") -> None:  # no
 def test_two_dumps_of_the_same_code_are_equal(dumps):
     a, b = dumps
     index = json.loads((a / "index.json").read_text())
-    assert sorted(index) == sorted(f"{ONLY}{choice}/{build}" for choice in ("auto", "iree", "triton-sm90")
-                                   for build in ("plain", "stages"))
+    assert sorted(index) == sorted(
+        f"{ONLY}{choice}/{build}" for choice in ("auto", "iree", "triton-sm90") for build in ("plain", "stages")
+    )
     assert len(index[f"{ONLY}auto/plain"]["ptx"]) > 5  # the linked kernels, by file, with their hashes
     result = _run("compare", str(a), str(b))
     assert result.returncode == 0 and "0 differences" in result.stdout, result.stdout

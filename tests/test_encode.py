@@ -63,6 +63,7 @@ def tokens(frames: int) -> int:
 
 # ---------------------------------------------------------------------------------------------- fixtures
 
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("encode")
@@ -114,10 +115,10 @@ def audio(workdir: Path) -> dict[str, Path]:
         files[name] = directory / f"{name}.wav"
         sf.write(files[name], np.asarray(samples, np.float32), rate, subtype="FLOAT")
 
-    long = np.tile(speech, -(-45 * RATE // len(speech)))[:45 * RATE]  # exactly 45 s
+    long = np.tile(speech, -(-45 * RATE // len(speech)))[: 45 * RATE]  # exactly 45 s
     pcm16("long45", long)
-    pcm16("head30", long[:30 * RATE])
-    pcm16("tail15", long[30 * RATE:])
+    pcm16("head30", long[: 30 * RATE])
+    pcm16("tail15", long[30 * RATE :])
     pcm16("short", speech[:160])  # 0.01 s: shorter than one 513-sample window
     pcm16("empty", speech[:0])  # a valid WAV header with 0 frames
     files["zero_bytes"] = directory / "zero_bytes.wav"
@@ -166,6 +167,7 @@ def check_shapes(result, n: int) -> None:
 
 # ---------------------------------------------------------------------------------------------- long audio
 
+
 def test_long_audio_becomes_consecutive_30s_clips(encoder, audio):
     clips = encoder.clips_from_files([audio["long45"]])
     assert [(c.source, c.start_s, c.frames) for c in clips] == [(0, 0.0, 2997), (0, 30.0, 1497)]
@@ -194,6 +196,7 @@ def test_max_seconds_refuses_long_input_naming_the_file(encoder, audio):
 
 # ---------------------------------------------------------------------------------------------- mixed batches
 
+
 def test_mixed_batch_equals_each_file_alone(encoder, mixed):
     paths, clips, result = mixed
     frames = [c.frames for c in clips]
@@ -211,9 +214,9 @@ def test_mixed_batch_equals_each_file_alone(encoder, mixed):
         alone = encoder.encode_files([path])
         n = len(alone.valid_tokens)
         for name in ("audio_features", "encoder_hidden"):
-            assert_bits_equal(getattr(result, name)[start:start + n], getattr(alone, name), f"{path.name}: {name}")
-        np.testing.assert_array_equal(result.valid_tokens[start:start + n], alone.valid_tokens)
-        np.testing.assert_array_equal(result.clip_start_s[start:start + n], alone.clip_start_s)
+            assert_bits_equal(getattr(result, name)[start : start + n], getattr(alone, name), f"{path.name}: {name}")
+        np.testing.assert_array_equal(result.valid_tokens[start : start + n], alone.valid_tokens)
+        np.testing.assert_array_equal(result.clip_start_s[start : start + n], alone.clip_start_s)
         np.testing.assert_array_equal(alone.clip_source, 0)
         start += n
     assert start == len(clips)
@@ -251,8 +254,11 @@ BARE_CONTRACTIONS = {
     "hard_linear": ("hard_norm", "embed.projection"),
 }
 # Conformer sub-blocks: each holds 2-7 contractions whose results are not stage outputs.
-SUB_BLOCKS = tuple(f"conformer.{layer}.{name}" for layer in range(CFG.conf_num_hidden_layers)
-                   for name in ("feed_forward_start", "attention", "light_conv", "feed_forward_end"))
+SUB_BLOCKS = tuple(
+    f"conformer.{layer}.{name}"
+    for layer in range(CFG.conf_num_hidden_layers)
+    for name in ("feed_forward_start", "attention", "light_conv", "feed_forward_end")
+)
 OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens")
 
 
@@ -267,9 +273,9 @@ def contraction_envelope(name: str, got: dict[str, np.ndarray], logical: dict[st
         exact = E.sscp_conv(MLX_CUDA_V1, x, w, stride)
         # gamma_K * sum |x w| over each output's receptive field (operands are BF16 values: exact)
         k = int(np.prod(w.shape[1:]))
-        gamma = k * 2.0 ** -24 / (1 - k * 2.0 ** -24)
+        gamma = k * 2.0**-24 / (1 - k * 2.0**-24)
         magnitude = E.sscp_conv(F32_REFERENCE, np.abs(x), np.abs(w), stride).astype(np.float64)
-        return exact, gamma * magnitude * (1 + 2.0 ** -20) + bf16_ulp(exact)
+        return exact, gamma * magnitude * (1 + 2.0**-20) + bf16_ulp(exact)
     if name == "input_projection":
         x = x.reshape(*x.shape[:2], -1)
     exact = E.linear(MLX_CUDA_V1, x, w)
@@ -282,7 +288,7 @@ def test_rows_match_the_contract_emulation(mixed, stage_session, logical):
     for i, clip in enumerate(clips):
         bucket = next(b for b in BUCKETS if b >= clip.frames)
         mel = np.zeros((1, bucket, 128), np.float32)
-        mel[0, :clip.frames] = clip.features[:clip.frames]
+        mel[0, : clip.frames] = clip.features[: clip.frames]
         frames = np.array([clip.frames], np.int32)
         got = stage_session.run(mel, frames)
         # the diagnostics build computes exactly the production rows
@@ -296,8 +302,9 @@ def test_rows_match_the_contract_emulation(mixed, stage_session, logical):
         order = [n for n in got if n not in OUTPUTS]
         assert set(order) <= set(want)
         first = next((n for n in order if not np.array_equal(got[n], want[n])), None)
-        assert first is None or first in BARE_CONTRACTIONS or first in SUB_BLOCKS, \
+        assert first is None or first in BARE_CONTRACTIONS or first in SUB_BLOCKS, (
             f"clip {i}: first divergence at {first}, a stage without contractions"
+        )
         if first is None:
             for name in ("audio_features", "encoder_hidden"):
                 assert_bits_equal(got[name], want[name], f"clip {i}: {name}")
@@ -326,6 +333,7 @@ def test_rows_match_the_contract_emulation(mixed, stage_session, logical):
 
 
 # ---------------------------------------------------------------------------------------------- inputs
+
 
 def test_stereo_input_is_the_average_of_its_channels(encoder, audio):
     same, mono = encoder.encode_files([audio["stereo_same"]]), encoder.encode_files([audio["speech"]])
@@ -356,12 +364,15 @@ def test_very_short_audio_gives_one_frame(encoder, audio):
     assert np.all(np.isfinite(result.audio_features))
 
 
-@pytest.mark.parametrize("name,words", [
-    ("empty", "no audio samples"),
-    ("zero_bytes", "empty file"),
-    ("not_audio", "not a readable audio file"),
-    ("missing", "not found"),
-])
+@pytest.mark.parametrize(
+    "name,words",
+    [
+        ("empty", "no audio samples"),
+        ("zero_bytes", "empty file"),
+        ("not_audio", "not a readable audio file"),
+        ("missing", "not found"),
+    ],
+)
 def test_unusable_audio_is_refused_naming_the_file(encoder, audio, name, words):
     """The file fails alone: it is named, and the good one is still encoded (the error carries it)."""
     with pytest.raises(EncodeFailed) as info:
@@ -377,8 +388,15 @@ def test_unusable_audio_is_refused_naming_the_file(encoder, audio, name, words):
 def test_the_pipeline_writes_the_serial_npz_bit_for_bit(encoder, audio, workdir):
     """decode + host mel on 1 or 3 workers, calls overlapped: the same .npz bytes as the serial path,
     clips in input order (long audio, a one-frame clip, 44.1 kHz, stereo, several buckets and widths)."""
-    paths = [audio["long45"], audio["speech"], audio["rate44k"], audio["short"], audio["stereo"], audio["sample"],
-             audio["tail15"]]
+    paths = [
+        audio["long45"],
+        audio["speech"],
+        audio["rate44k"],
+        audio["short"],
+        audio["stereo"],
+        audio["sample"],
+        audio["tail15"],
+    ]
     serial = encoder.encode_clips(encoder.clips_from_files(paths))
     serial.save(workdir / "serial.npz")
     np.testing.assert_array_equal(serial.clip_source, [0, 0, 1, 2, 3, 4, 5, 6])
@@ -422,6 +440,7 @@ def test_clip_longer_than_every_bucket(audio, quantized_encoders):
 
 
 # ---------------------------------------------------------------------------------------------- checkpoints
+
 
 def test_checkpoint_schema_error_before_compiling(tmp_path):
     weights = random_weights(CFG, SEED)
@@ -498,8 +517,9 @@ def quantized_encoders(workdir, cache) -> dict[int, AudioEncoder]:
 
 
 @pytest.mark.parametrize("bits", sorted(QUANT))
-def test_quantized_checkpoint_equals_its_dequantized_bf16_checkpoint(bits, workdir, cache, encoder, audio,
-                                                                     quantized_encoders):
+def test_quantized_checkpoint_equals_its_dequantized_bf16_checkpoint(
+    bits, workdir, cache, encoder, audio, quantized_encoders
+):
     group = QUANT[bits]
     quantized = quantized_encoders[bits]
     assert quantized.checkpoint.quantization == (bits, group)
@@ -523,20 +543,32 @@ def test_mlx_dequantize_equals_the_emulation(bits, group):
     mx = pytest.importorskip("mlx.core", reason="mlx is not installed (pip install mlx; test-only reference)")
     rng = np.random.default_rng(bits * 1000 + group)
     w = (rng.standard_normal((64, 256)) * rng.uniform(0.01, 2.0, (64, 1))).astype(ml_dtypes.bfloat16)
-    mx_packed, mx_scales, mx_biases = mx.quantize(mx.array(w.astype(np.float32)).astype(mx.bfloat16),
-                                                  group_size=group, bits=bits)
-    cases = {"tests' quantize": quantize(w, bits, group),
-             "mx.quantize": (np.array(mx_packed), np.array(mx_scales.astype(mx.float32)).astype(ml_dtypes.bfloat16),
-                             np.array(mx_biases.astype(mx.float32)).astype(ml_dtypes.bfloat16))}
+    mx_packed, mx_scales, mx_biases = mx.quantize(
+        mx.array(w.astype(np.float32)).astype(mx.bfloat16), group_size=group, bits=bits
+    )
+    cases = {
+        "tests' quantize": quantize(w, bits, group),
+        "mx.quantize": (
+            np.array(mx_packed),
+            np.array(mx_scales.astype(mx.float32)).astype(ml_dtypes.bfloat16),
+            np.array(mx_biases.astype(mx.float32)).astype(ml_dtypes.bfloat16),
+        ),
+    }
     for what, (packed, scales, biases) in cases.items():
-        got = mx.dequantize(mx.array(packed), mx.array(scales.astype(np.float32)).astype(mx.bfloat16),
-                            mx.array(biases.astype(np.float32)).astype(mx.bfloat16), group_size=group, bits=bits)
+        got = mx.dequantize(
+            mx.array(packed),
+            mx.array(scales.astype(np.float32)).astype(mx.bfloat16),
+            mx.array(biases.astype(np.float32)).astype(mx.bfloat16),
+            group_size=group,
+            bits=bits,
+        )
         assert got.dtype == mx.bfloat16
         want = affine_dequantize(packed, scales, biases, bits, group)
         assert_bits_equal(np.array(got.astype(mx.float32)), want, f"{what}, {bits} bits, group {group}")
 
 
 # ---------------------------------------------------------------------------------------------- staging
+
 
 def test_reused_staging_buffers_never_leak_one_call_into_the_next(encoder: AudioEncoder):
     """Inputs and results pass through host buffers a session keeps per entry: a call with other

@@ -32,22 +32,33 @@ from gemma3n_iree.runtime.batching import (
 MAX_WAIT_S = 0.005
 BUCKETS = (256, 1024, 2997)
 
-widths_st = st.integers(1, 32).map(power_of_two_widths) | st.lists(st.integers(1, 16), min_size=1, max_size=4,
-                                                                   unique=True).map(lambda w: tuple(sorted(w)))
-queue_st = st.builds(lambda bucket, queued, oldest, widths: BucketQueue(bucket, queued, oldest, widths),
-                     st.sampled_from(BUCKETS), st.integers(0, 70), st.floats(0.0, 0.02), widths_st)
+widths_st = st.integers(1, 32).map(power_of_two_widths) | st.lists(
+    st.integers(1, 16), min_size=1, max_size=4, unique=True
+).map(lambda w: tuple(sorted(w)))
+queue_st = st.builds(
+    lambda bucket, queued, oldest, widths: BucketQueue(bucket, queued, oldest, widths),
+    st.sampled_from(BUCKETS),
+    st.integers(0, 70),
+    st.floats(0.0, 0.02),
+    widths_st,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(queue_st, max_size=3, unique_by=lambda q: q.bucket), st.floats(0.0, 0.03), st.booleans(),
-       st.booleans())
+@given(st.lists(queue_st, max_size=3, unique_by=lambda q: q.bucket), st.floats(0.0, 0.03), st.booleans(), st.booleans())
 def test_one_decision(queues, now, settled, device_idle):
     now = max([now] + [q.oldest_s for q in queues])  # clips became ready in the past
     decision = next_encode_call(queues, now, settled=settled, device_idle=device_idle, max_wait_s=MAX_WAIT_S)
 
     def runnable(q: BucketQueue) -> bool:
-        return q.queued > 0 and may_run(q.queued, max(q.widths), settled=settled, waited_s=now - q.oldest_s,
-                                        max_wait_s=MAX_WAIT_S, device_idle=device_idle)
+        return q.queued > 0 and may_run(
+            q.queued,
+            max(q.widths),
+            settled=settled,
+            waited_s=now - q.oldest_s,
+            max_wait_s=MAX_WAIT_S,
+            device_idle=device_idle,
+        )
 
     eligible = [q for q in queues if runnable(q)]
     if isinstance(decision, EncodeCall):
@@ -69,8 +80,11 @@ arrival_st = st.tuples(st.sampled_from(BUCKETS), st.floats(0.0, 0.05))
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(arrival_st, min_size=1, max_size=120), st.sampled_from([1, 4, 8, 32]),
-       st.lists(st.floats(0.0005, 0.01), min_size=1, max_size=8))
+@given(
+    st.lists(arrival_st, min_size=1, max_size=120),
+    st.sampled_from([1, 4, 8, 32]),
+    st.lists(st.floats(0.0005, 0.01), min_size=1, max_size=8),
+)
 def test_every_clip_is_served_once_in_order_and_none_starves(arrivals, widest, durations):
     widths = {b: power_of_two_widths(widest) for b in BUCKETS}
     arrivals = sorted((t, i, b) for i, (b, t) in enumerate(arrivals))  # clip i becomes ready at t in bucket b
@@ -87,7 +101,9 @@ def test_every_clip_is_served_once_in_order_and_none_starves(arrivals, widest, d
         decision = next_encode_call(state, now, settled=settled, device_idle=True, max_wait_s=MAX_WAIT_S)
         if isinstance(decision, Wait):
             upcoming = arrivals[next_arrival][0] if next_arrival < len(arrivals) else None
-            times = [s for s in (None if decision.seconds is None else now + decision.seconds, upcoming) if s is not None]
+            times = [
+                s for s in (None if decision.seconds is None else now + decision.seconds, upcoming) if s is not None
+            ]
             assert times, "nothing may run, nothing will arrive, and clips are left"
             now = max(min(times), math.nextafter(now, math.inf))  # the clock moves on while the loop waits
             continue

@@ -55,8 +55,11 @@ def f32_session(weights):
 
 # Linear stages with their (input stage, weight): where the F32 accumulation order of the backend
 # and the emulation's exact sum may round to different BF16 values.
-LINEAR_STAGES = {"input_projection": None, "soft_linear": ("soft_norm", "embed.projection"),
-                 "hard_linear": ("hard_norm", "embed.projection")}
+LINEAR_STAGES = {
+    "input_projection": None,
+    "soft_linear": ("soft_norm", "embed.projection"),
+    "hard_linear": ("hard_norm", "embed.projection"),
+}
 
 
 def test_mlx_cuda_v1_matches_emulation(mlx_session, logical):

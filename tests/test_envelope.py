@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from gemma3n_iree.contracts.emulation import round_bf16
 from gemma3n_iree.contracts.envelope import envelope_bf16, exact_f32, inside_envelope, reachable_sums
 
-BF16_VALUES = st.floats(min_value=-2.0 ** 20, max_value=2.0 ** 20, allow_nan=False, width=32).map(
-    lambda v: float(round_bf16(np.float32(v))))
+BF16_VALUES = st.floats(min_value=-(2.0**20), max_value=2.0**20, allow_nan=False, width=32).map(
+    lambda v: float(round_bf16(np.float32(v)))
+)
 
 
 @st.composite
@@ -46,7 +47,7 @@ def test_every_enumerated_order_is_a_member(operands):
 
 def test_seed_exact_tie_cancellation_reaches_both_zero_and_one():
     """The seed's probe channel: 2^24 + 1 - 2^24 is 0 or 1 depending on the order; both legitimate."""
-    a = np.array([2.0 ** 24, 1.0, -(2.0 ** 24)], np.float32)
+    a = np.array([2.0**24, 1.0, -(2.0**24)], np.float32)
     b = np.ones(3, np.float32)
     outcomes = envelope_bf16(a, b)
     assert 0.0 in outcomes and 1.0 in outcomes
@@ -56,7 +57,7 @@ def test_seed_exact_tie_cancellation_reaches_both_zero_and_one():
 
 def test_seed_probe_magnitudes():
     """±16384, ±2^24, ±1024 and 2^-14 terms (the seed's 3x3 SSCP probe): sums land in {0, 1}-like sets."""
-    a = np.array([16384.0, 2.0 ** 24, -16384.0, -(2.0 ** 24), 1024.0, -1024.0, 2.0 ** -14, 1.0, 0.0], np.float32)
+    a = np.array([16384.0, 2.0**24, -16384.0, -(2.0**24), 1024.0, -1024.0, 2.0**-14, 1.0, 0.0], np.float32)
     b = np.ones_like(a)
     outcomes = envelope_bf16(a, b)
     assert round_bf16(exact_f32(a.astype(np.float64))) in outcomes

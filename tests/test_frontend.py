@@ -84,7 +84,10 @@ def test_fixture_and_bundled_sample_are_small_16k_mono_pcm16():
 
 def test_constants_window_and_filterbank_match_transformers(extractor):
     assert (extractor.frame_length, extractor.hop_length, extractor.fft_length) == (
-        frontend.FRAME_LENGTH, frontend.HOP_LENGTH, frontend.FFT_LENGTH)
+        frontend.FRAME_LENGTH,
+        frontend.HOP_LENGTH,
+        frontend.FFT_LENGTH,
+    )
     assert float(extractor.mel_floor) == frontend.MEL_FLOOR
     assert extractor.preemphasis == frontend.PREEMPHASIS and extractor.preemphasis_htk_flavor
     assert extractor.per_bin_mean is None and extractor.per_bin_stddev is None
@@ -132,20 +135,23 @@ def test_silence_is_log_mel_floor():
 # ---------------------------------------------------------------------------------------------- frame counts
 
 
-@pytest.mark.parametrize("n, frames, valid", [
-    (480_000, 2997, 2997),   # 30 s
-    (160_000, 997, 997),     # 10 s
-    (80_000, 497, 497),      # 5 s alone (in the spec's batch with a longer clip it shows 500 valid)
-    (112_037, 698, 698),     # 7 s + 37: padded to 112128
-    (112_128, 698, 698),
-    (16_000, 97, 97),        # 1 s
-    (16_001, 98, 98),        # padded to 16128 -> one more frame
-    (513, 1, 1),
-    (512, 1, 1),             # shorter than one window: padded to 640 samples (transformers: 0 frames)
-    (160, 1, 1),             # 0.01 s
-    (1, 1, 1),
-    (600_000, 3748, 3748),   # log_mel itself never truncates
-])
+@pytest.mark.parametrize(
+    "n, frames, valid",
+    [
+        (480_000, 2997, 2997),  # 30 s
+        (160_000, 997, 997),  # 10 s
+        (80_000, 497, 497),  # 5 s alone (in the spec's batch with a longer clip it shows 500 valid)
+        (112_037, 698, 698),  # 7 s + 37: padded to 112128
+        (112_128, 698, 698),
+        (16_000, 97, 97),  # 1 s
+        (16_001, 98, 98),  # padded to 16128 -> one more frame
+        (513, 1, 1),
+        (512, 1, 1),  # shorter than one window: padded to 640 samples (transformers: 0 frames)
+        (160, 1, 1),  # 0.01 s
+        (1, 1, 1),
+        (600_000, 3748, 3748),  # log_mel itself never truncates
+    ],
+)
 def test_frame_count_table(n, frames, valid):
     assert num_frames(n) == (frames, valid)
     assert frames == (max(-(-n // 128) * 128, 640) - 513) // 160 + 1
@@ -162,7 +168,7 @@ def test_spec_frame_counts_match_transformers(extractor):
 
 @pytest.mark.parametrize("n", [1, 160, 384, 512])
 def test_very_short_audio_gives_one_frame(extractor, speech, n):
-    x = speech[8000:8000 + n]
+    x = speech[8000 : 8000 + n]
     features, valid = log_mel(x)
     assert features.shape == (1, 128) and valid == 1
     # transformers gives no frame at all for < 513 samples ...
@@ -192,8 +198,9 @@ def test_split_clips_never_loses_samples():
     np.testing.assert_array_equal(np.concatenate([c.samples for c in clips]), x)
 
 
-@pytest.mark.parametrize("n, sizes", [
-    (480_000, [480_000]), (960_000, [480_000, 480_000]), (480_001, [480_000, 1]), (5, [5])])
+@pytest.mark.parametrize(
+    "n, sizes", [(480_000, [480_000]), (960_000, [480_000, 480_000]), (480_001, [480_000, 1]), (5, [5])]
+)
 def test_split_clips_boundaries(n, sizes):
     clips = split_clips(np.zeros(n, np.float32))
     assert [c.samples.shape[0] for c in clips] == sizes
@@ -224,7 +231,7 @@ def test_clip_features_are_independent_per_clip(extractor, speech):
     assert sum(c.num_samples for c in clips) == x.shape[0]
     # Each clip equals transformers on that clip alone ...
     for c in clips:
-        ref, ref_valid = hf(extractor, x[c.start_sample:c.start_sample + c.num_samples])
+        ref, ref_valid = hf(extractor, x[c.start_sample : c.start_sample + c.num_samples])
         assert c.features.shape == ref.shape and c.valid_frames == ref_valid
         assert float(np.abs(c.features - ref).max()) <= TOL
     # ... which for the first clip is also what transformers gives for the whole (truncated) audio ...
@@ -262,12 +269,19 @@ def test_pcm16_fixture_decodes_to_int_over_32768(speech):
     np.testing.assert_array_equal(speech, raw.astype(np.float32) / 32768)
 
 
-@pytest.mark.parametrize("fmt, subtype, ext", [
-    ("WAV", "PCM_16", "wav"), ("WAV", "PCM_24", "wav"), ("WAV", "PCM_32", "wav"),
-    ("WAV", "FLOAT", "wav"), ("WAV", "DOUBLE", "wav"),
-    ("FLAC", "PCM_16", "flac"), ("FLAC", "PCM_24", "flac"),
-    ("AIFF", "PCM_16", "aiff"),
-])
+@pytest.mark.parametrize(
+    "fmt, subtype, ext",
+    [
+        ("WAV", "PCM_16", "wav"),
+        ("WAV", "PCM_24", "wav"),
+        ("WAV", "PCM_32", "wav"),
+        ("WAV", "FLOAT", "wav"),
+        ("WAV", "DOUBLE", "wav"),
+        ("FLAC", "PCM_16", "flac"),
+        ("FLAC", "PCM_24", "flac"),
+        ("AIFF", "PCM_16", "aiff"),
+    ],
+)
 def test_lossless_round_trips_are_exact(tmp_path, speech, fmt, subtype, ext):
     path = tmp_path / f"speech.{ext}"
     sf.write(str(path), speech, 16000, format=fmt, subtype=subtype)
@@ -415,14 +429,20 @@ def test_empty_audio(tmp_path):
     assert str(path) in str(err.value)
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("zero_bytes.wav", b"", "empty file"),
-    ("notes.wav", b"this is a text file, not audio\n" * 20, "not a readable audio file"),
-    ("noise.flac", b"\x00" + bytes(np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)),
-     "not a readable audio file"),
-    ("broken.wav", b"RIFF\x24\x00\x00\x00WAVEjunkjunkjunkjunk" + b"\x00" * 64, "RIFF/WAVE file is corrupt"),
-    ("voice.m4a", b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + b"\x00" * 200, "unsupported audio format MP4/M4A"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("zero_bytes.wav", b"", "empty file"),
+        ("notes.wav", b"this is a text file, not audio\n" * 20, "not a readable audio file"),
+        (
+            "noise.flac",
+            b"\x00" + bytes(np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)),
+            "not a readable audio file",
+        ),
+        ("broken.wav", b"RIFF\x24\x00\x00\x00WAVEjunkjunkjunkjunk" + b"\x00" * 64, "RIFF/WAVE file is corrupt"),
+        ("voice.m4a", b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + b"\x00" * 200, "unsupported audio format MP4/M4A"),
+    ],
+)
 def test_unreadable_files(tmp_path, name, content, message):
     path = tmp_path / name
     path.write_bytes(content)
@@ -452,12 +472,15 @@ def test_non_finite_samples(tmp_path, speech):
     assert str(path) in str(err.value)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (np.zeros(0, np.float32), "no audio samples"),
-    (np.zeros((100, 2), np.float32), "1-D"),
-    (np.zeros(1000, np.int16), "dtype int16"),
-    (np.array([0.0, np.nan] * 600, np.float32), "non-finite"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.zeros(0, np.float32), "no audio samples"),
+        (np.zeros((100, 2), np.float32), "1-D"),
+        (np.zeros(1000, np.int16), "dtype int16"),
+        (np.array([0.0, np.nan] * 600, np.float32), "non-finite"),
+    ],
+)
 def test_log_mel_rejects_bad_arrays(bad, message):
     with pytest.raises(AudioError, match=message):
         log_mel(bad)

@@ -78,8 +78,10 @@ def test_ptx_parameters_are_the_bindings_then_the_push_constants():
 
 def test_scratch_parameters_are_removed_only_when_unused():
     head = ".visible .entry k(\n\t.param .u64 .ptr .global .align 1 k_param_0,\n\t.param .u32 k_param_1"
-    tail = (",\n\t.param .u64 .ptr .global .align 1 k_param_2,\n\t.param .u64 .ptr .global .align 1 k_param_3\n)\n"
-            "{\n\tld.param.u64 %rd1, [k_param_0];\n}\n")
+    tail = (
+        ",\n\t.param .u64 .ptr .global .align 1 k_param_2,\n\t.param .u64 .ptr .global .align 1 k_param_3\n)\n"
+        "{\n\tld.param.u64 %rd1, [k_param_0];\n}\n"
+    )
     assert "k_param_2" not in strip_scratch_params(head + tail, "k")
     with pytest.raises(RuntimeError, match="reads a Triton scratch pointer"):
         strip_scratch_params(head + tail.replace("[k_param_0]", "[k_param_3]"), "k")
@@ -87,17 +89,21 @@ def test_scratch_parameters_are_removed_only_when_unused():
         strip_scratch_params(head + "\n)\n", "k")
 
 
-@pytest.mark.parametrize("target,contract,choice,sums,gemm", [
-    (SM90, MLX_CUDA_V1, "auto", True, True),
-    (parse_target("cuda", "sm_90a"), MLX_CUDA_V1, "auto", True, True),
-    (SM90, MLX_CUDA_V1, "triton-sm90", True, True),
-    (SM90, MLX_CUDA_V1, "iree", False, False),
-    (parse_target("cuda", "sm_80"), MLX_CUDA_V1, "auto", False, False),
-    (parse_target("llvm-cpu"), MLX_CUDA_V1, "auto", False, False),
-    (SM90, F32_REFERENCE, "auto", True, False),  # the row kernels serve every contract, the GEMM BF16 ones
-])
+@pytest.mark.parametrize(
+    "target,contract,choice,sums,gemm",
+    [
+        (SM90, MLX_CUDA_V1, "auto", True, True),
+        (parse_target("cuda", "sm_90a"), MLX_CUDA_V1, "auto", True, True),
+        (SM90, MLX_CUDA_V1, "triton-sm90", True, True),
+        (SM90, MLX_CUDA_V1, "iree", False, False),
+        (parse_target("cuda", "sm_80"), MLX_CUDA_V1, "auto", False, False),
+        (parse_target("llvm-cpu"), MLX_CUDA_V1, "auto", False, False),
+        (SM90, F32_REFERENCE, "auto", True, False),  # the row kernels serve every contract, the GEMM BF16 ones
+    ],
+)
 def test_auto_links_the_kernels_only_on_hopper_and_the_gemm_only_under_a_bf16_contract(
-        target, contract, choice, sums, gemm):
+    target, contract, choice, sums, gemm
+):
     linked = select_kernels(choice, target, contract)
     assert bool(linked.files) is sums
     assert linked.links(GEMM_SM90.file) is gemm
@@ -117,8 +123,11 @@ def test_a_linear_layer_becomes_one_extern_dispatch_with_its_launch():
     text = probe_module(MLX_CUDA_V1, lambda e: e.linear([2, 750], 1536, 6144), kernels=linked)
     assert text.count("hal.dispatch.extern") == 1 and "stablehlo.dot_general" not in text
     assert "reduce_precision" not in text  # the kernel's BF16 store is the rounding point
-    m = re.search(r'hal.dispatch.extern "gemm_bf16_nt"\(%\w+, %\w+, %\w+, %\w+, %\w+\) : '
-                  r"\(tensor<1500x1536xbf16>, tensor<6144x1536xbf16>, i32, i32, i32\) -> tensor<1500x6144xbf16>", text)
+    m = re.search(
+        r'hal.dispatch.extern "gemm_bf16_nt"\(%\w+, %\w+, %\w+, %\w+, %\w+\) : '
+        r"\(tensor<1500x1536xbf16>, tensor<6144x1536xbf16>, i32, i32, i32\) -> tensor<1500x6144xbf16>",
+        text,
+    )
     assert m is not None
     assert "arith.constant 288 : index" in text  # ceil(1500 / 128) * (6144 / 256) output tiles
     assert "workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = 147456" in text

@@ -45,8 +45,14 @@ WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
 class ScriptedBackend:
     """Logits that pick WORDS[(slot + position) % 7]; records every call."""
 
-    def __init__(self, slots: int = 2, capacity: int = 64, widths: tuple[int, ...] = (1, 2), vocab: int = 400,
-                 max_prompt_tokens: int = 32) -> None:
+    def __init__(
+        self,
+        slots: int = 2,
+        capacity: int = 64,
+        widths: tuple[int, ...] = (1, 2),
+        vocab: int = 400,
+        max_prompt_tokens: int = 32,
+    ) -> None:
         self.slots, self.capacity, self.decode_widths, self.vocab = slots, capacity, widths, vocab
         self.max_prompt_tokens = max_prompt_tokens
         self.calls: list[tuple] = []
@@ -67,8 +73,9 @@ class ScriptedBackend:
 
 
 def request(length: int = 5, new: int = 4, stop=frozenset(), logprobs: bool = False) -> GenerationRequest:
-    return GenerationRequest(np.zeros((length, 8), np.float32), np.zeros((length, 2, 4), np.float32), new,
-                             frozenset(stop), logprobs)
+    return GenerationRequest(
+        np.zeros((length, 8), np.float32), np.zeros((length, 2, 4), np.float32), new, frozenset(stop), logprobs
+    )
 
 
 # ---------------------------------------------------------------------------------------------- mechanics
@@ -153,8 +160,11 @@ def test_logprobs_are_a_log_softmax():
 
 def test_refusals_name_the_problem():
     engine = GenerationEngine(ScriptedBackend(capacity=16, max_prompt_tokens=12), TOKENIZER)
-    with pytest.raises(GenerationError, match="a prompt of 13 tokens is longer than the decoder's longest prompt "
-                                              r"entry \(12 tokens\)"):
+    with pytest.raises(
+        GenerationError,
+        match="a prompt of 13 tokens is longer than the decoder's longest prompt "
+        r"entry \(12 tokens\)",
+    ):
         engine.submit(request(13, 1))
     with pytest.raises(GenerationError, match="needs 17 positions, more than the decoder's context capacity of 16"):
         engine.submit(request(length=10, new=8))
@@ -203,8 +213,10 @@ def test_engine_equals_the_contracts_greedy_loop(emulated):
 
 def test_continuous_batching_equals_each_sequence_alone(emulated):
     """Six sequences, three slots, decode widths 1 and 2; two arrive while others run."""
-    requests = [GenerationRequest(*prompt_inputs(emulated, p), 3 + i % 3, frozenset(), logprobs=True)
-                for i, p in enumerate(PROMPTS)]
+    requests = [
+        GenerationRequest(*prompt_inputs(emulated, p), 3 + i % 3, frozenset(), logprobs=True)
+        for i, p in enumerate(PROMPTS)
+    ]
     alone = []
     for r in requests:
         events = list(generate(emulated, TOKENIZER, r))

@@ -51,7 +51,7 @@ def speech_like(frames: int, seed: int) -> np.ndarray:
 def run_ours(session, mel: np.ndarray) -> dict[str, np.ndarray]:
     bucket = max(FRAMES)
     padded = np.zeros((1, bucket, 128), np.float32)
-    padded[0, :len(mel)] = mel
+    padded[0, : len(mel)] = mel
     out = session.run(padded, np.array([len(mel)], np.int32))
     tokens = int(out["valid_tokens"][0])
     return {"encoded": out["encoder_hidden"][0, :tokens], "soft_post_norm": out["audio_features"][0, :tokens]}

@@ -26,12 +26,14 @@ N = 1 << 19
 
 def _inputs() -> np.ndarray:
     rng = np.random.default_rng(0)
-    return np.concatenate([
-        (np.arange(1 << 16, dtype=np.uint32) << 16).view(F32),  # every BF16 value, NaN and infinities included
-        rng.integers(0, 1 << 32, N - (1 << 16) - (1 << 17), dtype=np.uint64).astype(np.uint32).view(F32),
-        np.linspace(-100, 10, 1 << 16, dtype=F32),  # the softmax's range, across exp's clamp at -87.8
-        np.linspace(-10, 10, 1 << 16, dtype=F32),  # tanh's polynomial and its clamp at 7.998...
-    ])
+    return np.concatenate(
+        [
+            (np.arange(1 << 16, dtype=np.uint32) << 16).view(F32),  # every BF16 value, NaN and infinities included
+            rng.integers(0, 1 << 32, N - (1 << 16) - (1 << 17), dtype=np.uint64).astype(np.uint32).view(F32),
+            np.linspace(-100, 10, 1 << 16, dtype=F32),  # the softmax's range, across exp's clamp at -87.8
+            np.linspace(-10, 10, 1 << 16, dtype=F32),  # tanh's polynomial and its clamp at 7.998...
+        ]
+    )
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -52,7 +54,7 @@ def _round_to_f32(exact: Fraction) -> np.float32:
     return min(ties, key=lambda c: int(np.asarray(c).view(np.uint32)) & 1)
 
 
-finite_f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-2.0 ** 60, max_value=2.0 ** 60)
+finite_f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-(2.0**60), max_value=2.0**60)
 
 
 @settings(max_examples=300, deadline=None)
@@ -67,9 +69,9 @@ def test_fma_rounds_once(a, b, c):
 def test_fma_breaks_the_double_rounding_tie():
     """a b + c = 1 + 3 2^-24 - 2^-70: just below a midpoint of F32. F64 rounds it onto the midpoint,
     whose F32 tie goes up to 1 + 2^-22; the single rounding gives 1 + 2^-23."""
-    a, b, c = F32(2.0 ** -24 * (1 + 2.0 ** -23)), F32(1 - 2.0 ** -23), F32(1 + 2.0 ** -23)
-    assert F32(np.float64(a) * np.float64(b) + np.float64(c)) == F32(1 + 2.0 ** -22)
-    assert iree_math.fma(a, b, c) == F32(1 + 2.0 ** -23)
+    a, b, c = F32(2.0**-24 * (1 + 2.0**-23)), F32(1 - 2.0**-23), F32(1 + 2.0**-23)
+    assert F32(np.float64(a) * np.float64(b) + np.float64(c)) == F32(1 + 2.0**-22)
+    assert iree_math.fma(a, b, c) == F32(1 + 2.0**-23)
 
 
 MODULE = f"""

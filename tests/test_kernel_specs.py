@@ -33,8 +33,9 @@ def _triton_parameters(source: str, entry: str) -> tuple[list[str], list[str]]:
     """(every parameter, the `tl.constexpr` ones) of the @triton.jit function `entry` in `source`."""
     tree = ast.parse((KERNEL_DIR / f"{source}.py").read_text())
     func = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == entry)
-    constexprs = [a.arg for a in func.args.args
-                  if a.annotation is not None and ast.unparse(a.annotation) == "tl.constexpr"]
+    constexprs = [
+        a.arg for a in func.args.args if a.annotation is not None and ast.unparse(a.annotation) == "tl.constexpr"
+    ]
     return [a.arg for a in func.args.args], constexprs
 
 
@@ -66,9 +67,12 @@ def test_the_ptx_entry_takes_the_specifications_bindings_then_push_constants(fil
 
 # As the printer writes a dispatch: its operands, types and result, the layout (an alias defined at the top of
 # the module), the PTX file, the launch size.
-_EXTERN = re.compile(r'hal\.dispatch\.extern "(\w+)"\(([^)]*)\) : \(([^)]*)\) -> (tensor<[^>]*>) count\(.*?'
-                     r'layout\((#\w+)\) objects\(\{.*?path = "[^"]*/([^"/]+\.ptx)".*?'
-                     r'workgroup_size = \[(\d+) : index, 1 : index, 1 : index\], workgroup_local_memory = (\d+)>', re.S)
+_EXTERN = re.compile(
+    r'hal\.dispatch\.extern "(\w+)"\(([^)]*)\) : \(([^)]*)\) -> (tensor<[^>]*>) count\(.*?'
+    r'layout\((#\w+)\) objects\(\{.*?path = "[^"]*/([^"/]+\.ptx)".*?'
+    r"workgroup_size = \[(\d+) : index, 1 : index, 1 : index\], workgroup_local_memory = (\d+)>",
+    re.S,
+)
 _ELEMENT = re.compile(r"x([a-z]\w*)>$")
 
 
@@ -80,17 +84,25 @@ def test_every_emitted_dispatch_agrees_with_its_kernel_specification():
     layouts = dict(re.findall(r"^(#\w+) = (#hal\.pipeline\.layout<.*>)$", text, re.M))
     calls = _EXTERN.findall(text)
     assert len(calls) == text.count("hal.dispatch.extern")
-    assert {call[0] for call in calls} == {"gemm_bf16_nt", "lane_xor_sum", "rms_norm", "rms_norm_residual",
-                                           "attention_core", "glu_depthwise", "silu_bf16"}
+    assert {call[0] for call in calls} == {
+        "gemm_bf16_nt",
+        "lane_xor_sum",
+        "rms_norm",
+        "rms_norm_residual",
+        "attention_core",
+        "glu_depthwise",
+        "silu_bf16",
+    }
     for entry, operands, types, result, layout, ptx, threads, shared in calls:
         file = by_ptx[ptx]
         signature = file.signature
         types = [t.strip() for t in re.split(r", (?=tensor<|i32)", types)]
         assert entry == file.entry and len(operands.split(",")) == len(types)
-        assert [_ELEMENT.search(t).group(1) for t in types[:len(signature.inputs)]] == \
-            [p.dtype for p in signature.inputs], entry
+        assert [_ELEMENT.search(t).group(1) for t in types[: len(signature.inputs)]] == [
+            p.dtype for p in signature.inputs
+        ], entry
         assert _ELEMENT.search(result).group(1) == signature.output.dtype, entry
-        assert types[len(signature.inputs):] == ["i32"] * len(signature.constants), entry
+        assert types[len(signature.inputs) :] == ["i32"] * len(signature.constants), entry
         assert f"constants = {len(signature.constants)}, bindings = [" in layouts[layout], entry
         assert layouts[layout].count("#hal.pipeline.binding<storage_buffer") == len(signature.pointers), entry
         assert (int(threads), int(shared)) == (file.threads, manifest[file.stem]["shared_bytes"]), entry
@@ -108,6 +120,9 @@ def test_a_call_that_breaks_a_promise_is_refused():
 
 def test_a_template_binding_other_inputs_than_the_kernel_reads_is_a_render_error():
     gemm = Launch(GEMM_SM90.file.verify(), GEMM_SM90.call(4, 128, 128))  # reads a and b; the lane-sum template binds x
-    with pytest.raises(TemplateRenderError, match=r"lane_xor_sum.kernel.mlir.j2:\d+: .*the template binds \['x'\], "
-                                                  r"the kernel reads \['a', 'b'\]"):
+    with pytest.raises(
+        TemplateRenderError,
+        match=r"lane_xor_sum.kernel.mlir.j2:\d+: .*the template binds \['x'\], "
+        r"the kernel reads \['a', 'b'\]",
+    ):
         render("lane_xor_sum.kernel.mlir.j2", symbol="s", c=MLX_CUDA_V1, rows=4, width=128, kernel=gemm)

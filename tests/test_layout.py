@@ -22,9 +22,10 @@ def package_dirs() -> dict[str, str]:
 def table_rows() -> dict[str, tuple[str, str]]:
     """The architecture table: folder -> (installed as, what it holds)."""
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Architecture"):]
-    rows = re.findall(r"^\| `([\w/]+)/` \| (.*?) \| (.*) \|$", section[: section.index("\n\n", section.index("| folder"))],
-                      flags=re.M)
+    section = readme[readme.index("## Architecture") :]
+    rows = re.findall(
+        r"^\| `([\w/]+)/` \| (.*?) \| (.*) \|$", section[: section.index("\n\n", section.index("| folder"))], flags=re.M
+    )
     return {folder: (installed.strip("`"), holds) for folder, installed, holds in rows}
 
 

@@ -21,12 +21,28 @@ def test_first_difference_and_summary():
     assert s.first_difference([1, 2, 3], [1, 2, 3]) is None and s.first_difference([1, 5, 3], [1, 2, 3]) == 1
     assert s._top2_gap([0.0, 3.0, 2.5, -1.0]) == 0.5
     base = {"f32_reference_equals_fp32": True, "bf16_first_difference_from_fp32": None, "steps": 4}
-    cases = [{**base, "mlx_first_difference_from_bf16": None, "mlx_first_difference_from_fp32": None,
-              "near_tie_steps": 1},
-             {**base, "mlx_first_difference_from_bf16": 3, "mlx_first_difference_from_fp32": 2, "near_tie_steps": 3,
-              "inside_envelope": True, "f32_reference_equals_fp32": False, "bf16_first_difference_from_fp32": 2}]
+    cases = [
+        {**base, "mlx_first_difference_from_bf16": None, "mlx_first_difference_from_fp32": None, "near_tie_steps": 1},
+        {
+            **base,
+            "mlx_first_difference_from_bf16": 3,
+            "mlx_first_difference_from_fp32": 2,
+            "near_tie_steps": 3,
+            "inside_envelope": True,
+            "f32_reference_equals_fp32": False,
+            "bf16_first_difference_from_fp32": 2,
+        },
+    ]
     summary = s.summarize(cases)
-    assert summary == {"cases": 2, "f32_reference_exact": 1, "mlx_vs_bf16_diverged": 1,
-                       "mlx_vs_bf16_first_difference_steps": [3], "divergences_inside_envelope": 1,
-                       "bf16_vs_fp32_diverged": 1, "mlx_vs_fp32_diverged": 1, "near_tie_steps": 4, "steps": 8,
-                       "near_tie_fraction": 0.5}
+    assert summary == {
+        "cases": 2,
+        "f32_reference_exact": 1,
+        "mlx_vs_bf16_diverged": 1,
+        "mlx_vs_bf16_first_difference_steps": [3],
+        "divergences_inside_envelope": 1,
+        "bf16_vs_fp32_diverged": 1,
+        "mlx_vs_fp32_diverged": 1,
+        "near_tie_steps": 4,
+        "steps": 8,
+        "near_tie_fraction": 0.5,
+    }

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="the HF oracle needs torch (pip install torch==2.13.0)")
-pytest.importorskip("transformers.models.gemma3n",
-                    reason="the HF oracle needs transformers with gemma3n (pip install transformers==5.24.0)")
+pytest.importorskip(
+    "transformers.models.gemma3n",
+    reason="the HF oracle needs transformers with gemma3n (pip install transformers==5.24.0)",
+)
 
 from oracles.configs import REAL, TINY  # noqa: E402
 from oracles.hf_oracle import (  # noqa: E402
@@ -86,11 +88,22 @@ def test_f64_stages_match_hf_fp32(tiny, t: int) -> None:
     hf = run_hf(encoder, embedder, mel, stages=True)
     t0, t1, _ = out_lengths(t, TINY["conf_reduction_factor"])
     c0, c1 = TINY["sscp_conv_channel_size"]
-    want_shapes = {"sscp_conv_0": (t0, 64, c0), "sscp_conv_1": (t1, 32, c1),
-                   "input_projection": (t1, TINY["hidden_size"])}
+    want_shapes = {
+        "sscp_conv_0": (t0, 64, c0),
+        "sscp_conv_1": (t1, 32, c1),
+        "input_projection": (t1, TINY["hidden_size"]),
+    }
     for i, t_i in ((0, t0), (1, t1)):
-        for stat in ("sum_at_time", "cumulative_sum", "mean", "squared_at_time", "cumulative_squared",
-                     "variance", "stabilized_variance", "inverse_stddev"):
+        for stat in (
+            "sum_at_time",
+            "cumulative_sum",
+            "mean",
+            "squared_at_time",
+            "cumulative_squared",
+            "variance",
+            "stabilized_variance",
+            "inverse_stddev",
+        ):
             assert ref[f"sscp_conv_{i}_norm_{stat}"].shape == (t_i,)
         for k in ("convolution", "norm"):
             want_shapes[f"sscp_conv_{i}_{k}"] = want_shapes[f"sscp_conv_{i}"]
@@ -106,11 +119,14 @@ def test_f64_stages_match_hf_fp32(tiny, t: int) -> None:
     assert max(errs.values()) <= RTOL, errs
 
 
-@pytest.mark.parametrize("window", [dict(conf_attention_chunk_size=4, conf_attention_context_left=5,
-                                         conf_attention_context_right=2),
-                                    dict(conf_attention_chunk_size=5, conf_attention_context_left=20,
-                                         conf_attention_context_right=3),
-                                    dict(conf_attention_context_left=1)])
+@pytest.mark.parametrize(
+    "window",
+    [
+        dict(conf_attention_chunk_size=4, conf_attention_context_left=5, conf_attention_context_right=2),
+        dict(conf_attention_chunk_size=5, conf_attention_context_left=20, conf_attention_context_right=3),
+        dict(conf_attention_context_left=1),
+    ],
+)
 def test_direct_attention_window_other_geometries(window: dict[str, int]) -> None:
     """The direct window d = i - j in [-right, left - 1] matches HF's blocks for other geometries too."""
     cfg = {**TINY, **window}
@@ -136,7 +152,7 @@ def test_hf_bf16_run(tiny) -> None:
     assert bf16.conformer[0].ffw_layer_start.ffw_layer_1.weight.dtype == torch.bfloat16
     ref = forward_f64(weights, mel, TINY)
     err = rel_l2(hf["encoded"], ref["encoded_reduced"])
-    assert 1e-4 < err < 5e-2, err          # bf16-sized drift, neither fp32-exact nor broken
+    assert 1e-4 < err < 5e-2, err  # bf16-sized drift, neither fp32-exact nor broken
     assert rel_l2(hf["soft_post_norm"], ref["soft_post_norm"]) < 5e-2
 
 
@@ -157,8 +173,10 @@ def test_random_weights_deterministic_and_nontrivial() -> None:
 
 def _spec_params() -> dict[str, tuple[int, ...]]:
     lines = PARAMS_TXT.read_text().splitlines()
-    return {name: tuple(ast.literal_eval(shape))
-            for name, shape in (ln.split("\t") for ln in lines if ln and not ln.startswith("#"))}
+    return {
+        name: tuple(ast.literal_eval(shape))
+        for name, shape in (ln.split("\t") for ln in lines if ln and not ln.startswith("#"))
+    }
 
 
 @pytest.mark.skipif(not PARAMS_TXT.exists(), reason="shared/spec/gemma3n-audio-params.txt not present")
@@ -176,7 +194,8 @@ def test_tiny_state_dict_follows_checkpoint_pattern(tiny) -> None:
     """state_dict_hf_names gives the checkpoint's names (layers 0..1 of the 273) with matching shapes."""
     encoder, embedder, weights = tiny
     layers = TINY["conf_num_hidden_layers"]
-    want = [k for k in _spec_params()
-            if ".conformer." not in k or int(k.split(".conformer.")[1].split(".")[0]) < layers]
+    want = [
+        k for k in _spec_params() if ".conformer." not in k or int(k.split(".conformer.")[1].split(".")[0]) < layers
+    ]
     assert sorted(weights) == sorted(want)
     assert {k: v.shape for k, v in weights.items()} == hf_param_shapes(encoder, embedder)

@@ -77,6 +77,7 @@ def test_power_of_two_widths_refuses_zero():
 
 # ---------------------------------------------------------------------------------------------- BLAS
 
+
 def blas_threads() -> list[int]:
     return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
 
@@ -100,7 +101,7 @@ def test_host_mel_has_the_same_bits_with_blas_pinned():
     """OpenBLAS splits a GEMM's rows and columns between threads, never the sum: pinning it changes no bit
     (a 30 s clip: a matmul large enough to be threaded when it is not pinned)."""
     speech, _ = sf.read(SPEECH, dtype="float32")
-    clip = np.tile(speech, 10)[:frontend.MAX_CLIP_SAMPLES]
+    clip = np.tile(speech, 10)[: frontend.MAX_CLIP_SAMPLES]
     free, _ = frontend.log_mel(clip)
     with single_threaded_blas():
         pinned, _ = frontend.log_mel(clip)
@@ -108,6 +109,7 @@ def test_host_mel_has_the_same_bits_with_blas_pinned():
 
 
 # ---------------------------------------------------------------------------------------------- the conductor
+
 
 class FakeSession:
     """A device-mel session whose calls take `seconds` each on one thread, like the program thread; each
@@ -139,9 +141,15 @@ class FakeSession:
             if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
                 raise RuntimeError("the device failed")
         total = inputs.astype(np.float64).sum(axis=1).astype(np.float32)
-        return {"audio_features": np.broadcast_to(total[:, None, None], (len(counts), AUDIO_SOFT_TOKENS_PER_CLIP, 2)).copy(),
-                "encoder_hidden": np.broadcast_to(-total[:, None, None], (len(counts), AUDIO_SOFT_TOKENS_PER_CLIP, 3)).copy(),
-                "valid_tokens": counts.copy()}
+        return {
+            "audio_features": np.broadcast_to(
+                total[:, None, None], (len(counts), AUDIO_SOFT_TOKENS_PER_CLIP, 2)
+            ).copy(),
+            "encoder_hidden": np.broadcast_to(
+                -total[:, None, None], (len(counts), AUDIO_SOFT_TOKENS_PER_CLIP, 3)
+            ).copy(),
+            "valid_tokens": counts.copy(),
+        }
 
 
 class FakeEncoder(AudioEncoder):
@@ -169,7 +177,7 @@ def expected_rows(paths: list[Path], frames: int) -> tuple[list[float], list[int
     for source, path in enumerate(paths):
         samples = frontend.load_audio(path)[0]
         for start in range(0, len(samples), frame_samples := frames * 160):
-            piece = samples[start:start + min(frame_samples, frontend.MAX_CLIP_SAMPLES)]
+            piece = samples[start : start + min(frame_samples, frontend.MAX_CLIP_SAMPLES)]
             sums.append(float(piece.astype(np.float64).sum().astype(np.float32)))
             counts.append(len(piece))
             sources.append(source)
@@ -258,8 +266,14 @@ def test_a_result_past_plain_zip_is_saved_as_zip64(tmp_path, monkeypatch):
     from gemma3n_iree.runtime import npz_stream
     from gemma3n_iree.runtime.encode import EncodeResult, InputFailure
 
-    result = EncodeResult(np.ones((2, 3, 4), np.float32), np.zeros((2, 3, 5), np.float32), np.array([1, 2], np.int32),
-                          np.array([0, 2], np.int32), np.zeros(2, np.float32), (InputFailure(1, "b.wav", "b.wav: bad"),))
+    result = EncodeResult(
+        np.ones((2, 3, 4), np.float32),
+        np.zeros((2, 3, 5), np.float32),
+        np.array([1, 2], np.int32),
+        np.array([0, 2], np.int32),
+        np.zeros(2, np.float32),
+        (InputFailure(1, "b.wav", "b.wav: bad"),),
+    )
     result.save(tmp_path / "plain.npz")
     monkeypatch.setattr(npz_stream, "_ZIP_LIMIT", 100)
     result.save(tmp_path / "zip64.npz")

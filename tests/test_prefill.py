@@ -79,9 +79,11 @@ def prefillers(checkpoint, cache):
 
     def get(contract: str) -> AudioPrefill:
         if contract not in made:
-            made[contract] = AudioPrefill(checkpoint, contract=contract, cache=cache, capacities=(256, 512, 1024),
-                                          stages=True)
+            made[contract] = AudioPrefill(
+                checkpoint, contract=contract, cache=cache, capacities=(256, 512, 1024), stages=True
+            )
         return made[contract]
+
     return get
 
 
@@ -92,9 +94,11 @@ def random_features(clips: int, seed: int) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- prompt expansion
 
+
 def test_chat_format():
-    assert chat_prompt("  Hi there ", 2) == ("<bos><start_of_turn>user\n<audio_soft_token><audio_soft_token>Hi there"
-                                            "<end_of_turn>\n<start_of_turn>model\n")
+    assert chat_prompt("  Hi there ", 2) == (
+        "<bos><start_of_turn>user\n<audio_soft_token><audio_soft_token>Hi there<end_of_turn>\n<start_of_turn>model\n"
+    )
     assert chat_prompt(f"a {AUDIO_TOKEN} b {AUDIO_TOKEN}", 2, chat=False) == f"a {AUDIO_TOKEN} b {AUDIO_TOKEN}"
     with pytest.raises(AudioMarkerError):
         chat_prompt(f"only {AUDIO_TOKEN} here", 2)
@@ -109,8 +113,8 @@ def test_expansion_places_one_block_per_clip_in_prompt_order():
     assert len(starts) == 3
     for k, s in enumerate(starts):
         assert ids[s - 1] == TEXT.boa_token_id and ids[s + N] == TEXT.eoa_token_id
-        np.testing.assert_array_equal(row_map[s:s + N], np.arange(k * N, (k + 1) * N))
-        assert (ids[s:s + N] == TEXT.audio_token_id).all()
+        np.testing.assert_array_equal(row_map[s : s + N], np.arange(k * N, (k + 1) * N))
+        assert (ids[s : s + N] == TEXT.audio_token_id).all()
     assert (row_map[ids != TEXT.audio_token_id] == -1).all()
     # the two clips of the first file are adjacent blocks: <end_of_audio> "\n\n\n\n" <start_of_audio>
     assert starts[1] - (starts[0] + N) == 3 and ids[starts[0] + N + 1] == 110
@@ -165,8 +169,8 @@ def test_host_gather_rows_and_the_per_layer_vocabulary(checkpoint):
     ple, table = tables.ple_rows(ids, 8), tables.read("text.embed_tokens_per_layer")
     for i, row in enumerate([5, 511, 0, 0, 0]):
         np.testing.assert_array_equal(ple[i], table[row])
-    assert not ple[len(ids):].astype(np.float32).any()
-    np.testing.assert_array_equal(tables.text_rows(ids, 8)[:len(ids)], tables.read("text.embed_tokens")[ids])
+    assert not ple[len(ids) :].astype(np.float32).any()
+    np.testing.assert_array_equal(tables.text_rows(ids, 8)[: len(ids)], tables.read("text.embed_tokens")[ids])
 
 
 def test_text_tensors_are_validated(tmp_path):
@@ -187,17 +191,23 @@ def test_text_tensors_are_validated(tmp_path):
     quantized = tmp_path / "quantized"
     write_random_checkpoint(quantized, AUDIO, seed=0)
     add_random_text_tensors(quantized, TEXT, seed=0)
-    add_text_tensors(quantized, TEXT, {"model.language_model.per_layer_model_projection.scales":
-                                       np.ones((TEXT.ple_width, 1), ml_dtypes.bfloat16)}, shard="model-extra.safetensors")
+    add_text_tensors(
+        quantized,
+        TEXT,
+        {"model.language_model.per_layer_model_projection.scales": np.ones((TEXT.ple_width, 1), ml_dtypes.bfloat16)},
+        shard="model-extra.safetensors",
+    )
     with pytest.raises(CheckpointSchemaError, match="affine-quantized"):
         TextTables(quantized, TEXT)
     from gemma3n_iree.emitters.prefill import emit_prefill_module
+
     text = emit_prefill_module(PrefillModuleSpec(AUDIO, TEXT, MLX_CUDA_V1, (256,), (1,), MLX_LAYOUT))
     assert '"model"::"language_model.model.per_layer_model_projection.weight"' in text
     assert '"model"::"embed_audio.embedding_projection.weight"' in text
 
 
 # ---------------------------------------------------------------------------------------------- artifact vs emulation
+
 
 def _full_outputs(p: AudioPrefill, ids: np.ndarray, features: np.ndarray):
     """Run the entry on its full capacity (untrimmed outputs) exactly as AudioPrefill.run feeds it."""
@@ -206,9 +216,9 @@ def _full_outputs(p: AudioPrefill, ids: np.ndarray, features: np.ndarray):
     cap = p.capacity_for(len(ids), clips)
     session = p._load((cap, clips))
     pid = np.zeros(cap, np.int32)
-    pid[:len(ids)] = ids
+    pid[: len(ids)] = ids
     pmap = np.full(cap, -1, np.int32)
-    pmap[:len(ids)] = row_map
+    pmap[: len(ids)] = row_map
     text_rows, ple_rows = p.tables.text_rows(ids, cap), p.tables.ple_rows(ids, cap)
     got = session.run(cap, clips, pid, text_rows, ple_rows, features.reshape(-1, p.text.hidden_size), pmap, len(ids))
     return got, (pid, text_rows.astype(np.float32), ple_rows.astype(np.float32), pmap)
@@ -224,8 +234,9 @@ def test_artifact_matches_emulation(prefillers, checkpoint, contract, files):
     got, (pid, text_rows, ple_rows, pmap) = _full_outputs(p, ids, features)
     length = len(ids)
     # the merge has no contraction: bit for bit, given the module's own hard table
-    want_embeds = emulated.merge(c, p.text, pid, text_rows, got["hard_table"], features.reshape(-1, p.text.hidden_size),
-                                 pmap, length)
+    want_embeds = emulated.merge(
+        c, p.text, pid, text_rows, got["hard_table"], features.reshape(-1, p.text.hidden_size), pmap, length
+    )
     np.testing.assert_array_equal(got["inputs_embeds"], want_embeds)
     soft = pmap >= 0
     np.testing.assert_array_equal(got["inputs_embeds"][soft], features.reshape(-1, p.text.hidden_size)[pmap[soft]])
@@ -240,8 +251,9 @@ def test_artifact_matches_emulation(prefillers, checkpoint, contract, files):
     full = emulated.dense_ple(c, p.text, want_embeds, ple_rows, w_proj, w_norm, length)
     linear = got["ple_projection_linear"]
     if not np.array_equal(linear, full["ple_projection_linear"]):
-        bound = f32_accumulation_bound(want_embeds, w_proj) + (bf16_ulp(full["ple_projection_linear"])
-                                                               if c.round_bf16 else 0.0)
+        bound = f32_accumulation_bound(want_embeds, w_proj) + (
+            bf16_ulp(full["ple_projection_linear"]) if c.round_bf16 else 0.0
+        )
         assert (np.abs(linear.astype(np.float64) - full["ple_projection_linear"]) <= bound).all()
     # everything after it: bit for bit on the module's own projection
     chained = emulated.dense_ple(c, p.text, want_embeds, ple_rows, w_proj, w_norm, length, projection_linear=linear)
@@ -279,6 +291,7 @@ def test_prefill_groups_clips_by_file(prefillers):
 
 
 # ---------------------------------------------------------------------------------------------- transformers
+
 
 @pytest.fixture(scope="module")
 def hf_case(tmp_path_factory):
@@ -318,7 +331,7 @@ def _ours(hf_case, cache, contract):
     features = []
     for clip in mel:
         padded = np.zeros((1, bucket, 128), np.float32)
-        padded[0, :len(clip)] = clip
+        padded[0, : len(clip)] = clip
         # (copied: AudioSession.run returns host views of device buffers that a later call may reuse)
         features.append(np.array(session.run(padded, np.array([len(clip)], np.int32))["audio_features"][0]))
     p = AudioPrefill(directory, contract=contract, cache=cache, capacities=(512,))
@@ -356,6 +369,7 @@ def test_mlx_cuda_v1_is_as_close_to_fp32_as_transformers_bf16(hf_case, cache):
 
 # ---------------------------------------------------------------------------------------------- CLI
 
+
 def test_cli_prefill_writes_the_npz(checkpoint, cache, tmp_path):
     import soundfile as sf
     from click.testing import CliRunner
@@ -369,8 +383,20 @@ def test_cli_prefill_writes_the_npz(checkpoint, cache, tmp_path):
         sf.write(path, (0.1 * rng.standard_normal(int(16000 * seconds))).astype(np.float32), 16000)
         wavs.append(str(path))
     out = tmp_path / "prefill.npz"
-    args = ["prefill", "--checkpoint", str(checkpoint), "--prompt", f"Transcribe {AUDIO_TOKEN} and {AUDIO_TOKEN}.",
-            "--frames", "256", "--cache-dir", str(cache.root), "-o", str(out), *wavs]
+    args = [
+        "prefill",
+        "--checkpoint",
+        str(checkpoint),
+        "--prompt",
+        f"Transcribe {AUDIO_TOKEN} and {AUDIO_TOKEN}.",
+        "--frames",
+        "256",
+        "--cache-dir",
+        str(cache.root),
+        "-o",
+        str(out),
+        *wavs,
+    ]
     run = CliRunner().invoke(main, args)
     assert run.exit_code == 0, run.output
     z = np.load(out)
@@ -384,14 +410,35 @@ def test_cli_prefill_writes_the_npz(checkpoint, cache, tmp_path):
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text(" ".join(map(str, z["input_ids"])))
     out2 = tmp_path / "prefill2.npz"
-    run = CliRunner().invoke(main, [a if a != str(out) else str(out2) for a in args
-                                    if a not in ("--prompt", f"Transcribe {AUDIO_TOKEN} and {AUDIO_TOKEN}.")]
-                             + ["--input-ids", str(ids_file)])
+    run = CliRunner().invoke(
+        main,
+        [
+            a if a != str(out) else str(out2)
+            for a in args
+            if a not in ("--prompt", f"Transcribe {AUDIO_TOKEN} and {AUDIO_TOKEN}.")
+        ]
+        + ["--input-ids", str(ids_file)],
+    )
     assert run.exit_code == 0, run.output
     z2 = np.load(out2)
     for key in z.files:
         np.testing.assert_array_equal(z[key], z2[key], err_msg=key)
     # a typed error becomes one message, not a traceback
-    run = CliRunner().invoke(main, ["prefill", "--checkpoint", str(checkpoint), "--prompt", f"one {AUDIO_TOKEN}",
-                                    "--frames", "256", "--cache-dir", str(cache.root), "-o", str(out2), *wavs])
+    run = CliRunner().invoke(
+        main,
+        [
+            "prefill",
+            "--checkpoint",
+            str(checkpoint),
+            "--prompt",
+            f"one {AUDIO_TOKEN}",
+            "--frames",
+            "256",
+            "--cache-dir",
+            str(cache.root),
+            "-o",
+            str(out2),
+            *wavs,
+        ],
+    )
     assert run.exit_code == 1 and "marker" in run.output

@@ -48,6 +48,7 @@ def runner(contract, op: str, *args):
         out = fn(*inputs)
         out = out if isinstance(out, (tuple, list)) else (out,)
         return [np.array(o.to_host(), copy=True) for o in out]
+
     return run
 
 
@@ -60,7 +61,7 @@ def runner(contract, op: str, *args):
 def test_mlx_rms_norm_256_bit_exact(contract, data):
     rows = 6  # 3 prompt rows x 2 layers
     run = runner(contract, "mlx_rms_norm", rows, PD, EPS)
-    x = data.draw(f32_arrays((rows, PD), 2.0 ** -40, scales=(1.0, 1e-3, 1e3, 1e15), bf16=True), label="x")
+    x = data.draw(f32_arrays((rows, PD), 2.0**-40, scales=(1.0, 1e-3, 1e3, 1e15), bf16=True), label="x")
     w = data.draw(bf16_weights(PD), label="w")
     (got,) = run(x, w)
     note_values(x, got)
@@ -88,8 +89,8 @@ CAP = 4
 @st.composite
 def exact_operands(draw, shape: tuple[int, ...], exponent: int) -> np.ndarray:
     """Integers in [-8, 8] times 2^exponent (BF16-valued; products and their sums are exact in F32)."""
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
-    return (rng.integers(-8, 9, size=shape).astype(F32) * F32(2.0 ** exponent)).astype(F32)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return (rng.integers(-8, 9, size=shape).astype(F32) * F32(2.0**exponent)).astype(F32)
 
 
 @pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
@@ -103,14 +104,23 @@ def test_dense_ple_bit_exact(contract, data):
     b = data.draw(st.integers(-12, 12), label="projection exponent")
     embeds = data.draw(exact_operands((CAP, h), a), label="embeds")
     w_proj = data.draw(exact_operands((p, h), b), label="w_proj").astype(BF16)
-    token = data.draw(f32_arrays((CAP, p), 2.0 ** -40, kinds=("gauss", "pairs", "all_equal", "signed_zeros",
-                                                              "small_ints"),
-                                 scales=(1.0, 1e-3, 1e3), bf16=True, specials=(0.0, -0.0, 1.0)), label="token")
-    w_norm = data.draw(bf16_weights(PD, 2.0 ** -8, 2.0 ** 8), label="w_norm")
+    token = data.draw(
+        f32_arrays(
+            (CAP, p),
+            2.0**-40,
+            kinds=("gauss", "pairs", "all_equal", "signed_zeros", "small_ints"),
+            scales=(1.0, 1e-3, 1e3),
+            bf16=True,
+            specials=(0.0, -0.0, 1.0),
+        ),
+        label="token",
+    )
+    w_norm = data.draw(bf16_weights(PD, 2.0**-8, 2.0**8), label="w_norm")
     length = data.draw(st.integers(0, CAP), label="length")
     got_ple, got_linear = run(embeds, token.astype(BF16), w_proj, w_norm, np.array(length, np.int32))
-    want = emulate(emulated.dense_ple, contract, cfg, embeds, daz(token), w_proj.astype(F32), w_norm.astype(F32),
-                   length)
+    want = emulate(
+        emulated.dense_ple, contract, cfg, embeds, daz(token), w_proj.astype(F32), w_norm.astype(F32), length
+    )
     assert_bits_equal(got_linear, want["ple_projection_linear"], "projection (exact by construction)")
     assert_bits_equal(got_ple, want["per_layer_inputs"], f"dense_ple {contract.name}")
 
@@ -123,13 +133,15 @@ def test_token_merge_bit_exact(contract, data):
     cfg, cap, clips = TINY, 16, 1
     h, audio_rows, vocab = cfg.hidden_size, clips * 188, cfg.audio_vocab_size
     run = runner(contract, "token_merge", cap, h, vocab, cfg.audio_vocab_offset, audio_rows)
-    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     audio_share = data.draw(st.floats(0.0, 1.0), label="audio id share")
-    ids = np.where(rng.random(cap) < audio_share,
-                   rng.integers(cfg.audio_vocab_offset, cfg.vocab_size, cap),
-                   rng.integers(0, cfg.vision_vocab_offset, cap)).astype(np.int32)
+    ids = np.where(
+        rng.random(cap) < audio_share,
+        rng.integers(cfg.audio_vocab_offset, cfg.vocab_size, cap),
+        rng.integers(0, cfg.vision_vocab_offset, cap),
+    ).astype(np.int32)
     row_map = np.where(rng.random(cap) < 0.5, rng.integers(0, audio_rows, cap), -1).astype(np.int32)
-    text = data.draw(f32_arrays((cap, h), 2.0 ** -100, bf16=True, scales=(1.0, 1e-3, 1e3, 1e30)), label="text")
+    text = data.draw(f32_arrays((cap, h), 2.0**-100, bf16=True, scales=(1.0, 1e-3, 1e3, 1e30)), label="text")
     hard = em.round_bf16(rng.standard_normal((vocab, h)).astype(F32))
     audio = em.round_bf16(rng.standard_normal((audio_rows, h)).astype(F32))
     length = data.draw(st.integers(0, cap), label="length")

@@ -35,8 +35,13 @@ def prefill_module(contract_name: str, text: str = "tiny") -> Emitted:
         captured["flat"] = original(self, inline=False)
         return original(self, inline=inline)
 
-    spec = PrefillModuleSpec(AUDIO if text == "tiny" else builtin_config(text), builtin_text_config(text),
-                             CONTRACTS[contract_name], (CAP,), (CLIPS,))
+    spec = PrefillModuleSpec(
+        AUDIO if text == "tiny" else builtin_config(text),
+        builtin_text_config(text),
+        CONTRACTS[contract_name],
+        (CAP,),
+        (CLIPS,),
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ModuleBuilder, "build", build)
         mlir = emit_prefill_module(spec)
@@ -99,13 +104,13 @@ def test_model_constants_are_the_contracts(contract):
     merge = next(b for n, b in flat.items() if n.startswith("token_merge_"))
     ple = next(b for n, b in flat.items() if n.startswith("dense_ple_"))
     h = TEXT.hidden_size
-    assert f32_hex(contract_scalar(contract, h ** 0.5)) in _scalars(merge)
-    for value in (16.0, h ** -0.5, 2.0 ** -0.5):
+    assert f32_hex(contract_scalar(contract, h**0.5)) in _scalars(merge)
+    for value in (16.0, h**-0.5, 2.0**-0.5):
         assert f32_hex(contract_scalar(contract, value)) in _scalars(ple), value
     if contract is MLX_CUDA_V1:
-        assert f32_hex(contract_scalar(contract, 2.0 ** -0.5)) == "0x3F350000"  # 0.70703125
-        assert f32_hex(contract_scalar(contract, 2048 ** -0.5)) == "0x3CB50000"  # 0.0220947265625
-        assert f32_hex(contract_scalar(contract, 2048 ** 0.5)) == "0x42350000"  # 45.25
+        assert f32_hex(contract_scalar(contract, 2.0**-0.5)) == "0x3F350000"  # 0.70703125
+        assert f32_hex(contract_scalar(contract, 2048**-0.5)) == "0x3CB50000"  # 0.0220947265625
+        assert f32_hex(contract_scalar(contract, 2048**0.5)) == "0x42350000"  # 45.25
 
 
 def _scalars(body: str) -> set[str]:
@@ -125,10 +130,15 @@ def test_inlined_entry_keeps_the_schedule_and_has_no_reduce():
     assert warp_stages(body) >= 3  # PLE norm + the hard embedder's two norms (one warp stage each at least)
     # the big tables are inputs, never parameters; the resident weights are
     globals_ = re.findall(r'#flow\.parameter\.named<"model"::"([^"]+)">', text)
-    assert sorted(globals_) == sorted([
-        "model.embed_audio.embedding.weight", "model.embed_audio.hard_embedding_norm.weight",
-        "model.embed_audio.embedding_projection.weight", "model.language_model.per_layer_model_projection.weight",
-        "model.language_model.per_layer_projection_norm.weight"])
+    assert sorted(globals_) == sorted(
+        [
+            "model.embed_audio.embedding.weight",
+            "model.embed_audio.hard_embedding_norm.weight",
+            "model.embed_audio.embedding_projection.weight",
+            "model.language_model.per_layer_model_projection.weight",
+            "model.language_model.per_layer_projection_norm.weight",
+        ]
+    )
     assert "embed_tokens" not in text
 
 

@@ -48,8 +48,15 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SPEECH = ROOT / "runtime" / "data" / "sample_speech.wav"
 TINY = builtin_config("tiny")
-ENCODE_OUTPUTS = ["audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s",
-                  "failed_source", "failed_error"]
+ENCODE_OUTPUTS = [
+    "audio_features",
+    "encoder_hidden",
+    "valid_tokens",
+    "clip_source",
+    "clip_start_s",
+    "failed_source",
+    "failed_error",
+]
 
 HERE = "here"
 CI = ".ci/run"
@@ -69,41 +76,34 @@ EXECUTED_BY: dict[str, str] = {
     # The whole matrix takes ~45 s per dump; the test dumps one target's cases twice and compares them.
     "python scripts/emit_matrix.py dump before/": "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
     "python scripts/emit_matrix.py dump after/": "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
-    "python scripts/emit_matrix.py compare before/ after/":
-        "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
+    "python scripts/emit_matrix.py compare before/ after/": "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
     "gemma3n-iree diagnose --checkpoint DIR speech.wav [--target cuda] [--reference contract|transformers] "
     "[--json report.json] [--plot report.png]": "tests/test_diagnose.py::test_cli_exit_code_and_json",
-    "gemma3n-iree prefill --checkpoint ~/models/gemma-3n-E4B-it --target cuda --prompt \"Transcribe "
-    "<audio_soft_token> and summarize <audio_soft_token>.\" talk.flac intro.mp3 -o prefill.npz":
-        "tests/test_prefill.py::test_cli_prefill_writes_the_npz",
+    'gemma3n-iree prefill --checkpoint ~/models/gemma-3n-E4B-it --target cuda --prompt "Transcribe '
+    '<audio_soft_token> and summarize <audio_soft_token>." talk.flac intro.mp3 -o prefill.npz': "tests/test_prefill.py::test_cli_prefill_writes_the_npz",
     "emit-gemma3n --stage prefill --target cuda --builtin e4b --capacity 512 --clips 2 -o prefill.vmfb": HERE,
     "emit-gemma3n --stage decoder --target cuda --checkpoint ~/models/gemma-3n-E4B-it --slots 8 --capacity 4096 "
-    "--prompt 64 --prompt 256 --prompt 1024 --prompt 4096 --batch 1 --batch 8 -o decoder.vmfb":
-        "tests/test_decoder_program.py::test_emit_gemma3n_stage_decoder",
-    "from gemma3n_iree.runtime.decoder import DecoderSession, greedy":
-        "tests/test_decoder_program.py::test_greedy_f32_reference_equals_generate",
+    "--prompt 64 --prompt 256 --prompt 1024 --prompt 4096 --batch 1 --batch 8 -o decoder.vmfb": "tests/test_decoder_program.py::test_emit_gemma3n_stage_decoder",
+    "from gemma3n_iree.runtime.decoder import DecoderSession, greedy": "tests/test_decoder_program.py::test_greedy_f32_reference_equals_generate",
     # transcribe's text and --json output, on transformers' own tiny checkpoint (llvm-cpu, its cached programs)
-    "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --target cuda talk.flac interview.mp3":
-        "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
-    "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --max-new-tokens 32 --json talk.flac":
-        "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
+    "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --target cuda talk.flac interview.mp3": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
+    "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --max-new-tokens 32 --json talk.flac": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
     # Transcriber on load_transcription_decoder's program (the module's `case` fixture) .transcribe_files
-    "from gemma3n_iree.runtime.transcribe import Transcriber":
-        "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
+    "from gemma3n_iree.runtime.transcribe import Transcriber": "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
     # the same form fields (file, model; stream=true) sent by aiohttp to the served tiny model, json and streamed
-    "curl -s http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it":
-        "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
+    "curl -s http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it": "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
     "curl -sN http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it "
     "-F stream=true": "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
     "gemma3n-iree serve --checkpoint ~/models/gemma-3n-E4B-it --target cuda --port 8080": HERE,
     "curl -s -F audio=@talk.flac http://127.0.0.1:8080/v1/encode": HERE,
     "curl -s -F audio=@talk.flac -F prompt='Transcribe <audio_soft_token>' http://127.0.0.1:8080/v1/prefill": HERE,
-    "curl -s -H \"Authorization: Bearer $TOKEN\" \"http://127.0.0.1:8080/v1/requests/$ID/result?wait=30\" "
+    'curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080/v1/requests/$ID/result?wait=30" '
     "-o talk.npz": HERE,
 }
 
 
 # ---------------------------------------------------------------------------------------------- extraction
+
 
 def _blocks(language: str) -> list[str]:
     """The README's fenced blocks of `language`, also those indented under a list item (dedented)."""
@@ -174,9 +174,11 @@ def _runners_here() -> dict[str, str]:
 
 def runs(*commands: str):
     """Mark a test as one running the README's `commands` (their text must be the README's)."""
+
     def mark(test):
         test.runs = commands
         return test
+
     return mark
 
 
@@ -209,7 +211,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("readme")
     speech, rate = sf.read(SPEECH, dtype="float32")
     sf.write(directory / "talk.flac", speech[: 3 * rate], rate, format="FLAC")
-    sf.write(directory / "intro.mp3", speech[rate: 3 * rate], rate, format="MP3")
+    sf.write(directory / "intro.mp3", speech[rate : 3 * rate], rate, format="MP3")
     return directory
 
 
@@ -271,8 +273,10 @@ def test_python_encode(demo: Path, in_workdir: Path):
             assert_bits_equal(getattr(result, name), data[name][:1], name)
 
 
-ENCODE_DEVICE_MEL = ("gemma3n-iree encode --checkpoint ~/models/gemma-3n-E4B-it --target cuda --mel device "
-                     "-o out.npz talk.flac intro.mp3")
+ENCODE_DEVICE_MEL = (
+    "gemma3n-iree encode --checkpoint ~/models/gemma-3n-E4B-it --target cuda --mel device "
+    "-o out.npz talk.flac intro.mp3"
+)
 
 
 @runs(ENCODE_DEVICE_MEL)
@@ -283,8 +287,10 @@ def test_encode_device_mel(demo: Path, in_workdir: Path):
         np.testing.assert_array_equal(data["clip_source"], [0, 1])
 
 
-EMIT_AUDIO = ("emit-gemma3n --stage audio --target cuda --checkpoint ~/models/gemma-3n-E4B-it -o audio.vmfb "
-              "--emit-mlir audio.mlir")
+EMIT_AUDIO = (
+    "emit-gemma3n --stage audio --target cuda --checkpoint ~/models/gemma-3n-E4B-it -o audio.vmfb "
+    "--emit-mlir audio.mlir"
+)
 
 
 @runs(EMIT_AUDIO)
@@ -308,7 +314,9 @@ def test_emit_prefill_for_cuda(in_workdir: Path):
 SERVE = "gemma3n-iree serve --checkpoint ~/models/gemma-3n-E4B-it --target cuda --port 8080"
 CURL_ENCODE = "curl -s -F audio=@talk.flac http://127.0.0.1:8080/v1/encode"
 CURL_PREFILL = "curl -s -F audio=@talk.flac -F prompt='Transcribe <audio_soft_token>' http://127.0.0.1:8080/v1/prefill"
-CURL_RESULT = 'curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080/v1/requests/$ID/result?wait=30" -o talk.npz'
+CURL_RESULT = (
+    'curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080/v1/requests/$ID/result?wait=30" -o talk.npz'
+)
 
 
 def _free_port() -> int:
@@ -336,8 +344,9 @@ def served(demo: Path, in_workdir: Path):
     args[args.index("8080")] = str(port)
     args += ["--max-batch-clips", "1"]
     log = (in_workdir / "serve.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "gemma3n_iree", *args[1:]], stdout=log, stderr=subprocess.STDOUT,
-                              env=os.environ.copy())
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gemma3n_iree", *args[1:]], stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy()
+    )
     try:
         deadline = time.monotonic() + 300  # the first start compiles the encoder and prefill stages
         while True:
@@ -357,8 +366,13 @@ def served(demo: Path, in_workdir: Path):
 
 def curl(command: str, port: int, **env: str) -> str:
     """A README curl line, run by bash as written (its port replaced), with `env` set."""
-    run = subprocess.run(["bash", "-c", command.replace("8080", str(port))], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, **env})
+    run = subprocess.run(
+        ["bash", "-c", command.replace("8080", str(port))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
     assert run.returncode == 0, (command, run.stderr)
     return run.stdout
 
@@ -391,6 +405,7 @@ def test_curl_prefill(served: int, in_workdir: Path):
 
 
 # ---------------------------------------------------------------------------------------------- scripts
+
 
 def _readme_scripts() -> list[str]:
     return sorted(set(re.findall(r"scripts/([a-z_]+\.(?:py|sh))", README.read_text())))

@@ -71,12 +71,15 @@ def test_real_speech_matches_transformers(name, speech_mel):
         session = load_session(AudioModuleSpec(cfg, contract, (frames,), (1,)), weights)
         out = session.run(speech_mel[None], np.array([frames], np.int32))
         tokens = int(out["valid_tokens"][0])
-        ours[contract.name] = {"encoded": out["encoder_hidden"][0, :tokens],
-                               "soft_post_norm": out["audio_features"][0, :tokens]}
+        ours[contract.name] = {
+            "encoded": out["encoder_hidden"][0, :tokens],
+            "soft_post_norm": out["audio_features"][0, :tokens],
+        }
     encoder, embedder = hf_modules(cfg, weights)
     fp32 = hf_outputs(encoder, embedder, speech_mel, torch.float32)
-    bf16 = hf_outputs(as_bf16_like_from_pretrained(encoder), copy.deepcopy(embedder).to(torch.bfloat16),
-                      speech_mel, torch.bfloat16)
+    bf16 = hf_outputs(
+        as_bf16_like_from_pretrained(encoder), copy.deepcopy(embedder).to(torch.bfloat16), speech_mel, torch.bfloat16
+    )
     for key in ("encoded", "soft_post_norm"):
         assert ours["f32-reference"][key].shape == fp32[key].shape
         assert relative_l2(ours["f32-reference"][key], fp32[key]) <= 1e-4, key

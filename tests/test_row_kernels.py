@@ -40,18 +40,37 @@ def interpreted():
     import torch
 
     def launch(name: str, kernel, rows: int, *args) -> None:
-        run(name, kernel.workgroups(rows), *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup)
+        run(
+            name, kernel.workgroups(rows), *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup
+        )
 
     def lane_sum(x: np.ndarray, reads: int, square: bool) -> np.ndarray:
         rows, width = x.shape
         out = torch.zeros(rows, dtype=torch.float32)
-        launch("lane_xor_sum", LANE_SUMS_SM90[lane_threads(width, reads)], rows,
-               torch.from_numpy(np.ascontiguousarray(x)), out, rows, width, reads, int(square))
+        launch(
+            "lane_xor_sum",
+            LANE_SUMS_SM90[lane_threads(width, reads)],
+            rows,
+            torch.from_numpy(np.ascontiguousarray(x)),
+            out,
+            rows,
+            width,
+            reads,
+            int(square),
+        )
         return out.numpy()
 
-    def norm(x: np.ndarray, w: np.ndarray, eps: float, round_bf16: bool, clip: float = np.inf,
-             res: np.ndarray | None = None, weight: float = 0.0, out_bf16: bool = False,
-             x_bf16: bool = False) -> np.ndarray:
+    def norm(
+        x: np.ndarray,
+        w: np.ndarray,
+        eps: float,
+        round_bf16: bool,
+        clip: float = np.inf,
+        res: np.ndarray | None = None,
+        weight: float = 0.0,
+        out_bf16: bool = False,
+        x_bf16: bool = False,
+    ) -> np.ndarray:
         rows, width = x.shape
         bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731
         out = torch.zeros((rows, width), dtype=torch.bfloat16 if out_bf16 else torch.float32)
@@ -78,16 +97,28 @@ def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
     """Bit for bit, except that any NaN matches any NaN (payloads are not part of the contract)."""
     nan = np.isnan(want)
-    return bool(np.array_equal(np.isnan(got), nan)
-                and np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32)))
+    return bool(
+        np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+    )
 
 
 # Every schedule the encoder and prefill use (SSCP channel and frequency sums, the softmax over 24
 # context slots, RMS norms of 1536 / 2048 / 2560 / 256), and odd widths that pad the last thread.
-@pytest.mark.parametrize("width,reads,square", [
-    (128, 4, False), (32, 4, False), (24, 1, False), (1536, 8, True), (2048, 8, True), (2560, 8, True),
-    (256, 8, True), (4100, 8, True), (7, 1, False), (33, 1, False),
-])
+@pytest.mark.parametrize(
+    "width,reads,square",
+    [
+        (128, 4, False),
+        (32, 4, False),
+        (24, 1, False),
+        (1536, 8, True),
+        (2048, 8, True),
+        (2560, 8, True),
+        (256, 8, True),
+        (4100, 8, True),
+        (7, 1, False),
+        (33, 1, False),
+    ],
+)
 def test_kernel_is_the_contract_schedule_bit_for_bit(interpreted, width, reads, square):
     x = _many_binades(np.random.default_rng(width * 10 + reads), 37, width)
     x[30, 0], x[31, -1], x[32, 0], x[32, -1] = np.nan, np.inf, np.inf, -np.inf  # NaN, +inf, inf - inf
@@ -102,8 +133,13 @@ def test_kernel_is_the_contract_schedule_bit_for_bit(interpreted, width, reads, 
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.integers(1, 70), width=st.integers(1, 600), reads=st.sampled_from([1, 4, 8]),
-       square=st.booleans(), seed=st.integers(0, 2**31 - 1))
+@given(
+    rows=st.integers(1, 70),
+    width=st.integers(1, 600),
+    reads=st.sampled_from([1, 4, 8]),
+    square=st.booleans(),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_kernel_matches_the_schedule_for_any_shape(interpreted, rows, width, reads, square, seed):
     x = _many_binades(np.random.default_rng(seed), rows, width)
     got, want = interpreted[0](x, reads, square), lane_xor_sum(x, reads, square=square)
@@ -118,7 +154,6 @@ def _norm_case(width: int) -> tuple[np.ndarray, np.ndarray]:
     x[7, 2], x[9, 0] = np.inf, -np.inf  # the emulation's (NaN everywhere in these rows)
     x[11, :3] = 3.0e38
     return x, rng.standard_normal(width).astype(ml_dtypes.bfloat16).astype(np.float32)
-
 
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
@@ -166,14 +201,17 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
 
 # Parameters: the bindings' pointers, then the push constants (lane sum: X, S; rows, width, reads,
 # square. Norm: X, W[, RES], Y; rows, width, eps, clip[, residual weight], rounding).
-@pytest.mark.parametrize("kind,variant,params", [
-    ("lane_xor_sum", None, [".u64"] * 2 + [".u32"] * 4),
-    ("rms_norm", "f32", [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm", "bf16", [".u64"] * 3 + [".u32"] * 5),
-    ("rms_norm_residual", "residual", [".u64"] * 4 + [".u32"] * 6),
-    ("rms_norm_residual", "residual_bf16", [".u64"] * 4 + [".u32"] * 6),
-    ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
-])
+@pytest.mark.parametrize(
+    "kind,variant,params",
+    [
+        ("lane_xor_sum", None, [".u64"] * 2 + [".u32"] * 4),
+        ("rms_norm", "f32", [".u64"] * 3 + [".u32"] * 5),
+        ("rms_norm", "bf16", [".u64"] * 3 + [".u32"] * 5),
+        ("rms_norm_residual", "residual", [".u64"] * 4 + [".u32"] * 6),
+        ("rms_norm_residual", "residual_bf16", [".u64"] * 4 + [".u32"] * 6),
+        ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
+    ],
+)
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, params, threads):
     kernel = LANE_SUMS_SM90[threads] if variant is None else RMS_NORMS_SM90[variant, threads]
@@ -195,26 +233,39 @@ def _constants(text: str, call: re.Match) -> list[str]:
 def test_a_lane_sum_is_one_kernel_dispatch():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     text = probe_module(MLX_CUDA_V1, lambda e: e.lane_xor_sum(767488, 128, reads=4), kernels=linked)
-    call = re.search(r'hal.dispatch.extern "lane_xor_sum"\(%\w+, (%\w+), (%\w+), (%\w+), (%\w+)\) : '
-                     r"\(tensor<767488x128xf32>, i32, i32, i32, i32\) -> tensor<767488xf32>", text)
+    call = re.search(
+        r'hal.dispatch.extern "lane_xor_sum"\(%\w+, (%\w+), (%\w+), (%\w+), (%\w+)\) : '
+        r"\(tensor<767488x128xf32>, i32, i32, i32, i32\) -> tensor<767488xf32>",
+        text,
+    )
     assert text.count("hal.dispatch.extern") == 1 and call is not None and "stablehlo.add" not in text
     assert _constants(text, call) == ["767488", "128", "4", "0"]  # rows, width, reads, square
     assert "arith.constant 11992 : index" in text  # 64 rows per workgroup for 32-thread schedules
     assert str(LANE_SUMS_SM90[32].file.ptx_path()) in text
 
 
-@pytest.mark.parametrize("contract,rounds,out", [(MLX_CUDA_V1, "1", "bf16"), (F32_REFERENCE, "0", "f32")],
-                         ids=["bf16", "f32"])
+@pytest.mark.parametrize(
+    "contract,rounds,out", [(MLX_CUDA_V1, "1", "bf16"), (F32_REFERENCE, "0", "f32")], ids=["bf16", "f32"]
+)
 def test_an_rms_norm_is_one_kernel_dispatch(contract, rounds, out):
     linked = select_kernels("auto", SM90, contract)
-    text = probe_module(contract, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
-                        kernels=linked)
-    call = re.search(r'hal.dispatch.extern "rms_norm"\(%\w+, %\w+, (%\w+), (%\w+), (%\w+), (%\w+), (%\w+)\) : '
-                     rf"\(tensor<6000x1536xf32>, tensor<1536xbf16>, i32, i32, i32, i32, i32\) -> tensor<6000x1536x{out}>",
-                     text)
+    text = probe_module(
+        contract, lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True), kernels=linked
+    )
+    call = re.search(
+        r'hal.dispatch.extern "rms_norm"\(%\w+, %\w+, (%\w+), (%\w+), (%\w+), (%\w+), (%\w+)\) : '
+        rf"\(tensor<6000x1536xf32>, tensor<1536xbf16>, i32, i32, i32, i32, i32\) -> tensor<6000x1536x{out}>",
+        text,
+    )
     assert text.count("hal.dispatch.extern") == 1 and call is not None and "stablehlo.multiply" not in text
     bits = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
-    assert _constants(text, call) == ["6000", "1536", bits(1e-6), bits(1e10), rounds]  # rows, width, eps, clip, rounding
+    assert _constants(text, call) == [
+        "6000",
+        "1536",
+        bits(1e-6),
+        bits(1e10),
+        rounds,
+    ]  # rows, width, eps, clip, rounding
     assert "arith.constant 1500 : index" in text  # 4 rows per workgroup for 256-thread schedules
     assert str(RMS_NORMS_SM90[out, 256].file.ptx_path()) in text
     # The unscaled norm (the embedder's) keeps the template's arithmetic around the lane-sum kernel.
@@ -226,11 +277,16 @@ def test_a_modules_last_gemm_hands_its_residual_norm_bf16():
     """The feed-forward's and attention's output projections keep the GEMM kernel's BF16 result, and
     the residual norm reads it: no F32 conversion pass between them."""
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
-    for build in (lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
-                  lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10)):
+    for build in (
+        lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
+        lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
+    ):
         text = probe_module(MLX_CUDA_V1, build, kernels=linked)
-        assert re.search(r'extern "rms_norm_residual"\([^)]*\) : \(tensor<6000x1536xbf16>, tensor<1536xbf16>, '
-                         r"tensor<6000x1536xf32>", text)
+        assert re.search(
+            r'extern "rms_norm_residual"\([^)]*\) : \(tensor<6000x1536xbf16>, tensor<1536xbf16>, '
+            r"tensor<6000x1536xf32>",
+            text,
+        )
         assert "(tensor<6000x1536xbf16>) -> tensor<6000x1536xf32>" not in text
         assert str(RMS_NORMS_SM90["residual_bf16", 256].file.ptx_path()) in text
 
@@ -239,9 +295,11 @@ def test_a_conformer_tail_is_one_kernel_dispatch():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     text = probe_module(MLX_CUDA_V1, lambda e: e.residual_rms_norm([8, 750], 1536, 1e-6, 1e10, 0.5), kernels=linked)
     assert text.count("hal.dispatch.extern") == 1 and "stablehlo.add" not in text
-    assert re.search(r'hal.dispatch.extern "rms_norm_residual"\(%\w+, %\w+, %\w+(, %\w+){6}\) : \(tensor<6000x1536xf32>, '
-                     r"tensor<1536xbf16>, tensor<6000x1536xf32>, i32, i32, i32, i32, i32, i32\) -> tensor<6000x1536xf32>",
-                     text)
+    assert re.search(
+        r'hal.dispatch.extern "rms_norm_residual"\(%\w+, %\w+, %\w+(, %\w+){6}\) : \(tensor<6000x1536xf32>, '
+        r"tensor<1536xbf16>, tensor<6000x1536xf32>, i32, i32, i32, i32, i32, i32\) -> tensor<6000x1536xf32>",
+        text,
+    )
     assert f"arith.constant {int(np.float32(0.5).view(np.int32))} : i32" in text
 
 
@@ -266,29 +324,76 @@ _BITS = lambda v: str(int(np.float32(v).view(np.int32)))  # noqa: E731
 
 
 # For each kernel: a call the emitter makes, and the value each named parameter must receive.
-@pytest.mark.parametrize("source,kernel,build,values", [
-    ("reductions_triton.py", "lane_xor_sum", lambda e: e.lane_xor_sum(767488, 128, reads=4),
-     {"rows": "767488", "width": "128", "reads": "4", "square": "0"}),
-    ("reductions_triton.py", "rms_norm", lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
-     {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10), "round_bf16": "1"}),
-    ("reductions_triton.py", "rms_norm_residual",
-     lambda e: e.residual_rms_norm([8, 750], 1536, 1e-6, 1e10, 0.5),
-     {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10),
-      "weight_bits": _BITS(0.5), "round_bf16": "1"}),
-    ("attention_triton.py", "attention_core", lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
-     {"frames": "750", "blocks": "63", "heads": "8", "head_dim": "192", "chunk": "12", "past": "12",
-      "cap_bits": _BITS(50.0), "mask_bits": _BITS(BF16_MIN)}),
-    ("gemm_sm90_triton.py", "gemm_bf16_nt", lambda e: e.linear([2, 750], 1536, 6144),
-     {"M": "1500", "N": "6144", "K": "1536"}),
-    ("conv_triton.py", "glu_depthwise", lambda e: e.light_conv(8, 750, 1536, 5, 1e-6, 1e10, "d1k"),
-     {"frames": "750", "channels": "1536", "taps": "5"}),
-    ("activation_triton.py", "silu_bf16", lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
-     {"count": "36864000"}),
-])
+@pytest.mark.parametrize(
+    "source,kernel,build,values",
+    [
+        (
+            "reductions_triton.py",
+            "lane_xor_sum",
+            lambda e: e.lane_xor_sum(767488, 128, reads=4),
+            {"rows": "767488", "width": "128", "reads": "4", "square": "0"},
+        ),
+        (
+            "reductions_triton.py",
+            "rms_norm",
+            lambda e: e.rms_norm([8, 750], 1536, 1e-6, clip=1e10, feeds_matmul=True),
+            {"rows": "6000", "width": "1536", "eps_bits": _BITS(1e-6), "clip_bits": _BITS(1e10), "round_bf16": "1"},
+        ),
+        (
+            "reductions_triton.py",
+            "rms_norm_residual",
+            lambda e: e.residual_rms_norm([8, 750], 1536, 1e-6, 1e10, 0.5),
+            {
+                "rows": "6000",
+                "width": "1536",
+                "eps_bits": _BITS(1e-6),
+                "clip_bits": _BITS(1e10),
+                "weight_bits": _BITS(0.5),
+                "round_bf16": "1",
+            },
+        ),
+        (
+            "attention_triton.py",
+            "attention_core",
+            lambda e: e.attention(8, 750, 1536, 8, 12, 12, 50.0, 1e-6, 1e10),
+            {
+                "frames": "750",
+                "blocks": "63",
+                "heads": "8",
+                "head_dim": "192",
+                "chunk": "12",
+                "past": "12",
+                "cap_bits": _BITS(50.0),
+                "mask_bits": _BITS(BF16_MIN),
+            },
+        ),
+        (
+            "gemm_sm90_triton.py",
+            "gemm_bf16_nt",
+            lambda e: e.linear([2, 750], 1536, 6144),
+            {"M": "1500", "N": "6144", "K": "1536"},
+        ),
+        (
+            "conv_triton.py",
+            "glu_depthwise",
+            lambda e: e.light_conv(8, 750, 1536, 5, 1e-6, 1e10, "d1k"),
+            {"frames": "750", "channels": "1536", "taps": "5"},
+        ),
+        (
+            "activation_triton.py",
+            "silu_bf16",
+            lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5),
+            {"count": "36864000"},
+        ),
+    ],
+)
 def test_push_constants_follow_the_kernel_signature(source, kernel, build, values):
     text = probe_module(MLX_CUDA_V1, build, kernels=select_kernels("auto", SM90, MLX_CUDA_V1))
     call = re.search(rf'hal.dispatch.extern "{kernel}"\(([^)]*)\)', text)
     operands = [v.strip() for v in call.group(1).split(",")]
-    constants = [re.search(rf"{v} = arith.constant (-?\d+) : i32", text).group(1) for v in operands
-                 if re.search(rf"{v} = arith.constant (-?\d+) : i32", text)]
+    constants = [
+        re.search(rf"{v} = arith.constant (-?\d+) : i32", text).group(1)
+        for v in operands
+        if re.search(rf"{v} = arith.constant (-?\d+) : i32", text)
+    ]
     assert constants == [values[name] for name in _scalar_parameters(source, kernel)]

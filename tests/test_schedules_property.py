@@ -63,12 +63,13 @@ F32_TINY = float(np.finfo(np.float32).tiny)  # smallest normal, 2^-126
 BF16 = ml_dtypes.bfloat16
 
 #: min_normal for additive schedules (see the module docstring, IREE_CPU_FLUSHES_SUBNORMALS (b)).
-ADDITIVE_MIN_NORMAL = 2.0 ** -100
+ADDITIVE_MIN_NORMAL = 2.0**-100
 #: min_normal for sums of squares.
-SQUARES_MIN_NORMAL = 2.0 ** -60
+SQUARES_MIN_NORMAL = 2.0**-60
 
-PROPERTY = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -116,11 +117,42 @@ def emulate(fn, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------------------------------- strategies
-SPECIALS = (0.0, -0.0, 1.0, -1.0, 1e30, -1e30, 3e38, -3e38, F32_MAX, -F32_MAX, 2.0 ** 127, -(2.0 ** 127),
-            1e-40, -1e-40, 1.4e-45, -1.4e-45, F32_TINY, -F32_TINY, 1e-30, 65504.0, 1e-3)
+SPECIALS = (
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    1e30,
+    -1e30,
+    3e38,
+    -3e38,
+    F32_MAX,
+    -F32_MAX,
+    2.0**127,
+    -(2.0**127),
+    1e-40,
+    -1e-40,
+    1.4e-45,
+    -1.4e-45,
+    F32_TINY,
+    -F32_TINY,
+    1e-30,
+    65504.0,
+    1e-3,
+)
 
-ROW_KINDS = ("gauss", "mix_1e30", "pairs", "pairs_1e30", "near_max", "near_max_same_sign", "all_equal",
-             "signed_zeros", "subnormal_mix", "small_ints")
+ROW_KINDS = (
+    "gauss",
+    "mix_1e30",
+    "pairs",
+    "pairs_1e30",
+    "near_max",
+    "near_max_same_sign",
+    "all_equal",
+    "signed_zeros",
+    "subnormal_mix",
+    "small_ints",
+)
 
 
 def _row(kind: str, rng: np.random.Generator, width: int, scale: float) -> np.ndarray:
@@ -130,7 +162,7 @@ def _row(kind: str, rng: np.random.Generator, width: int, scale: float) -> np.nd
     def shuffled_pairs(values: np.ndarray) -> np.ndarray:
         half = width // 2
         v = values[:half]
-        row = np.concatenate([v, -v[rng.permutation(half)], values[half:width - half]])
+        row = np.concatenate([v, -v[rng.permutation(half)], values[half : width - half]])
         return row[rng.permutation(width)]
 
     if kind == "gauss":
@@ -165,28 +197,36 @@ def _row(kind: str, rng: np.random.Generator, width: int, scale: float) -> np.nd
 
 
 @st.composite
-def f32_arrays(draw, shape: tuple[int, ...], min_normal: float, kinds: tuple[str, ...] = ROW_KINDS,
-               scales: tuple[float, ...] = (1.0, 1e-3, 1e3, 1e10), bf16: bool = False,
-               specials: tuple[float, ...] = SPECIALS, row_width: int | None = None) -> np.ndarray:
+def f32_arrays(
+    draw,
+    shape: tuple[int, ...],
+    min_normal: float,
+    kinds: tuple[str, ...] = ROW_KINDS,
+    scales: tuple[float, ...] = (1.0, 1e-3, 1e3, 1e10),
+    bf16: bool = False,
+    specials: tuple[float, ...] = SPECIALS,
+    row_width: int | None = None,
+) -> np.ndarray:
     """An F32 array of `shape`, viewed as rows of `row_width` values (default: the last axis): every
     row of one drawn kind and scale, up to 3 rows of other drawn kinds, then drawn special values."""
     width = row_width or shape[-1]
     total = int(np.prod(shape))
     assert total % width == 0
     rows = total // width
-    seed = draw(st.integers(0, 2 ** 32 - 1), label="seed")
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
     rng = np.random.default_rng(seed)
     base_kind = draw(st.sampled_from(kinds), label="kind")
     base_scale = draw(st.sampled_from(scales), label="scale")
     out = np.empty((rows, width), F32)
     for r in range(rows):
         out[r] = _row(base_kind, rng, width, base_scale)
-    odd = draw(st.lists(st.tuples(st.integers(0, rows - 1), st.sampled_from(kinds), st.sampled_from(scales)),
-                        max_size=3), label="odd rows")
+    odd = draw(
+        st.lists(st.tuples(st.integers(0, rows - 1), st.sampled_from(kinds), st.sampled_from(scales)), max_size=3),
+        label="odd rows",
+    )
     for r, kind, scale in odd:
         out[r] = _row(kind, rng, width, scale)
-    overlay = draw(st.lists(st.tuples(st.integers(0, rows * width - 1), st.sampled_from(specials)),
-                            max_size=8))
+    overlay = draw(st.lists(st.tuples(st.integers(0, rows * width - 1), st.sampled_from(specials)), max_size=8))
     flat = out.reshape(-1)
     with np.errstate(over="ignore"):
         for pos, value in overlay:
@@ -199,15 +239,19 @@ def f32_arrays(draw, shape: tuple[int, ...], min_normal: float, kinds: tuple[str
 
 # ---------------------------------------------------------------------------------------------- lane/XOR sums
 LANE_CASES = [  # (reads, width, square): the schedules the graph uses
-    (4, 128, False), (4, 64, False), (4, 32, False),  # group norm sums over channels/frequency
-    (8, 1536, True), (8, 256, True),  # RMS norm sums of squares
+    (4, 128, False),
+    (4, 64, False),
+    (4, 32, False),  # group norm sums over channels/frequency
+    (8, 1536, True),
+    (8, 256, True),  # RMS norm sums of squares
     (1, 24, False),  # attention softmax sum (context 24)
 ]
 LANE_ROWS = 4
 
 
-@pytest.mark.parametrize("reads,width,square", LANE_CASES, ids=[f"X{r}_W{w}{'_sq' if s else ''}"
-                                                                  for r, w, s in LANE_CASES])
+@pytest.mark.parametrize(
+    "reads,width,square", LANE_CASES, ids=[f"X{r}_W{w}{'_sq' if s else ''}" for r, w, s in LANE_CASES]
+)
 @PROPERTY
 @given(data=st.data())
 def test_lane_xor_sum_bit_exact(reads, width, square, data):
@@ -242,8 +286,9 @@ def test_lane_xor_sum_schedule_matters():
     pinned = em.lane_xor_sum(witness, reads)
     assert_bits_equal(got, pinned, "witness")
     assert bits(got)[0] != bits(np.sum(witness, axis=-1, dtype=F32))[0], "np.sum agrees on the witness"
-    assert bits(got)[0] != bits(np.cumsum(witness, axis=-1, dtype=F32)[:, -1])[0], \
+    assert bits(got)[0] != bits(np.cumsum(witness, axis=-1, dtype=F32)[:, -1])[0], (
         "a sequential sum agrees on the witness"
+    )
     (plain,) = run_vmfb(compile_cpu(PLAIN_REDUCE.format(width=width)), witness)
     assert bits(got)[0] != bits(plain)[0], "IREE's own plain stablehlo.reduce agrees on the witness"
 
@@ -251,9 +296,11 @@ def test_lane_xor_sum_schedule_matters():
         (g,) = run(x)
         return bool(np.all(np.isfinite(g))) and bits(g)[0] != bits(np.sum(x, axis=-1, dtype=F32))[0]
 
-    example = find(f32_arrays((1, width), ADDITIVE_MIN_NORMAL, kinds=("gauss", "pairs", "small_ints"),
-                              specials=(0.0, 1.0)),
-                   differs, settings=settings(max_examples=200, deadline=None, database=None))
+    example = find(
+        f32_arrays((1, width), ADDITIVE_MIN_NORMAL, kinds=("gauss", "pairs", "small_ints"), specials=(0.0, 1.0)),
+        differs,
+        settings=settings(max_examples=200, deadline=None, database=None),
+    )
     (g,) = run(example)
     assert_bits_equal(g, em.lane_xor_sum(example, reads), "found example")
 
@@ -322,9 +369,9 @@ RMS_EPS = 1e-6
 
 
 @st.composite
-def bf16_weights(draw, n: int, lo: float = 2.0 ** -20, hi: float = 2.0 ** 20) -> np.ndarray:
+def bf16_weights(draw, n: int, lo: float = 2.0**-20, hi: float = 2.0**20) -> np.ndarray:
     """BF16 weights: signed, zeros, and magnitudes within [lo, hi]."""
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(("loguniform", "near_one", "with_zeros", "negative", "all_equal")))
     mag = np.exp2(rng.uniform(math.log2(lo), math.log2(hi), n))
     sign = rng.choice([1.0, -1.0], size=n)
@@ -347,13 +394,14 @@ def bf16_weights(draw, n: int, lo: float = 2.0 ** -20, hi: float = 2.0 ** 20) ->
 RMS_CASES = [(c, d, scaled) for c in (MLX_CUDA_V1, F32_REFERENCE) for d in (64, 1536) for scaled in (True, False)]
 
 
-@pytest.mark.parametrize("contract,d,scaled", RMS_CASES,
-                         ids=[f"{c.name}-D{d}-{'scaled' if s else 'noscale'}" for c, d, s in RMS_CASES])
+@pytest.mark.parametrize(
+    "contract,d,scaled", RMS_CASES, ids=[f"{c.name}-D{d}-{'scaled' if s else 'noscale'}" for c, d, s in RMS_CASES]
+)
 @PROPERTY
 @given(data=st.data())
 def test_rms_norm_bit_exact(contract, d, scaled, data):
     run = runner(contract, "rms_norm", RMS_LEAD, d, RMS_EPS, scaled)
-    x = data.draw(f32_arrays(RMS_LEAD + (d,), 2.0 ** -40, scales=(1.0, 1e-3, 1e3, 1e15), bf16=True), label="x")
+    x = data.draw(f32_arrays(RMS_LEAD + (d,), 2.0**-40, scales=(1.0, 1e-3, 1e3, 1e15), bf16=True), label="x")
     w = data.draw(bf16_weights(d), label="w") if scaled else None
     (got,) = run(*((x, w) if scaled else (x,)))
     note_values(x, got)
@@ -370,8 +418,17 @@ def test_rms_norm_bit_exact(contract, d, scaled, data):
 GN_CASES = [(MLX_CUDA_V1, (1, 7, 64, 8)), (MLX_CUDA_V1, (2, 5, 32, 4)), (F32_REFERENCE, (2, 5, 32, 4))]
 GN_EPS = 1e-3
 GN_SPECIALS = (0.0, -0.0, 1.0, -1.0, 1e30, -1e30, 3e38, -3e38, 1e-40, -1e-40, 1.4e-45, 1e-30)
-GN_STATS = ("norm", "norm_sum_at_time", "norm_cumulative_sum", "norm_mean", "norm_squared_at_time",
-            "norm_cumulative_squared", "norm_variance", "norm_stabilized_variance", "norm_inverse_stddev")
+GN_STATS = (
+    "norm",
+    "norm_sum_at_time",
+    "norm_cumulative_sum",
+    "norm_mean",
+    "norm_squared_at_time",
+    "norm_cumulative_squared",
+    "norm_variance",
+    "norm_stabilized_variance",
+    "norm_inverse_stddev",
+)
 
 
 @pytest.mark.parametrize("contract,shape", GN_CASES, ids=[f"{c.name}-{'x'.join(map(str, s))}" for c, s in GN_CASES])
@@ -379,11 +436,13 @@ GN_STATS = ("norm", "norm_sum_at_time", "norm_cumulative_sum", "norm_mean", "nor
 @given(data=st.data())
 def test_cumulative_group_norm_bit_exact(contract, shape, data):
     run = runner(contract, "cumulative_group_norm", *shape, GN_EPS)
-    x = data.draw(f32_arrays(shape, 2.0 ** -20, scales=(1.0, 1e-3, 1e3, 1e15), specials=GN_SPECIALS,
-                             row_width=shape[2] * shape[3]), label="x")  # a row per frame
-    w = data.draw(bf16_weights(shape[-1], 2.0 ** -8, 2.0 ** 8), label="w")
+    x = data.draw(
+        f32_arrays(shape, 2.0**-20, scales=(1.0, 1e-3, 1e3, 1e15), specials=GN_SPECIALS, row_width=shape[2] * shape[3]),
+        label="x",
+    )  # a row per frame
+    w = data.draw(bf16_weights(shape[-1], 2.0**-8, 2.0**8), label="w")
     if data.draw(st.booleans(), label="bf16 carrier"):  # what the graph feeds it under mlx-cuda-v1
-        x = lift_small_normals(em.round_bf16(x), 2.0 ** -20)
+        x = lift_small_normals(em.round_bf16(x), 2.0**-20)
     got = run(x, w)
     note_values(x, got[0])
     want = emulate(em.cumulative_group_norm, contract, daz(x), daz(w).astype(F32), GN_EPS)
@@ -404,7 +463,7 @@ BF16_MAX = float(ml_dtypes.finfo(BF16).max)
 
 @st.composite
 def bf16_meta(draw, shape: tuple[int, ...]) -> np.ndarray:
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(("gauss", "loguniform", "zeros_and_negatives", "huge", "tiny")))
     n = int(np.prod(shape))
     if kind == "gauss":
@@ -418,12 +477,15 @@ def bf16_meta(draw, shape: tuple[int, ...]) -> np.ndarray:
         v = rng.uniform(0.5, 1.0, n) * BF16_MAX * rng.choice([1.0, -1.0], size=n)
     else:
         v = np.exp2(rng.uniform(-149, -100, n)) * rng.choice([1.0, -1.0], size=n)  # subnormal and 2^-100
-    overlay = draw(st.lists(st.tuples(st.integers(0, n - 1),
-                                      st.sampled_from((0.0, -0.0, 1.0, -1.0, BF16_MAX, -BF16_MAX, 1e-40))),
-                            max_size=4))
+    overlay = draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.sampled_from((0.0, -0.0, 1.0, -1.0, BF16_MAX, -BF16_MAX, 1e-40))),
+            max_size=4,
+        )
+    )
     for pos, value in overlay:
         v[pos] = value
-    v = lift_small_normals(np.asarray(v, F32), 2.0 ** -100)
+    v = lift_small_normals(np.asarray(v, F32), 2.0**-100)
     return v.astype(BF16).reshape(shape)
 
 
@@ -433,8 +495,8 @@ def bf16_meta(draw, shape: tuple[int, ...]) -> np.ndarray:
 def test_affine_dequant_bit_exact(nbits, group, data):
     run = runner(MLX_CUDA_V1, "affine_dequant", DQ_ROWS, DQ_COLS, nbits, group)
     meta_shape = (DQ_ROWS, DQ_COLS // group)
-    seed = data.draw(st.integers(0, 2 ** 32 - 1), label="word seed")
-    words = np.random.default_rng(seed).integers(0, 2 ** 32, size=(DQ_ROWS, DQ_COLS * nbits // 32), dtype=np.uint32)
+    seed = data.draw(st.integers(0, 2**32 - 1), label="word seed")
+    words = np.random.default_rng(seed).integers(0, 2**32, size=(DQ_ROWS, DQ_COLS * nbits // 32), dtype=np.uint32)
     special_words = data.draw(st.sampled_from((None, 0, 0xFFFFFFFF, 0x80000001, 0x12345678)), label="row 0 words")
     if special_words is not None:
         words[0] = np.uint32(special_words)

@@ -67,6 +67,7 @@ MARK = "<audio_soft_token>"
 
 # ---------------------------------------------------------------------------------------------- fixtures
 
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("server")
@@ -111,8 +112,15 @@ def make_scheduler(checkpoint, cache, artifact, prefill: bool = True, **limits) 
     encoder = load_encoder(checkpoint, artifact)
     runner = load_prefill(checkpoint, cache, encoder) if prefill else None
     hook = limits.pop("stage_hook", None)
-    defaults = dict(max_queue=256, max_upload_bytes=4 << 20, max_seconds=60.0, max_wait_s=0.02,
-                    result_ttl_s=300.0, frontend_workers=2, max_concurrent_uploads=96)
+    defaults = dict(
+        max_queue=256,
+        max_upload_bytes=4 << 20,
+        max_seconds=60.0,
+        max_wait_s=0.02,
+        result_ttl_s=300.0,
+        frontend_workers=2,
+        max_concurrent_uploads=96,
+    )
     defaults.update(limits)
     return Scheduler(encoder, runner, Limits(**defaults), stage_hook=hook)
 
@@ -126,6 +134,7 @@ def server(checkpoint, cache, artifact):
 
 
 # ---------------------------------------------------------------------------------------------- audio
+
 
 def base_signal() -> np.ndarray:
     """Both bundled speech files, int16, tiled to a bit more than 2 x 45 s."""
@@ -156,7 +165,7 @@ def corpus(directory: Path, count: int, seed: int = 0) -> list[dict]:
     for i in range(count):
         seconds = LENGTHS[i % len(LENGTHS)]
         start = (i * 7919 + 123) % (len(base) - 46 * RATE)
-        pcm = base[start:start + int(seconds * RATE)]
+        pcm = base[start : start + int(seconds * RATE)]
         if i % 11 == 3:
             data, name = encode_file(pcm.astype(np.float32) / 32768.0, RATE, subtype="FLOAT"), f"r{i}.wav"
         elif i % 11 == 5:
@@ -164,6 +173,7 @@ def corpus(directory: Path, count: int, seed: int = 0) -> list[dict]:
             data, name = encode_file(np.stack([pcm, right], axis=1), RATE), f"r{i}.wav"
         elif i % 11 == 7:
             from gemma3n_iree.runtime.frontend import resample
+
             up = resample(pcm.astype(np.float64) / 32768.0, RATE, 44_100).astype(np.float32)
             data, name = encode_file(up, 44_100, subtype="FLOAT"), f"r{i}.wav"
         elif i % 11 == 9:
@@ -173,13 +183,24 @@ def corpus(directory: Path, count: int, seed: int = 0) -> list[dict]:
         path = directory / name
         path.write_bytes(data)
         kind = PREFILL if i % 4 == 1 or i % 12 == 11 else "encode"  # 1-clip and 2-clip prefills
-        out.append({"i": i, "kind": kind, "path": path, "data": data, "name": name, "seconds": seconds,
-                    "prompt": prompts[(i // 4) % len(prompts)] if kind == PREFILL else None,
-                    "chat": not (kind == PREFILL and i % 8 == 5), "multipart": rng.random() < 0.5})
+        out.append(
+            {
+                "i": i,
+                "kind": kind,
+                "path": path,
+                "data": data,
+                "name": name,
+                "seconds": seconds,
+                "prompt": prompts[(i // 4) % len(prompts)] if kind == PREFILL else None,
+                "chat": not (kind == PREFILL and i % 8 == 5),
+                "multipart": rng.random() < 0.5,
+            }
+        )
     return out
 
 
 # ---------------------------------------------------------------------------------------------- client
+
 
 async def submit(session: aiohttp.ClientSession, url: str, req: dict) -> tuple[int, dict]:
     kind = req["kind"]
@@ -198,8 +219,9 @@ async def submit(session: aiohttp.ClientSession, url: str, req: dict) -> tuple[i
     if not req.get("chat", True):
         params["chat"] = "0"
     ctype = "audio/flac" if req["name"].endswith(".flac") else "audio/wav"
-    async with session.post(f"{url}/v1/{kind}", data=req["data"], params=params,
-                            headers={"Content-Type": ctype}) as resp:
+    async with session.post(
+        f"{url}/v1/{kind}", data=req["data"], params=params, headers={"Content-Type": ctype}
+    ) as resp:
         return resp.status, await resp.json()
 
 
@@ -211,8 +233,9 @@ async def fetch(session: aiohttp.ClientSession, url: str, job_id: str, token: st
     """(status, npz dict or JSON) of the result endpoint, waiting up to `wait` s in long polls."""
     deadline = time.monotonic() + wait
     while True:
-        async with session.get(f"{url}/v1/requests/{job_id}/result", params={"wait": "10"},
-                               headers=auth(token)) as resp:
+        async with session.get(
+            f"{url}/v1/requests/{job_id}/result", params={"wait": "10"}, headers=auth(token)
+        ) as resp:
             if resp.status == 200:
                 raw = await resp.read()
                 with np.load(io.BytesIO(raw)) as z:
@@ -230,6 +253,7 @@ def metrics(url: str) -> dict:
     async def get():
         async with aiohttp.ClientSession() as s, s.get(f"{url}/metrics") as resp:
             return await resp.json()
+
     return run(get())
 
 
@@ -238,8 +262,13 @@ def wait_idle(scheduler: Scheduler, timeout: float = 60.0, held: int = 0) -> dic
     deadline = time.monotonic() + timeout
     while True:
         m = scheduler.metrics()
-        if (m["queue_depth"] == 0 and m["ready_clips"] == 0 and not m["device_busy"] and m["pending_prefill"] == 0
-                and m["results_held"] == held):
+        if (
+            m["queue_depth"] == 0
+            and m["ready_clips"] == 0
+            and not m["device_busy"]
+            and m["pending_prefill"] == 0
+            and m["results_held"] == held
+        ):
             return m
         assert time.monotonic() < deadline, f"not idle after {timeout} s: {json.dumps(m)}"
         time.sleep(0.02)
@@ -253,12 +282,17 @@ def assert_drained(m: dict) -> None:
 
 # ---------------------------------------------------------------------------------------------- references
 
+
 def reference_result(reference, req: dict) -> dict[str, np.ndarray]:
     encoder, prefill = reference
     if req["kind"] == PREFILL:
         r = prefill.prefill(req["prompt"], [req["path"]], chat=req["chat"])
-        return {"input_ids": r.input_ids.astype(np.int32), "inputs_embeds": r.inputs_embeds,
-                "per_layer_inputs": r.per_layer_inputs, "audio_rows": r.audio_rows.astype(np.int32)}
+        return {
+            "input_ids": r.input_ids.astype(np.int32),
+            "inputs_embeds": r.inputs_embeds,
+            "per_layer_inputs": r.per_layer_inputs,
+            "audio_rows": r.audio_rows.astype(np.int32),
+        }
     r = encoder.encode_files([req["path"]])
     return {name: getattr(r, name) for name in ENCODE_OUTPUTS}
 
@@ -274,6 +308,7 @@ def assert_same(got: dict[str, np.ndarray], want: dict[str, np.ndarray], what: s
 
 
 # ---------------------------------------------------------------------------------------------- load
+
 
 def test_load_mixed_lengths_both_kinds_bit_exact(server, reference, workdir, checkpoint, artifact):
     url, scheduler = server
@@ -316,8 +351,11 @@ def test_load_mixed_lengths_both_kinds_bit_exact(server, reference, workdir, che
     assert len(done) == len(requests) - len(cancelled)
     # references one by one (prefills grouped by clip count: AudioPrefill keeps one entry loaded)
     for req, result in sorted(done, key=lambda d: (d[0]["kind"], d[0]["seconds"] > 30)):
-        assert_same(result, reference_result(reference, req), f"request {req['i']} ({req['kind']}, {req['seconds']} s, "
-                                                              f"{req['name']})")
+        assert_same(
+            result,
+            reference_result(reference, req),
+            f"request {req['i']} ({req['kind']}, {req['seconds']} s, {req['name']})",
+        )
         clips = math.ceil(req["seconds"] * RATE / 480_000)
         if req["kind"] == "encode":
             assert tuple(result) == ENCODE_OUTPUTS and result["audio_features"].shape[0] == clips
@@ -327,8 +365,10 @@ def test_load_mixed_lengths_both_kinds_bit_exact(server, reference, workdir, che
     runner = CliRunner()
     for req, result in [d for d in done if d[0]["kind"] == "encode"][:3]:
         out = directory / f"cli-{req['i']}.npz"
-        res = runner.invoke(cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact),
-                                       "-o", str(out), str(req["path"])])
+        res = runner.invoke(
+            cli_main,
+            ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact), "-o", str(out), str(req["path"])],
+        )
         assert res.exit_code == 0, res.output
         with np.load(out) as z:
             assert z["failed_source"].size == 0  # the CLI's npz adds its (empty) list of failed inputs
@@ -341,21 +381,24 @@ def test_load_mixed_lengths_both_kinds_bit_exact(server, reference, workdir, che
     batches = m["batches"]
     assert any(entry.endswith("x2") for entry in batches["calls_by_entry"]), batches  # requests shared calls
     assert batches["clips"] <= batches["slots"]
-    print(f"\n{len(requests)} requests ({sum(r['seconds'] for r in requests):.0f} s of audio) in {elapsed:.1f} s; "
-          f"batches {json.dumps(batches)}; latency {json.dumps(m['latency'])}")
+    print(
+        f"\n{len(requests)} requests ({sum(r['seconds'] for r in requests):.0f} s of audio) in {elapsed:.1f} s; "
+        f"batches {json.dumps(batches)}; latency {json.dumps(m['latency'])}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- bad input
 
+
 def wav_bytes(seconds: float, rate: int = RATE) -> bytes:
     base = base_signal()
-    return encode_file(base[:int(seconds * rate)], rate)
+    return encode_file(base[: int(seconds * rate)], rate)
 
 
 def test_malformed_uploads_fail_only_themselves(server, reference, workdir):
     url, scheduler = server
     good = wav_bytes(3.0)
-    ogg = encode_file(base_signal()[:5 * RATE].astype(np.float32) / 32768.0, RATE, fmt="OGG", subtype="VORBIS")
+    ogg = encode_file(base_signal()[: 5 * RATE].astype(np.float32) / 32768.0, RATE, fmt="OGG", subtype="VORBIS")
     host, port = url.removeprefix("http://").split(":")
 
     async def post(path, data, ctype, params=None):
@@ -365,9 +408,9 @@ def test_malformed_uploads_fail_only_themselves(server, reference, workdir):
 
     cases = [
         ("not audio", "/v1/encode", b"this is a text file, not audio\n" * 40, "audio/wav", 400, "not a readable audio"),
-        ("truncated WAV", "/v1/encode", good[:len(good) // 2], "audio/wav", 400, "truncated"),
+        ("truncated WAV", "/v1/encode", good[: len(good) // 2], "audio/wav", 400, "truncated"),
         ("truncated WAV header", "/v1/encode", good[:30], "audio/wav", 400, None),
-        ("truncated Ogg", "/v1/encode", ogg[:len(ogg) * 2 // 3], "audio/ogg", 400, "truncated"),
+        ("truncated Ogg", "/v1/encode", ogg[: len(ogg) * 2 // 3], "audio/ogg", 400, "truncated"),
         ("empty body", "/v1/encode", b"", "audio/wav", 400, "empty"),
         ("oversized body", "/v1/encode", b"\0" * (5 << 20), "audio/wav", 413, "limit"),
         ("over the duration limit", "/v1/encode", wav_bytes(70.0, 8_000), "audio/wav", 413, "60 s"),
@@ -391,8 +434,14 @@ def test_malformed_uploads_fail_only_themselves(server, reference, workdir):
         async with aiohttp.ClientSession() as session, session.post(url + "/v1/prefill", data=form) as resp:
             assert resp.status == 400 and "no audio file" in (await resp.json())["error"]["message"]
         # a prompt that does not fit the audio: admitted, then fails in the front end with its own error
-        req = {"kind": PREFILL, "data": good, "name": "two.wav", "multipart": True,
-               "prompt": f"one {MARK} two {MARK}", "chat": True}
+        req = {
+            "kind": PREFILL,
+            "data": good,
+            "name": "two.wav",
+            "multipart": True,
+            "prompt": f"one {MARK} two {MARK}",
+            "chat": True,
+        }
         async with aiohttp.ClientSession() as session:
             status, body = await submit(session, url, req)
             assert status == 202
@@ -405,12 +454,19 @@ def test_malformed_uploads_fail_only_themselves(server, reference, workdir):
     run(all_cases())
 
     # client disconnects mid-upload (raw body and multipart): nothing admitted, nothing leaked
-    for head in (b"Content-Type: audio/wav\r\n",
-                 b"Content-Type: multipart/form-data; boundary=XX\r\n"):
+    for head in (b"Content-Type: audio/wav\r\n", b"Content-Type: multipart/form-data; boundary=XX\r\n"):
         with socket.create_connection((host, int(port))) as sock:
-            sock.sendall(b"POST /v1/encode HTTP/1.1\r\nHost: t\r\n" + head + b"Content-Length: 2000000\r\n\r\n"
-                         + (b'--XX\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n'
-                            if b"multipart" in head else b"") + good[:20000])
+            sock.sendall(
+                b"POST /v1/encode HTTP/1.1\r\nHost: t\r\n"
+                + head
+                + b"Content-Length: 2000000\r\n\r\n"
+                + (
+                    b'--XX\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n'
+                    if b"multipart" in head
+                    else b""
+                )
+                + good[:20000]
+            )
             time.sleep(0.05)
     time.sleep(0.3)
 
@@ -430,12 +486,21 @@ def test_malformed_uploads_fail_only_themselves(server, reference, workdir):
     m = wait_idle(scheduler)
     assert_drained(m)
     rejections = m["rejections"]
-    for code in ("bad_audio", "too_large", "too_long", "unsupported_media_type", "bad_prompt", "bad_form",
-                 "client_disconnected"):
+    for code in (
+        "bad_audio",
+        "too_large",
+        "too_long",
+        "unsupported_media_type",
+        "bad_prompt",
+        "bad_form",
+        "client_disconnected",
+    ):
         assert rejections.get(code, 0) >= 1, (code, rejections)
+
     async def health():
         async with aiohttp.ClientSession() as session, session.get(url + "/health") as resp:
             return resp.status, await resp.json()
+
     status, body = run(health())
     assert status == 200 and body["status"] == "ok" and body["prefill"]["available"]
 
@@ -448,6 +513,7 @@ def test_long_poll_disconnect_and_result_download(server, reference, workdir):
     req["path"].write_bytes(good)
     scheduler.pause_device()
     try:
+
         async def start_and_abandon():
             async with aiohttp.ClientSession() as session:
                 status, body = await submit(session, url, req)
@@ -455,8 +521,9 @@ def test_long_poll_disconnect_and_result_download(server, reference, workdir):
             timeout = aiohttp.ClientTimeout(total=0.3)
             async with aiohttp.ClientSession(timeout=timeout) as session:
                 with pytest.raises(asyncio.TimeoutError):
-                    async with session.get(f"{url}/v1/requests/{body['id']}/result", params={"wait": "30"},
-                                           headers=auth(body["token"])) as resp:
+                    async with session.get(
+                        f"{url}/v1/requests/{body['id']}/result", params={"wait": "30"}, headers=auth(body["token"])
+                    ) as resp:
                         await resp.read()
             return body
 
@@ -468,14 +535,17 @@ def test_long_poll_disconnect_and_result_download(server, reference, workdir):
 
     async def finish():
         async with aiohttp.ClientSession() as session:
-            async with session.get(f"{url}/v1/requests/{body['id']}", params={"wait": "30"},
-                                   headers=auth(body["token"])) as resp:
+            async with session.get(
+                f"{url}/v1/requests/{body['id']}", params={"wait": "30"}, headers=auth(body["token"])
+            ) as resp:
                 meta = await resp.json()
                 assert meta["status"] == "done" and meta["result"]["audio_features"]["shape"][0] == 1, meta
             # one array as .npy does not free the result; the .npz does
-            async with session.get(f"{url}/v1/requests/{body['id']}/result",
-                                   params={"format": "npy", "array": "valid_tokens"},
-                                   headers=auth(body["token"])) as resp:
+            async with session.get(
+                f"{url}/v1/requests/{body['id']}/result",
+                params={"format": "npy", "array": "valid_tokens"},
+                headers=auth(body["token"]),
+            ) as resp:
                 assert resp.status == 200
                 valid = np.load(io.BytesIO(await resp.read()))
             return valid, await fetch(session, url, body["id"], body["token"])
@@ -491,21 +561,30 @@ def test_only_the_owner_can_read_or_cancel(server, workdir):
     url, scheduler = server
     scheduler.pause_device()
     try:
+
         async def scenario():
             async with aiohttp.ClientSession() as session:
-                a = (await submit(session, url, {"kind": "encode", "data": wav_bytes(1.0), "name": "a.wav",
-                                                 "multipart": False}))[1]
-                b = (await submit(session, url, {"kind": "encode", "data": wav_bytes(2.0), "name": "b.wav",
-                                                 "multipart": True}))[1]
+                a = (
+                    await submit(
+                        session, url, {"kind": "encode", "data": wav_bytes(1.0), "name": "a.wav", "multipart": False}
+                    )
+                )[1]
+                b = (
+                    await submit(
+                        session, url, {"kind": "encode", "data": wav_bytes(2.0), "name": "b.wav", "multipart": True}
+                    )
+                )[1]
                 assert a["id"] != b["id"] and a["token"] != b["token"] and len(a["token"]) >= 43
                 for method, suffix in (("GET", ""), ("GET", "/result"), ("DELETE", "")):
-                    async with session.request(method, f"{url}/v1/requests/{b['id']}{suffix}",
-                                               headers=auth(a["token"])) as resp:
+                    async with session.request(
+                        method, f"{url}/v1/requests/{b['id']}{suffix}", headers=auth(a["token"])
+                    ) as resp:
                         assert resp.status == 404, (method, suffix)
                     async with session.request(method, f"{url}/v1/requests/{b['id']}{suffix}") as resp:
                         assert resp.status == 401 and "Bearer" in resp.headers["WWW-Authenticate"]
-                    async with session.request(method, f"{url}/v1/requests/not-an-id{suffix}",
-                                               headers=auth(b["token"])) as resp:
+                    async with session.request(
+                        method, f"{url}/v1/requests/not-an-id{suffix}", headers=auth(b["token"])
+                    ) as resp:
                         assert resp.status == 404
                 return a, b
 
@@ -519,11 +598,13 @@ def test_only_the_owner_can_read_or_cancel(server, workdir):
             for job in (a, b):
                 status, result = await fetch(session, url, job["id"], job["token"])
                 assert status == 200 and result["audio_features"].shape[0] == 1
+
     run(collect())
     assert_drained(wait_idle(scheduler))
 
 
 # ---------------------------------------------------------------------------------------------- backpressure
+
 
 def test_backpressure_queue_and_memory(checkpoint, cache, artifact):
     scheduler = make_scheduler(checkpoint, cache, artifact, prefill=False, max_queue=2)
@@ -535,22 +616,26 @@ def test_backpressure_queue_and_memory(checkpoint, cache, artifact):
             async with aiohttp.ClientSession() as session:
                 accepted = []
                 for i in range(2):
-                    status, body = await submit(session, url, {"kind": "encode", "data": data, "name": f"{i}.wav",
-                                                               "multipart": bool(i)})
+                    status, body = await submit(
+                        session, url, {"kind": "encode", "data": data, "name": f"{i}.wav", "multipart": bool(i)}
+                    )
                     assert status == 202
                     accepted.append(body)
                 async with session.post(f"{url}/v1/encode", data=data, headers={"Content-Type": "audio/wav"}) as resp:
                     assert resp.status == 429 and int(resp.headers["Retry-After"]) >= 1
                     assert (await resp.json())["error"]["code"] == "queue_full"
-                async with session.post(f"{url}/v1/prefill", data=data, headers={"Content-Type": "audio/wav"},
-                                        params={"prompt": "hi"}) as resp:
+                async with session.post(
+                    f"{url}/v1/prefill", data=data, headers={"Content-Type": "audio/wav"}, params={"prompt": "hi"}
+                ) as resp:
                     assert resp.status == 501 and "not available" in (await resp.json())["error"]["message"]
                 # cancelling frees the slot at once
-                async with session.delete(f"{url}/v1/requests/{accepted[0]['id']}",
-                                          headers=auth(accepted[0]["token"])) as resp:
+                async with session.delete(
+                    f"{url}/v1/requests/{accepted[0]['id']}", headers=auth(accepted[0]["token"])
+                ) as resp:
                     assert resp.status == 200
-                status, body = await submit(session, url, {"kind": "encode", "data": data, "name": "x.wav",
-                                                           "multipart": False})
+                status, body = await submit(
+                    session, url, {"kind": "encode", "data": data, "name": "x.wav", "multipart": False}
+                )
                 assert status == 202
                 return [accepted[1], body]
 
@@ -580,6 +665,7 @@ def test_backpressure_queue_and_memory(checkpoint, cache, artifact):
 
 
 # ---------------------------------------------------------------------------------------------- cancellation
+
 
 class Gate:
     """A stage hook that stops the first job reaching `stage` until released; records every call."""
@@ -696,13 +782,14 @@ def test_packing_fills_the_widest_call(checkpoint, cache, artifact):
 
 # ---------------------------------------------------------------------------------------------- audio bytes
 
+
 def test_decoding_bytes_equals_decoding_the_file(tmp_path):
-    base = base_signal()[:5 * RATE]
+    base = base_signal()[: 5 * RATE]
     variants = {
         "pcm16.wav": encode_file(base, RATE),
         "float.wav": encode_file(base.astype(np.float32) / 32768.0, RATE, subtype="FLOAT"),
         "stereo.wav": encode_file(np.stack([base, base[::-1]], axis=1), RATE),
-        "rate44k.wav": encode_file(np.repeat(base, 3)[:int(5 * 44_100)], 44_100),
+        "rate44k.wav": encode_file(np.repeat(base, 3)[: int(5 * 44_100)], 44_100),
         "speech.flac": encode_file(base, RATE, fmt="FLAC"),
         "speech.ogg": encode_file(base.astype(np.float32) / 32768.0, RATE, fmt="OGG", subtype="VORBIS"),
     }
@@ -717,14 +804,22 @@ def test_decoding_bytes_equals_decoding_the_file(tmp_path):
     for name in ("pcm16.wav", "speech.ogg", "speech.flac"):
         data = variants[name]
         with pytest.raises(AudioError, match="truncated|corrupt"):
-            load_audio(data[:len(data) * 3 // 4], name)
+            load_audio(data[: len(data) * 3 // 4], name)
 
 
 def test_serve_command_is_registered():
     res = CliRunner().invoke(cli_main, ["serve", "--help"])
     assert res.exit_code == 0, res.output
-    for option in ("--checkpoint", "--target", "--host", "--port", "--max-queue", "--max-batch-clips", "--artifact",
-                   "--cache-dir"):
+    for option in (
+        "--checkpoint",
+        "--target",
+        "--host",
+        "--port",
+        "--max-queue",
+        "--max-batch-clips",
+        "--artifact",
+        "--cache-dir",
+    ):
         assert option in res.output
 
 
@@ -747,16 +842,45 @@ def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
 
 # ---------------------------------------------------------------------------------------------- issue 13
 
-CUT_CONTAINERS = [("WAV", "PCM_16"), ("WAVEX", "FLOAT"), ("RF64", "PCM_16"), ("W64", "PCM_24"), ("AIFF", "PCM_16"),
-                  ("AU", "PCM_16"), ("NIST", "PCM_16"), ("VOC", "PCM_16"), ("CAF", "PCM_16"), ("SVX", "PCM_16"),
-                  ("AVR", "PCM_16"), ("MAT4", "PCM_16"), ("MAT5", "PCM_16"), ("MPC2K", "PCM_16"), ("WVE", "ALAW"),
-                  ("HTK", "PCM_16"), ("SDS", "PCM_16"), ("FLAC", "PCM_16"), ("OGG", "VORBIS"), ("OGG", "OPUS"),
-                  ("MP3", "MPEG_LAYER_III")]
+CUT_CONTAINERS = [
+    ("WAV", "PCM_16"),
+    ("WAVEX", "FLOAT"),
+    ("RF64", "PCM_16"),
+    ("W64", "PCM_24"),
+    ("AIFF", "PCM_16"),
+    ("AU", "PCM_16"),
+    ("NIST", "PCM_16"),
+    ("VOC", "PCM_16"),
+    ("CAF", "PCM_16"),
+    ("SVX", "PCM_16"),
+    ("AVR", "PCM_16"),
+    ("MAT4", "PCM_16"),
+    ("MAT5", "PCM_16"),
+    ("MPC2K", "PCM_16"),
+    ("WVE", "ALAW"),
+    ("HTK", "PCM_16"),
+    ("SDS", "PCM_16"),
+    ("FLAC", "PCM_16"),
+    ("OGG", "VORBIS"),
+    ("OGG", "OPUS"),
+    ("MP3", "MPEG_LAYER_III"),
+]
 
 
 def cli_error(checkpoint: Path, artifact: Path, path: Path) -> str:
-    res = CliRunner().invoke(cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact),
-                                        "-o", str(path.with_suffix(".npz")), str(path)])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "encode",
+            "--checkpoint",
+            str(checkpoint),
+            "--artifact",
+            str(artifact),
+            "-o",
+            str(path.with_suffix(".npz")),
+            str(path),
+        ],
+    )
     assert res.exit_code == 1, res.output
     line = res.output.strip().splitlines()[-1]
     assert line.startswith("Error: "), res.output
@@ -769,7 +893,7 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
     url, scheduler = server
     directory = workdir / "same-bytes"
     directory.mkdir()
-    audio = base_signal()[:3 * RATE].astype(np.float32) / 32768.0
+    audio = base_signal()[: 3 * RATE].astype(np.float32) / 32768.0
     bad: list[tuple[str, bytes]] = []
     for fmt, sub in CUT_CONTAINERS:
         if fmt not in sf.available_formats():
@@ -777,7 +901,7 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
         path = directory / f"{fmt}_{sub}.{fmt.lower()}"
         sf.write(str(path), audio, RATE, format=fmt, subtype=sub)
         data = path.read_bytes()
-        bad.append((f"cut_{fmt}_{sub}.{fmt.lower()}", data[:int(len(data) * 0.6)]))
+        bad.append((f"cut_{fmt}_{sub}.{fmt.lower()}", data[: int(len(data) * 0.6)]))
     one_hz = io.BytesIO()
     sf.write(one_hz, np.zeros(599, np.float32), 1, format="WAV", subtype="PCM_16")
     bad.append(("one_hz.wav", one_hz.getvalue()))
@@ -786,8 +910,12 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
         out = []
         async with aiohttp.ClientSession() as session:
             for name, data in bad:
-                async with session.post(f"{url}/v1/encode", data=data, params={"filename": name},
-                                        headers={"Content-Type": "application/octet-stream"}) as resp:
+                async with session.post(
+                    f"{url}/v1/encode",
+                    data=data,
+                    params={"filename": name},
+                    headers={"Content-Type": "application/octet-stream"},
+                ) as resp:
                     status, body = resp.status, await resp.json()
                 if status == 202:  # refused only once decoded (a FLAC stream cut mid-frame): the same error
                     status, body = await fetch(session, url, body["id"], body["token"])
@@ -806,13 +934,13 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
         from gemma3n_iree.runtime import mpeg
 
         mp3 = directory / "vbr.mp3"
-        loud = base_signal()[:20 * RATE].astype(np.float32) / 32768.0
+        loud = base_signal()[: 20 * RATE].astype(np.float32) / 32768.0
         loud[:RATE] = np.random.default_rng(0).uniform(-0.9, 0.9, RATE)
-        loud[10 * RATE:] = 0.0
+        loud[10 * RATE :] = 0.0
         sf.write(str(mp3), loud, RATE, format="MP3", subtype="MPEG_LAYER_III", bitrate_mode="VARIABLE")
         data = mp3.read_bytes()
         found = mpeg.scan(data)
-        bare = data[:found.audio_start] + data[found.frames_start:]
+        bare = data[: found.audio_start] + data[found.frames_start :]
         mp3.write_bytes(bare)
         req = {"kind": "encode", "data": bare, "name": "vbr.mp3", "path": mp3, "multipart": True}
 
@@ -825,8 +953,9 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
         status, result = run(one())
         assert status == 200
         out = directory / "vbr.npz"
-        res = CliRunner().invoke(cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact),
-                                            "-o", str(out), str(mp3)])
+        res = CliRunner().invoke(
+            cli_main, ["encode", "--checkpoint", str(checkpoint), "--artifact", str(artifact), "-o", str(out), str(mp3)]
+        )
         assert res.exit_code == 0, res.output
         with np.load(out) as z:
             assert_same(result, {k: z[k] for k in ENCODE_OUTPUTS}, "VBR MP3 without its header: server vs CLI")
@@ -852,14 +981,23 @@ def read_status(sock: socket.socket, timeout: float = 10.0) -> int:
 
 
 def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, artifact, caplog):
-    scheduler = make_scheduler(checkpoint, cache, artifact, prefill=False, max_concurrent_uploads=2,
-                               upload_idle_s=0.6, max_upload_bytes=1 << 20)
+    scheduler = make_scheduler(
+        checkpoint,
+        cache,
+        artifact,
+        prefill=False,
+        max_concurrent_uploads=2,
+        upload_idle_s=0.6,
+        max_upload_bytes=1 << 20,
+    )
     good = wav_bytes(1.0)
     with BackgroundServer(scheduler) as url:
         host, port = url.removeprefix("http://").split(":")
         # two clients stall mid-body: each holds a slot and its reservation, nothing more
-        stalled = [raw_post(host, int(port), b"Content-Type: audio/wav\r\nContent-Length: 900000\r\n", good[:5000])
-                   for _ in range(2)]
+        stalled = [
+            raw_post(host, int(port), b"Content-Type: audio/wav\r\nContent-Length: 900000\r\n", good[:5000])
+            for _ in range(2)
+        ]
         deadline = time.monotonic() + 5
         while scheduler.metrics()["uploads_in_progress"] < 2:
             assert time.monotonic() < deadline
@@ -868,8 +1006,10 @@ def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, art
         assert m["memory_bytes"] == 2 * scheduler.limits.max_body_bytes and m["queue_depth"] == 0
 
         async def third():
-            async with aiohttp.ClientSession() as session, session.post(
-                    f"{url}/v1/encode", data=good, headers={"Content-Type": "audio/wav"}) as resp:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(f"{url}/v1/encode", data=good, headers={"Content-Type": "audio/wav"}) as resp,
+            ):
                 return resp.status, resp.headers.get("Retry-After"), (await resp.json())["error"]["code"]
 
         assert run(third()) == (503, "1", "uploads_full")
@@ -881,14 +1021,25 @@ def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, art
 
         # a chunked form (no Content-Length) with junk fields beside the audio: the limit still holds
         boundary = b"XX"
-        junk = b"".join(b"--XX\r\nContent-Disposition: form-data; name=\"junk%d\"\r\n\r\n" % i + b"j" * (300 << 10)
-                        + b"\r\n" for i in range(8))
-        form = junk + (b'--XX\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n' + good
-                       + b"\r\n--XX--\r\n")
-        chunked = b"".join(b"%x\r\n" % len(form[i:i + 65536]) + form[i:i + 65536] + b"\r\n"
-                           for i in range(0, len(form), 65536)) + b"0\r\n\r\n"
-        sock = raw_post(host, int(port), b"Content-Type: multipart/form-data; boundary=" + boundary
-                        + b"\r\nTransfer-Encoding: chunked\r\n", chunked)
+        junk = b"".join(
+            b'--XX\r\nContent-Disposition: form-data; name="junk%d"\r\n\r\n' % i + b"j" * (300 << 10) + b"\r\n"
+            for i in range(8)
+        )
+        form = junk + (
+            b'--XX\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n' + good + b"\r\n--XX--\r\n"
+        )
+        chunked = (
+            b"".join(
+                b"%x\r\n" % len(form[i : i + 65536]) + form[i : i + 65536] + b"\r\n" for i in range(0, len(form), 65536)
+            )
+            + b"0\r\n\r\n"
+        )
+        sock = raw_post(
+            host,
+            int(port),
+            b"Content-Type: multipart/form-data; boundary=" + boundary + b"\r\nTransfer-Encoding: chunked\r\n",
+            chunked,
+        )
         assert read_status(sock) == 413
         sock.close()
 
@@ -900,15 +1051,17 @@ def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, art
             sock.close()
             time.sleep(0.2)
         records = [r for r in caplog.records if r.name == "aiohttp.server"]
-        assert records and all(r.exc_info is None and "malformed request" in r.getMessage() for r in records), \
-            [(r.getMessage(), r.exc_info) for r in records]
+        assert records and all(r.exc_info is None and "malformed request" in r.getMessage() for r in records), [
+            (r.getMessage(), r.exc_info) for r in records
+        ]
         assert all("\n" not in r.getMessage() for r in records)
 
         # and the server still serves exactly
         async def good_one():
             async with aiohttp.ClientSession() as session:
-                status, body = await submit(session, url, {"kind": "encode", "data": good, "name": "g.wav",
-                                                           "multipart": True})
+                status, body = await submit(
+                    session, url, {"kind": "encode", "data": good, "name": "g.wav", "multipart": True}
+                )
                 assert status == 202
                 return await fetch(session, url, body["id"], body["token"])
 
@@ -923,13 +1076,16 @@ def test_one_fetch_wins_and_clients_are_bounded(checkpoint, cache, artifact):
     scheduler = make_scheduler(checkpoint, cache, artifact, prefill=False, max_client_held_bytes=1)
     data = wav_bytes(2.0)
     with BackgroundServer(scheduler) as url:
+
         async def scenario():
             async with aiohttp.ClientSession() as session:
-                status, a = await submit(session, url, {"kind": "encode", "data": data, "name": "a.wav",
-                                                        "multipart": False})
+                status, a = await submit(
+                    session, url, {"kind": "encode", "data": data, "name": "a.wav", "multipart": False}
+                )
                 assert status == 202
-                async with session.get(f"{url}/v1/requests/{a['id']}", params={"wait": "30"},
-                                       headers=auth(a["token"])) as resp:
+                async with session.get(
+                    f"{url}/v1/requests/{a['id']}", params={"wait": "30"}, headers=auth(a["token"])
+                ) as resp:
                     assert (await resp.json())["status"] == "done"
                 # the same client holds an unfetched result: its next submission waits for a fetch
                 async with session.post(f"{url}/v1/encode", data=data, headers={"Content-Type": "audio/wav"}) as resp:
@@ -937,14 +1093,16 @@ def test_one_fetch_wins_and_clients_are_bounded(checkpoint, cache, artifact):
                 # another client (another loopback address) is not held back
                 other = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
                 async with aiohttp.ClientSession(connector=other) as session2:
-                    status, b = await submit(session2, url, {"kind": "encode", "data": data, "name": "b.wav",
-                                                             "multipart": True})
+                    status, b = await submit(
+                        session2, url, {"kind": "encode", "data": data, "name": "b.wav", "multipart": True}
+                    )
                     assert status == 202
                     assert (await fetch(session2, url, b["id"], b["token"]))[0] == 200
 
                 async def get():
                     async with session.get(f"{url}/v1/requests/{a['id']}/result", headers=auth(a["token"])) as resp:
                         return resp.status, await resp.read()
+
                 answers = await asyncio.gather(*(get() for _ in range(4)))
                 return answers
 

@@ -33,8 +33,14 @@ def test_kernel_is_the_templates_silu_on_every_bf16_value():
     x = (bits.astype(np.uint32) << 16).view(np.float32)
     got = torch.full((x.size,), float("nan"), dtype=torch.bfloat16)
     with np.errstate(all="ignore"):
-        launch("silu_bf16", SILU_SM90.workgroups(x.size), torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16),
-               got, x.size, BLOCK=SILU_SM90.block)
+        launch(
+            "silu_bf16",
+            SILU_SM90.workgroups(x.size),
+            torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16),
+            got,
+            x.size,
+            BLOCK=SILU_SM90.block,
+        )
         want = round_bf16(x * iree_math.logistic(x))
     got_bits = got.view(torch.int16).numpy().view(np.uint16)
     want_bits = (want.view(np.uint32) >> 16).astype(np.uint16)
@@ -54,8 +60,11 @@ def test_the_feed_forward_activation_is_one_kernel_between_bf16_gemms():
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
     build = lambda e: e.feed_forward(8, 750, 1536, 1e-6, 1e10, 0.5)  # noqa: E731
     text = probe_module(MLX_CUDA_V1, build, kernels=linked)
-    assert re.search(r'hal.dispatch.extern "silu_bf16"\(%\w+, %\w+\) : \(tensor<36864000xbf16>, i32\) '
-                     r"-> tensor<36864000xbf16>", text)
+    assert re.search(
+        r'hal.dispatch.extern "silu_bf16"\(%\w+, %\w+\) : \(tensor<36864000xbf16>, i32\) '
+        r"-> tensor<36864000xbf16>",
+        text,
+    )
     assert "arith.constant 9000 : index" in text  # 36,864,000 values / 4096
     assert "stablehlo.logistic" not in text and "xf32> -> tensor<6000x6144" not in text
     assert "stablehlo.logistic" in probe_module(MLX_CUDA_V1, build)

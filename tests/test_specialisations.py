@@ -81,15 +81,23 @@ def test_the_spelling_is_pinned():
     """Literal symbols: cached artifacts, golden files and profiles name functions this way."""
     assert LaneXorSum(4, 128, 4).symbol == "lane_xor_sum_R4_W128_X4"
     assert LaneXorSum(2, 1536, 8, square=True, kernel=True).symbol == "lane_xor_sum_R2_W1536_X8_sq_Ksm90"
-    assert Linear((8, 750), 1536, 6144, "bf16", "bf16", kernel=True, bf16_result=True).symbol == \
-        "linear_8x750_K1536_N6144_Ibf16_Xbf16_Ksm90_Ybf16"
-    assert RmsNorm((8, 750), 1536, True, 1e10, 0.5, "bf16", kernel=True).symbol == \
-        "rms_norm_8x750_D1536_scaled_clip501502f9_res0.5_Xbf16_Ksm90"
+    assert (
+        Linear((8, 750), 1536, 6144, "bf16", "bf16", kernel=True, bf16_result=True).symbol
+        == "linear_8x750_K1536_N6144_Ibf16_Xbf16_Ksm90_Ybf16"
+    )
+    assert (
+        RmsNorm((8, 750), 1536, True, 1e10, 0.5, "bf16", kernel=True).symbol
+        == "rms_norm_8x750_D1536_scaled_clip501502f9_res0.5_Xbf16_Ksm90"
+    )
     assert RmsNorm((1, 7), 48, False).symbol == "rms_norm_1x7_D48_noscale"
-    assert RmsNorm((4,), 64, True, 10.0, kernel=True, output="silu_bf16").symbol == \
-        "rms_norm_4_D64_scaled_clip41200000_Ksm90_silu_bf16"
-    assert SscpConv(1, 100, 128, (1, 8), (2, 2), "bf16", "f32", "oihw").symbol == \
-        "sscp_conv_B1_T100_F128_C1x8_S2x2_Ibf16_Rf32_oihw"
+    assert (
+        RmsNorm((4,), 64, True, 10.0, kernel=True, output="silu_bf16").symbol
+        == "rms_norm_4_D64_scaled_clip41200000_Ksm90_silu_bf16"
+    )
+    assert (
+        SscpConv(1, 100, 128, (1, 8), (2, 2), "bf16", "f32", "oihw").symbol
+        == "sscp_conv_B1_T100_F128_C1x8_S2x2_Ibf16_Rf32_oihw"
+    )
     assert AffineDequant((4, 128), 4, 64).symbol == "affine_dequant_4x128_b4_g64"
     assert EncodeEntry(2997, 8).symbol == "encode_f2997_c8" and PrefillEntry(512, 2).symbol == "prefill_c512_a2"
 
@@ -110,8 +118,17 @@ def test_a_clamp_limit_is_held_as_the_f32_constant_the_templates_write():
     assert spec.clip == float(np.float32(1e10)) and RmsNorm.from_symbol(spec.symbol) == spec
 
 
-@pytest.mark.parametrize("symbol", ["lane_xor_sum_R4_W128", "lane_xor_sum_R4_W128_X4_Ksm90_sq", "rms_norm_4_D64",
-                                    "linear_8x750_K1536_N6144_Ibf16_Xf32", "encode_f10", "nothing_R1"])
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "lane_xor_sum_R4_W128",
+        "lane_xor_sum_R4_W128_X4_Ksm90_sq",
+        "rms_norm_4_D64",
+        "linear_8x750_K1536_N6144_Ibf16_Xf32",
+        "encode_f10",
+        "nothing_R1",
+    ],
+)
 def test_a_symbol_no_family_writes_is_an_error(symbol):
     with pytest.raises(SymbolError):
         parse_symbol(symbol)
@@ -145,14 +162,20 @@ TINY = builtin_config("tiny")
 SM90 = parse_target("cuda", "sm_90")
 
 
-@pytest.mark.parametrize("emit", [
-    lambda: emit_audio_module(AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (1, 2), stages=True)),
-    lambda: emit_audio_module(AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (2,),
-                                              kernels=select_kernels("auto", SM90, MLX_CUDA_V1))),
-    lambda: emit_audio_module(AudioModuleSpec(TINY, F32_REFERENCE, (100,), (1,),
-                                              kernels=select_kernels("auto", SM90, F32_REFERENCE))),
-    lambda: emit_prefill_module(PrefillModuleSpec(TINY, builtin_text_config("tiny"), MLX_CUDA_V1, (256,), (0, 1))),
-], ids=["audio-stages", "audio-sm90", "audio-sm90-f32", "prefill"])
+@pytest.mark.parametrize(
+    "emit",
+    [
+        lambda: emit_audio_module(AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (1, 2), stages=True)),
+        lambda: emit_audio_module(
+            AudioModuleSpec(TINY, MLX_CUDA_V1, (100,), (2,), kernels=select_kernels("auto", SM90, MLX_CUDA_V1))
+        ),
+        lambda: emit_audio_module(
+            AudioModuleSpec(TINY, F32_REFERENCE, (100,), (1,), kernels=select_kernels("auto", SM90, F32_REFERENCE))
+        ),
+        lambda: emit_prefill_module(PrefillModuleSpec(TINY, builtin_text_config("tiny"), MLX_CUDA_V1, (256,), (0, 1))),
+    ],
+    ids=["audio-stages", "audio-sm90", "audio-sm90-f32", "prefill"],
+)
 def test_every_rendered_function_is_named_by_a_specialisation(emit):
     symbols = _fragment_symbols(emit)
     assert len(symbols) > 10
@@ -169,8 +192,10 @@ def _artifact(functions: str) -> bytes:
 
 
 def _function(name: str, reflection: str) -> str:
-    return (f"func.func @{name}(%mel: tensor<1x4x128xf32>, %frames: tensor<1xi32>) -> tensor<1xi32> attributes "
-            f"{{iree.reflection = {{{reflection}}}}} {{\n  return %frames : tensor<1xi32>\n}}")
+    return (
+        f"func.func @{name}(%mel: tensor<1x4x128xf32>, %frames: tensor<1xi32>) -> tensor<1xi32> attributes "
+        f"{{iree.reflection = {{{reflection}}}}} {{\n  return %frames : tensor<1xi32>\n}}"
+    )
 
 
 def test_a_session_finds_its_entries_by_reflection_not_by_name():
@@ -183,10 +208,13 @@ def test_a_session_finds_its_entries_by_reflection_not_by_name():
     assert session.entries[(4, 1)].outputs == ("valid_tokens",)
 
 
-@pytest.mark.parametrize("reflection,message", [
-    ('gemma3n.outputs = "valid_tokens"', 'no encode entry points .*gemma3n.stage = "encode"'),
-    ('gemma3n.stage = "encode", gemma3n.frames = "4"', "entry encode_f4_c1: .*lacks a valid 'gemma3n.clips'"),
-])
+@pytest.mark.parametrize(
+    "reflection,message",
+    [
+        ('gemma3n.outputs = "valid_tokens"', 'no encode entry points .*gemma3n.stage = "encode"'),
+        ('gemma3n.stage = "encode", gemma3n.frames = "4"', "entry encode_f4_c1: .*lacks a valid 'gemma3n.clips'"),
+    ],
+)
 def test_a_session_refuses_entries_without_their_reflection(reflection, message):
     """An artifact whose entries do not record their stage and shape (one built before they did) is
     refused, however its functions are named."""

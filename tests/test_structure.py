@@ -73,7 +73,7 @@ def functions(text: str) -> dict[str, str]:
 def ops(body: str, name: str) -> list[str]:
     """The lines of `body` whose op is exactly `name` (e.g. 'stablehlo.add')."""
     pat = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?" + re.escape(name) + r"\b(?!_)\"?", re.M)
-    return [body[m.start():body.index("\n", m.start())] for m in pat.finditer(body)]
+    return [body[m.start() : body.index("\n", m.start())] for m in pat.finditer(body)]
 
 
 def has_reduce(body: str) -> bool:
@@ -190,8 +190,11 @@ def test_prefix_scans_in_production_module():
 
 
 # ---------------------------------------------------------------------------------------------- convolutions
-_CONV = re.compile(r"stablehlo\.convolution\(.*? : \((tensor<[\dx]+x(\w+)>), (tensor<[\dx]+x(\w+)>)\) -> "
-                   r"tensor<([\dx]+)x(\w+)>$", re.M)
+_CONV = re.compile(
+    r"stablehlo\.convolution\(.*? : \((tensor<[\dx]+x(\w+)>), (tensor<[\dx]+x(\w+)>)\) -> "
+    r"tensor<([\dx]+)x(\w+)>$",
+    re.M,
+)
 PRODUCTION = [c for c in CONTRACTS.values() if c.production]
 
 
@@ -210,8 +213,9 @@ def test_sscp_convolutions_types(contract: NumericContract):
 def test_mlx_sscp_convolution_bf16_operands_f32_result():
     text = tiny_module(MLX_CUDA_V1.name).text
     lines = [l for l in text.splitlines() if "stablehlo.convolution" in l]
-    assert lines and all(re.search(r": \(tensor<[\dx]+xbf16>, tensor<[\dx]+xbf16>\) -> tensor<[\dx]+xf32>$", l)
-                         for l in lines)
+    assert lines and all(
+        re.search(r": \(tensor<[\dx]+xbf16>, tensor<[\dx]+xbf16>\) -> tensor<[\dx]+xf32>$", l) for l in lines
+    )
 
 
 @pytest.mark.parametrize("contract", PRODUCTION, ids=lambda c: c.name)
@@ -255,9 +259,20 @@ def _stages(width: int, reads: int) -> int:
     return 1 if lane_threads(width, reads) == 32 else 2
 
 
-@pytest.mark.parametrize("rows,width,reads,square", [
-    (4, 128, 4, False), (4, 64, 4, False), (4, 32, 4, False), (4, 1536, 8, True), (4, 256, 8, True),
-    (4, 24, 1, False), (3, 4096, 4, False), (2, 8192, 8, True), (2, 1024, 1, False)])
+@pytest.mark.parametrize(
+    "rows,width,reads,square",
+    [
+        (4, 128, 4, False),
+        (4, 64, 4, False),
+        (4, 32, 4, False),
+        (4, 1536, 8, True),
+        (4, 256, 8, True),
+        (4, 24, 1, False),
+        (3, 4096, 4, False),
+        (2, 8192, 8, True),
+        (2, 1024, 1, False),
+    ],
+)
 def test_lane_xor_sum_halving_steps(rows, width, reads, square):
     """5 halving steps (slice [0:m] + slice [m:2m] -> add, m = 16..1) per warp stage, `reads` serial adds."""
     text = probe_module(MLX_CUDA_V1, lambda o: o.lane_xor_sum(rows, width, reads, square))
@@ -384,8 +399,11 @@ def test_mel_boundary_fragment():
 
 
 # ---------------------------------------------------------------------------------------------- weights
-_GLOBAL = re.compile(r'^  util\.global private @(\w+) = #flow\.parameter\.named<"(\w+)"::"([^"]+)"> : '
-                     r"tensor<([\dx]+)x(\w+)>$", re.M)
+_GLOBAL = re.compile(
+    r'^  util\.global private @(\w+) = #flow\.parameter\.named<"(\w+)"::"([^"]+)"> : '
+    r"tensor<([\dx]+)x(\w+)>$",
+    re.M,
+)
 _DENSE = re.compile(r"dense<(.*?)> : tensor<((?:\d+x)*)(\w+)>")
 
 

@@ -101,10 +101,12 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
 
 def _layer(phase: str, layer: int, tokens: int = 8) -> Callable[[OpEmitter], Func]:
     """A decoder layer function (the program emitter's, rendering into the case's module)."""
+
     def build(o: OpEmitter) -> Func:
         program = _ProgramEmitter(DecoderModuleSpec(TINY_DECODER, MLX_CUDA_V1, 2, 16, (8,), (2,)))
         program.module, program.ops = o.module, o  # type: ignore[assignment]
         return program.layer(phase, tokens, layer, 8)
+
     return build
 
 
@@ -159,15 +161,19 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("rms_norm_feeding_a_matmul", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, clip=CLIP, feeds_matmul=True)),
     ("rms_norm_silu", "rms_norm_silu", lambda o: o.rms_norm_silu([B, T], D, EPS, CLIP)),
     ("residual_rms_norm", "residual_rms_norm", lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5)),
-    ("residual_rms_norm_bf16_x", "residual_rms_norm",
-     lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5, x_dtype="bf16")),
+    (
+        "residual_rms_norm_bf16_x",
+        "residual_rms_norm",
+        lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5, x_dtype="bf16"),
+    ),
     ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
 ]
 SM90_KERNELS = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
-ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES + DECODER_CASES] + \
-    [(GOLDEN_DIR / "sm90", SM90_KERNELS, *case) for case in KERNEL_CASES]
+ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES + DECODER_CASES] + [
+    (GOLDEN_DIR / "sm90", SM90_KERNELS, *case) for case in KERNEL_CASES
+]
 CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
 
 
@@ -179,8 +185,12 @@ def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_C
 
 
 def test_every_op_family_has_a_golden_case():
-    methods = {prefix + name for cls, prefix in ((DecoderOpEmitter, ""), (MelEmitter, "MelEmitter."))
-               for name, _ in inspect.getmembers(cls, inspect.isfunction) if not name.startswith("_")}
+    methods = {
+        prefix + name
+        for cls, prefix in ((DecoderOpEmitter, ""), (MelEmitter, "MelEmitter."))
+        for name, _ in inspect.getmembers(cls, inspect.isfunction)
+        if not name.startswith("_")
+    }
     assert methods | {"layer"} == {method for _, method, _ in CASES + KERNEL_CASES + DECODER_CASES}
 
 
@@ -199,10 +209,18 @@ def test_every_template_is_rendered_by_a_golden_case():
         for _, kernels, _, _, build in ALL_CASES:
             rendered(build, kernels)
     templates = {p.name for p in TEMPLATE_DIR.glob("*.mlir.j2")}
-    entries = {"audio_encoder.mlir.j2", "audio_encoder_device_mel.mlir.j2", "prefill_entry.mlir.j2",
-               "probe_entry.mlir.j2", "decoder_entry.mlir.j2"}  # module fragments
-    partials = {"_macros.mlir.j2", "rms_norm.normalize.mlir.j2",  # imported or included by every variant
-                "decoder_layer.read_decode.mlir.j2"}
+    entries = {
+        "audio_encoder.mlir.j2",
+        "audio_encoder_device_mel.mlir.j2",
+        "prefill_entry.mlir.j2",
+        "probe_entry.mlir.j2",
+        "decoder_entry.mlir.j2",
+    }  # module fragments
+    partials = {
+        "_macros.mlir.j2",
+        "rms_norm.normalize.mlir.j2",  # imported or included by every variant
+        "decoder_layer.read_decode.mlir.j2",
+    }
     assert templates - entries - partials == used
 
 
@@ -217,14 +235,24 @@ def test_template_golden(folder, kernels, case, method, build, update_golden):
             path.write_text(text)
         return
     if not path.exists():
-        pytest.fail(f"no golden snapshot {path.relative_to(GOLDEN_DIR.parent.parent)}; "
-                    "run pytest with --update-golden to create it")
+        pytest.fail(
+            f"no golden snapshot {path.relative_to(GOLDEN_DIR.parent.parent)}; "
+            "run pytest with --update-golden to create it"
+        )
     want = path.read_text()
     if text != want:
-        diff = "".join(difflib.unified_diff(want.splitlines(keepends=True), text.splitlines(keepends=True),
-                                            fromfile=f"golden/{path.name}", tofile=f"rendered {func.symbol}"))
-        pytest.fail(f"{case}: the template output differs from its golden snapshot "
-                    f"(--update-golden accepts it):\n{diff}", pytrace=False)
+        diff = "".join(
+            difflib.unified_diff(
+                want.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                fromfile=f"golden/{path.name}",
+                tofile=f"rendered {func.symbol}",
+            )
+        )
+        pytest.fail(
+            f"{case}: the template output differs from its golden snapshot (--update-golden accepts it):\n{diff}",
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("folder,kernels,case,method,build", ALL_CASES, ids=CASE_IDS)
@@ -265,10 +293,19 @@ def test_unknown_template_is_an_error():
 
 
 # ---------------------------------------------------------------------------------------------- constants
-@pytest.mark.parametrize("value,spelling", [
-    (1e-6, "0x358637BD"), (1.0, "0x3F800000"), (-0.0, "0x80000000"), (0.1, "0x3DCCCCCD"),
-    (float("inf"), "0x7F800000"), (1e10, "0x501502F9"), (BF16_MIN, "0xFF7F0000"), (1e-3, "0x3A83126F"),
-])
+@pytest.mark.parametrize(
+    "value,spelling",
+    [
+        (1e-6, "0x358637BD"),
+        (1.0, "0x3F800000"),
+        (-0.0, "0x80000000"),
+        (0.1, "0x3DCCCCCD"),
+        (float("inf"), "0x7F800000"),
+        (1e10, "0x501502F9"),
+        (BF16_MIN, "0xFF7F0000"),
+        (1e-3, "0x3A83126F"),
+    ],
+)
 def test_f32_hex_is_bit_exact(value, spelling):
     assert f32_hex(value) == spelling
     back = struct.unpack("<f", struct.pack("<I", int(spelling, 16)))[0]
@@ -320,8 +357,9 @@ def test_invalid_fragment_raises_with_numbered_lines_and_marker():
 def test_fragment_type_error_is_reported_at_its_line():
     from iree.compiler.api import Session
 
-    bad = BROKEN.replace("%undefined_value", "%x").replace("%y = stablehlo.add %x, %x : !x",
-                                                            "%y = stablehlo.add %x, %x : tensor<5xf32>")
+    bad = BROKEN.replace("%undefined_value", "%x").replace(
+        "%y = stablehlo.add %x, %x : !x", "%y = stablehlo.add %x, %x : tensor<5xf32>"
+    )
     session = Session()
     try:
         with pytest.raises(FragmentParseError) as info:

@@ -60,11 +60,24 @@ def case(tmp_path_factory):
     directory = A.write_checkpoint(model, tmp_path_factory.mktemp("gemma3n-tiny"))
     cache = ArtifactCache(tmp_path_factory.mktemp("transcribe-cache"))
     emulated = EmulatedDecoder(directory, F32_REFERENCE.name, slots=2, capacity=CAPACITY)
-    reference = Transcriber(directory, emulated, contract=F32_REFERENCE.name, cache=cache, capacities=(CAPACITY,),
-                            encoder_options={"frame_buckets": (2997,)})
+    reference = Transcriber(
+        directory,
+        emulated,
+        contract=F32_REFERENCE.name,
+        cache=cache,
+        capacities=(CAPACITY,),
+        encoder_options={"frame_buckets": (2997,)},
+    )
     prompt_tokens = len(reference.prefill.expand(DEFAULT_PROMPT, [1]))
-    program = load_transcription_decoder(directory, "llvm-cpu", F32_REFERENCE.name, prompt_tokens=prompt_tokens,
-                                         max_new_tokens=NEW_TOKENS, slots=2, cache=cache)
+    program = load_transcription_decoder(
+        directory,
+        "llvm-cpu",
+        F32_REFERENCE.name,
+        prompt_tokens=prompt_tokens,
+        max_new_tokens=NEW_TOKENS,
+        slots=2,
+        cache=cache,
+    )
     compiled = Transcriber(directory, program, prefill=reference.prefill)
     return model, directory, cache, compiled, reference
 
@@ -96,8 +109,9 @@ def test_f32_reference_greedy_ids_equal_transformers_fp32(case, monkeypatch):
     for transcriber in (compiled, reference):
         monkeypatch.setattr(transcriber, "stop_ids", frozenset())
         streamed: list[int] = []
-        run = transcriber.transcribe_files([SPEECH], DEFAULT_PROMPT, NEW_TOKENS,
-                                           on_token=lambda w, e: streamed.append(e.token))
+        run = transcriber.transcribe_files(
+            [SPEECH], DEFAULT_PROMPT, NEW_TOKENS, on_token=lambda w, e: streamed.append(e.token)
+        )
         [window] = run.files[0].windows
         assert window.tokens == want == streamed and window.finish_reason == "length", type(transcriber.decoder)
         assert window.text == transcriber.tokenizer.decode(want) and run.files[0].text == window.text.strip()
@@ -109,7 +123,7 @@ def test_audio_over_30_s_is_transcribed_window_by_window(case, monkeypatch):
     monkeypatch.setattr(compiled, "stop_ids", frozenset())
     speech = load_audio(SPEECH)[0]
     gap = np.zeros(3200, np.float32)
-    long = np.concatenate([np.concatenate([speech, gap])] * 11)[:int(35.2 * 16000)]
+    long = np.concatenate([np.concatenate([speech, gap])] * 11)[: int(35.2 * 16000)]
     assert len(long) == int(35.2 * 16000)
     run = compiled.transcribe_audio([("long", long)], DEFAULT_PROMPT, 8)
     windows = run.files[0].windows
@@ -117,7 +131,7 @@ def test_audio_over_30_s_is_transcribed_window_by_window(case, monkeypatch):
     assert windows_of(35.2, 0) == [w.window for w in windows]
     ids = compiled.prefill.expand(DEFAULT_PROMPT, [1])
     for w in windows:
-        part = long[int(w.window.start_s * 16000):int(w.window.end_s * 16000)]
+        part = long[int(w.window.start_s * 16000) : int(w.window.end_s * 16000)]
         assert w.tokens == A.generate_ids(model, ids, part, 8), w.window
     assert run.files[0].text == " ".join(w.text.strip() for w in windows if w.text.strip())
 
@@ -130,8 +144,21 @@ def test_cli_prints_the_text_and_json(case):
     from gemma3n_iree.runtime.cli import main
 
     _, directory, cache, compiled, _ = case
-    args = ["transcribe", "--checkpoint", str(directory), "--contract", F32_REFERENCE.name, "--frames", "2997",
-            "--capacity", str(CAPACITY), "--cache-dir", str(cache.root), "--slots", "2"]
+    args = [
+        "transcribe",
+        "--checkpoint",
+        str(directory),
+        "--contract",
+        F32_REFERENCE.name,
+        "--frames",
+        "2997",
+        "--capacity",
+        str(CAPACITY),
+        "--cache-dir",
+        str(cache.root),
+        "--slots",
+        "2",
+    ]
     run = CliRunner().invoke(main, args + ["--max-new-tokens", str(NEW_TOKENS), "--json", str(SPEECH), str(SPEECH)])
     assert run.exit_code == 0, run.output
     assert "compiling" not in run.stderr.lower(), run.stderr
@@ -196,12 +223,32 @@ def server(case):
     from gemma3n_iree.serve.transcription import build_transcription_service
 
     _, directory, cache, _, _ = case
-    limits = Limits(max_upload_bytes=16 << 20, max_seconds=300.0, max_wait_s=0.02, frontend_workers=2,
-                    max_concurrent_uploads=64, max_queue=256)
-    scheduler = build_scheduler(directory, contract=F32_REFERENCE.name, frame_buckets=(2997,),
-                                cache_dir=cache.root, capacities=(CAPACITY,), limits=limits)
-    service = build_transcription_service(scheduler, directory, target="llvm-cpu", contract=F32_REFERENCE.name,
-                                          slots=4, max_new_tokens=SERVER_NEW_TOKENS, cache=cache, model="tiny")
+    limits = Limits(
+        max_upload_bytes=16 << 20,
+        max_seconds=300.0,
+        max_wait_s=0.02,
+        frontend_workers=2,
+        max_concurrent_uploads=64,
+        max_queue=256,
+    )
+    scheduler = build_scheduler(
+        directory,
+        contract=F32_REFERENCE.name,
+        frame_buckets=(2997,),
+        cache_dir=cache.root,
+        capacities=(CAPACITY,),
+        limits=limits,
+    )
+    service = build_transcription_service(
+        scheduler,
+        directory,
+        target="llvm-cpu",
+        contract=F32_REFERENCE.name,
+        slots=4,
+        max_new_tokens=SERVER_NEW_TOKENS,
+        cache=cache,
+        model="tiny",
+    )
     with BackgroundServer(scheduler, extensions=[lambda app: add_transcription_routes(app, service)]) as url:
         yield url, scheduler, service
 
@@ -219,7 +266,7 @@ def wav(samples: np.ndarray, subtype: str = "FLOAT", rate: int = 16000) -> bytes
 def long_speech(seconds: float) -> np.ndarray:
     speech = load_audio(SPEECH)[0]
     one = np.concatenate([speech, np.zeros(3200, np.float32)])
-    return np.tile(one, int(seconds * 16000) // len(one) + 1)[:int(seconds * 16000)]
+    return np.tile(one, int(seconds * 16000) // len(one) + 1)[: int(seconds * 16000)]
 
 
 SHORT, LONG = wav(load_audio(SPEECH)[0]), wav(long_speech(35.2))
@@ -236,7 +283,7 @@ async def post(session, url: str, audio: bytes, *, task: str = "transcriptions",
     async with session.post(f"{url}/v1/audio/{task}", data=form) as response:
         body = await response.read()
         if response.content_type == "text/event-stream":
-            events = [json.loads(line[len("data: "):]) for line in body.decode().split("\n\n") if line]
+            events = [json.loads(line[len("data: ") :]) for line in body.decode().split("\n\n") if line]
             return response.status, response.content_type, events
         return response.status, response.content_type, body
 
@@ -279,7 +326,8 @@ def test_server_answers_as_the_pipeline_does(case, server):
     # the same windows through the CLI's path: the same prompt ids, prefill stage and greedy tokens
     decoder = service.decoder
     alone = Transcriber(case[1], decoder, prefill=compiled.prefill).transcribe_audio(
-        [("speech.wav", long_speech(35.2))], api.instruction("transcribe"), SERVER_NEW_TOKENS, logprobs=True)
+        [("speech.wav", long_speech(35.2))], api.instruction("transcribe"), SERVER_NEW_TOKENS, logprobs=True
+    )
     want = alone.files[0]
     assert [s["tokens"] for s in doc["segments"]] == [w.tokens for w in want.windows]
     assert [(s["start"], s["end"]) for s in doc["segments"]] == [(0.0, 30.0), (30.0, 35.2)]
@@ -300,8 +348,9 @@ def test_load_every_concurrent_result_equals_the_request_alone(server):
     async def go():
         async with aiohttp.ClientSession() as session:
             alone = [await post(session, url, audio, task=task, **fields) for audio, task, fields in REQUESTS]
-            together = await asyncio.gather(*(post(session, url, audio, task=task, **fields)
-                                              for audio, task, fields in REQUESTS * 4))
+            together = await asyncio.gather(
+                *(post(session, url, audio, task=task, **fields) for audio, task, fields in REQUESTS * 4)
+            )
             return alone, together
 
     alone, together = run_async(go())
@@ -361,13 +410,15 @@ def test_server_refusals_are_openai_errors(server):
 
     async def go():
         async with aiohttp.ClientSession() as session:
-            out = {"model": await post(session, url, SHORT, model="whisper-1"),
-                   "temperature": await post(session, url, SHORT, temperature="0.5"),
-                   "format": await post(session, url, SHORT, response_format="diarized_json"),
-                   "stream_srt": await post(session, url, SHORT, stream="true", response_format="srt"),
-                   "not_audio": await post(session, url, b"RIFF not really"),
-                   "too_long": await post(session, url, wav(np.zeros(301 * 8000, np.float32), "PCM_16", 8000)),
-                   "prompt": await post(session, url, SHORT, prompt="<start_of_turn>user")}
+            out = {
+                "model": await post(session, url, SHORT, model="whisper-1"),
+                "temperature": await post(session, url, SHORT, temperature="0.5"),
+                "format": await post(session, url, SHORT, response_format="diarized_json"),
+                "stream_srt": await post(session, url, SHORT, stream="true", response_format="srt"),
+                "not_audio": await post(session, url, b"RIFF not really"),
+                "too_long": await post(session, url, wav(np.zeros(301 * 8000, np.float32), "PCM_16", 8000)),
+                "prompt": await post(session, url, SHORT, prompt="<start_of_turn>user"),
+            }
             slots = []
             try:  # every upload slot taken: the next request is told to retry
                 while True:
@@ -430,16 +481,50 @@ def test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model(case, server, tmp_pat
     [made] = bench("checkpoint", "--dir", str(tmp_path / "tiny"), "--variant", "tiny")
     assert made["part"] == "checkpoint" and (tmp_path / "tiny" / "tokenizer.json").is_file()
     assert CheckpointConfig.read(tmp_path / "tiny").decoder == CFG
-    ours = bench("ours", "--checkpoint", str(directory), "--target", "llvm-cpu", "--contract", F32_REFERENCE.name,
-                 "--cache-dir", str(cache.root), "--counts", "1", "2", "--new-tokens", str(NEW_TOKENS),
-                 "--repeats", "1", "--max-clips-per-call", "1")
+    ours = bench(
+        "ours",
+        "--checkpoint",
+        str(directory),
+        "--target",
+        "llvm-cpu",
+        "--contract",
+        F32_REFERENCE.name,
+        "--cache-dir",
+        str(cache.root),
+        "--counts",
+        "1",
+        "2",
+        "--new-tokens",
+        str(NEW_TOKENS),
+        "--repeats",
+        "1",
+        "--max-clips-per-call",
+        "1",
+    )
     assert ours[0]["event"] == "loaded" and [r["clips"] for r in ours[1:]] == [1, 2]
     for r in ours[1:]:
         assert r["audio_s"] == 30.0 * r["clips"] and r["tokens_per_s"] > 0 and r["real_time_factor"] > 0
-    theirs = bench("torch", "--checkpoint", str(directory), "--variant", "tiny", "--device", "cpu", "--dtype", "fp32",
-                   "--attention", "eager", "--counts", "1", "2", "--new-tokens", "4", "--repeats", "1")
+    theirs = bench(
+        "torch",
+        "--checkpoint",
+        str(directory),
+        "--variant",
+        "tiny",
+        "--device",
+        "cpu",
+        "--dtype",
+        "fp32",
+        "--attention",
+        "eager",
+        "--counts",
+        "1",
+        "2",
+        "--new-tokens",
+        "4",
+        "--repeats",
+        "1",
+    )
     assert [r.get("clips") for r in theirs[1:]] == [1, 2] and all(r["tokens_per_s"] > 0 for r in theirs[1:])
     served = bench("server", "--url", url, "--model", "tiny", "--concurrency", "1", "3", "--requests", "3")
     assert [r["concurrency"] for r in served] == [1, 3] and all(r["output_tokens"] > 0 for r in served)
     assert subprocess.run(["bash", "-n", str(BENCH.parent / "gpu_transcribe.sh")]).returncode == 0
-

@@ -32,8 +32,13 @@ def test_decode_widths_are_the_targets_up_to_the_slots(target, slots):
 
 
 @settings(max_examples=300)
-@given(st.integers(1, 5000), st.integers(1, 2000), st.integers(1, 40000), st.sampled_from(sorted(TARGET_WIDTHS)),
-       st.integers(1, 128))
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 2000),
+    st.integers(1, 40000),
+    st.sampled_from(sorted(TARGET_WIDTHS)),
+    st.integers(1, 128),
+)
 def test_every_window_fits_the_program_it_sizes(prompt, new, positions, target, slots):
     if prompt + new - 1 > positions:
         with pytest.raises(GenerationError, match="more than the model's context"):

@@ -87,6 +87,7 @@ def run(service: TranscriptionService, name: str, audio: tuple[int, ...]):
     def on_done(transcript, error):
         result.update(transcript=transcript, error=error)
         done.set()
+
     duration = 30.0 * (len(audio) - 1) + 12.0
     handle = service.submit(name, features(*audio), duration, service.prompt_ids("x"), on_done=on_done)
     return handle, done, result
@@ -102,8 +103,9 @@ def wait_for(condition, what: str, seconds: float = 10.0) -> None:
 
 @pytest.fixture
 def service():
-    s = TranscriptionService(FakeDecoder(), FakePrefill(), model="m", max_new_tokens=6, stop_ids=frozenset(),
-                             max_waiting_windows=6)
+    s = TranscriptionService(
+        FakeDecoder(), FakePrefill(), model="m", max_new_tokens=6, stop_ids=frozenset(), max_waiting_windows=6
+    )
     s.start()
     yield s
     s.stop()

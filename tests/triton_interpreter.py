@@ -34,6 +34,7 @@ def _dot_of_bf16_values(builder, a, b, d, input_precision, max_num_imprecise_acc
 
     def values(h):  # noqa: ANN001, ANN202
         return (h.data.astype(np.uint32) << 16).view(np.float32) if h.dtype.scalar == tl.bfloat16 else h.data
+
     return TensorHandle(np.matmul(values(a), values(b), dtype=d.data.dtype) + d.data, d.dtype.scalar)
 
 

@@ -34,7 +34,7 @@ def rms_norm(x: Array, w: Array | None, eps: float) -> Array:
 
 
 def gelu_tanh(x: Array) -> Array:
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def inv_freq(theta: float, head_dim: int) -> Array:
@@ -54,8 +54,13 @@ def rope(x: Array, positions: Array, freqs: Array) -> Array:
 class DecoderF64:
     """The decoder of one checkpoint; `cache` is a dict layer -> (keys [P, K, hd], values) of past positions."""
 
-    def __init__(self, text_config: Mapping[str, Any], weights: Mapping[str, Array], prefix: str = PREFIX,
-                 freqs: Mapping[str, Array] | None = None) -> None:
+    def __init__(
+        self,
+        text_config: Mapping[str, Any],
+        weights: Mapping[str, Array],
+        prefix: str = PREFIX,
+        freqs: Mapping[str, Array] | None = None,
+    ) -> None:
         t = dict(text_config)
         self.t, self.weights, self.prefix = t, weights, prefix
         self.layers = t["num_hidden_layers"]
@@ -65,11 +70,16 @@ class DecoderF64:
         first = self.layers - t["num_kv_shared_layers"]
         self.first_shared = first
         # spec §1.2: a shared layer reuses the last layer of its type below the first shared layer
-        self.producer = [i if i < first else max(j for j in range(first) if self.layer_types[j] == self.layer_types[i])
-                         for i in range(self.layers)]
+        self.producer = [
+            i if i < first else max(j for j in range(first) if self.layer_types[j] == self.layer_types[i])
+            for i in range(self.layers)
+        ]
         rope_params = t["rope_parameters"]
-        self.freqs = dict(freqs) if freqs is not None else {
-            kind: inv_freq(rope_params[kind]["rope_theta"], t["head_dim"]) for kind in rope_params}
+        self.freqs = (
+            dict(freqs)
+            if freqs is not None
+            else {kind: inv_freq(rope_params[kind]["rope_theta"], t["head_dim"]) for kind in rope_params}
+        )
 
     def w(self, name: str) -> Array:
         key = self.prefix + name + ("" if name.endswith("correct_output_scale") else ".weight")
@@ -109,24 +119,34 @@ class DecoderF64:
         heads, kv_heads, hd = t["num_attention_heads"], t["num_key_value_heads"], t["head_dim"]
         kind = self.layer_types[i]
         steps = len(positions)
-        coefs = (self._modalities(at, x[t["altup_active_idx"]]) @ self.w(at + "altup.prediction_coefs").T)
+        coefs = self._modalities(at, x[t["altup_active_idx"]]) @ self.w(at + "altup.prediction_coefs").T
         coefs = coefs.reshape(steps, self.n, self.n)
-        pred = np.stack([sum(coefs[:, a, b:b + 1] * x[b] for b in range(self.n)) + x[a] for a in range(self.n)])
+        pred = np.stack([sum(coefs[:, a, b : b + 1] * x[b] for b in range(self.n)) + x[a] for a in range(self.n)])
         active = pred[t["altup_active_idx"]]
         xn = rms_norm(active, self.w(at + "input_layernorm"), self.eps)
-        lau = xn + rms_norm(xn @ self.w(at + "laurel.linear_left").T @ self.w(at + "laurel.linear_right").T,
-                            self.w(at + "laurel.post_laurel_norm"), self.eps)
+        lau = xn + rms_norm(
+            xn @ self.w(at + "laurel.linear_left").T @ self.w(at + "laurel.linear_right").T,
+            self.w(at + "laurel.post_laurel_norm"),
+            self.eps,
+        )
         freqs = self.freqs[kind]
-        q = rms_norm((xn @ self.w(at + "self_attn.q_proj").T).reshape(steps, heads, hd), self.w(at + "self_attn.q_norm"),
-                     self.eps)
+        q = rms_norm(
+            (xn @ self.w(at + "self_attn.q_proj").T).reshape(steps, heads, hd),
+            self.w(at + "self_attn.q_norm"),
+            self.eps,
+        )
         q = rope(q, positions, freqs)
         if i < self.first_shared:
-            k = rms_norm((xn @ self.w(at + "self_attn.k_proj").T).reshape(steps, kv_heads, hd),
-                         self.w(at + "self_attn.k_norm"), self.eps)
+            k = rms_norm(
+                (xn @ self.w(at + "self_attn.k_proj").T).reshape(steps, kv_heads, hd),
+                self.w(at + "self_attn.k_norm"),
+                self.eps,
+            )
             k = rope(k, positions, freqs)
             v = rms_norm((xn @ self.w(at + "self_attn.v_proj").T).reshape(steps, kv_heads, hd), None, self.eps)
-            past_k, past_v, past_pos = cache.get(i, (np.zeros((0, kv_heads, hd)), np.zeros((0, kv_heads, hd)),
-                                                     np.zeros(0, np.int64)))
+            past_k, past_v, past_pos = cache.get(
+                i, (np.zeros((0, kv_heads, hd)), np.zeros((0, kv_heads, hd)), np.zeros(0, np.int64))
+            )
             keys, values = np.concatenate([past_k, k]), np.concatenate([past_v, v])
             key_pos = np.concatenate([past_pos, positions])
             cache[i] = (keys, values, key_pos)
@@ -146,8 +166,11 @@ class DecoderF64:
             p = np.exp(scores - scores.max(axis=-1, keepdims=True))
             p /= p.sum(axis=-1, keepdims=True)
             out[:, h] = p @ values[:, h // group]
-        attn = rms_norm(out.reshape(steps, -1) @ self.w(at + "self_attn.o_proj").T,
-                        self.w(at + "post_attention_layernorm"), self.eps)
+        attn = rms_norm(
+            out.reshape(steps, -1) @ self.w(at + "self_attn.o_proj").T,
+            self.w(at + "post_attention_layernorm"),
+            self.eps,
+        )
         h = (active + attn + lau) / math.sqrt(2.0)
         f = rms_norm(h, self.w(at + "pre_feedforward_layernorm"), self.eps)
         gate = f @ self.w(at + "mlp.gate_proj").T
@@ -160,13 +183,14 @@ class DecoderF64:
         h2 = h + rms_norm(y, self.w(at + "post_feedforward_layernorm"), self.eps)
         c = self._modalities(at, h2) @ self.w(at + "altup.correction_coefs").T + 1.0
         innovation = h2 - pred[t["altup_active_idx"]]
-        corr = np.stack([innovation * c[:, a:a + 1] + pred[a] for a in range(self.n)])
+        corr = np.stack([innovation * c[:, a : a + 1] + pred[a] for a in range(self.n)])
         first = corr[t["altup_active_idx"]]
         if t.get("altup_correct_scale", True):
             first = first * self.w(at + "altup.correct_output_scale")
         gated = gelu_tanh(first @ self.w(at + "per_layer_input_gate").T) * pli
-        injected = rms_norm(gated @ self.w(at + "per_layer_projection").T, self.w(at + "post_per_layer_input_norm"),
-                            self.eps)
+        injected = rms_norm(
+            gated @ self.w(at + "per_layer_projection").T, self.w(at + "post_per_layer_input_norm"), self.eps
+        )
         return np.stack([corr[0]] + [corr[a] + injected for a in range(1, self.n)])
 
     # ------------------------------------------------------------------ whole model (§3-§5)
@@ -176,14 +200,23 @@ class DecoderF64:
         embeds = np.asarray(embeds, np.float64)
         positions = np.asarray(positions, np.int64)
         target = np.sqrt(np.mean(embeds * embeds, axis=-1, keepdims=True))
-        x = np.stack([embeds] + [self._rescale(embeds @ self.w(f"altup_projections.{i}").T, target)
-                                 for i in range(self.n - 1)])
+        x = np.stack(
+            [embeds] + [self._rescale(embeds @ self.w(f"altup_projections.{i}").T, target) for i in range(self.n - 1)]
+        )
         shared: dict = {}
         for i in range(self.layers):
             x = self._layer(i, x, np.asarray(per_layer_inputs, np.float64)[:, i], positions, cache, shared)
         target = np.sqrt(np.mean(x[0] * x[0], axis=-1, keepdims=True))
-        y = np.mean(np.stack([x[0]] + [self._rescale(x[i] @ self.w(f"altup_unembed_projections.{i - 1}").T, target)
-                                       for i in range(1, self.n)]), axis=0)
+        y = np.mean(
+            np.stack(
+                [x[0]]
+                + [
+                    self._rescale(x[i] @ self.w(f"altup_unembed_projections.{i - 1}").T, target)
+                    for i in range(1, self.n)
+                ]
+            ),
+            axis=0,
+        )
         logits = rms_norm(y, self.w("norm"), self.eps) @ self.w("embed_tokens").T
         cap = t.get("final_logit_softcapping")
         return logits if cap is None else np.tanh(logits / cap) * cap
@@ -194,5 +227,6 @@ class DecoderF64:
 
     def step_ids(self, ids: Array, position: int, cache: dict) -> Array:
         embeds, token = self.embed(ids)
-        return self.forward(embeds, self.per_layer_inputs(embeds, token), np.arange(position, position + len(ids)),
-                            cache)
+        return self.forward(
+            embeds, self.per_layer_inputs(embeds, token), np.arange(position, position + len(ids)), cache
+        )

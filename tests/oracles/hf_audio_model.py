@@ -60,11 +60,18 @@ def hf_config(audio: dict[str, Any], cfg: Any) -> Gemma3nConfig:
     """transformers' `Gemma3nConfig` of a tests/oracles/configs.py audio dict and a gemma3n_iree `DecoderConfig`."""
     text = H.hf_text_config(cfg)
     acfg = Gemma3nAudioConfig(**{k: v for k, v in audio.items() if k != "text_hidden_size"})
-    vcfg = Gemma3nVisionConfig(hidden_size=cfg.hidden_size, vocab_offset=cfg.vision_vocab_offset,
-                               vocab_size=cfg.vision_vocab_size)
-    config = Gemma3nConfig(text_config=text.to_dict(), vision_config=vcfg.to_dict(), audio_config=acfg.to_dict(),
-                           audio_token_id=cfg.audio_token_id, boa_token_id=cfg.boa_token_id,
-                           eoa_token_id=cfg.eoa_token_id, eos_token_id=list(cfg.eos_token_ids))
+    vcfg = Gemma3nVisionConfig(
+        hidden_size=cfg.hidden_size, vocab_offset=cfg.vision_vocab_offset, vocab_size=cfg.vision_vocab_size
+    )
+    config = Gemma3nConfig(
+        text_config=text.to_dict(),
+        vision_config=vcfg.to_dict(),
+        audio_config=acfg.to_dict(),
+        audio_token_id=cfg.audio_token_id,
+        boa_token_id=cfg.boa_token_id,
+        eoa_token_id=cfg.eoa_token_id,
+        eos_token_id=list(cfg.eos_token_ids),
+    )
     config._attn_implementation = "eager"
     config.text_config._attn_implementation = "eager"
     return config
@@ -80,7 +87,7 @@ def make_model(audio: dict[str, Any], cfg: Any, seed: int) -> NoVisionGemma3nFor
         value = H.random_value(name, r) if name.startswith(TEXT_PREFIX) else audio_random_value(name, r)
         p.copy_(value.to(torch.bfloat16).to(torch.float32))
     table = model.model.language_model.embed_tokens.weight
-    table[cfg.vision_vocab_offset:] = table[0]
+    table[cfg.vision_vocab_offset :] = table[0]
     return model
 
 
@@ -115,7 +122,8 @@ def load_bf16(model: NoVisionGemma3nForConditionalGeneration) -> NoVisionGemma3n
         with tempfile.TemporaryDirectory() as tmp:
             model.save_pretrained(tmp)
             loaded = NoVisionGemma3nForConditionalGeneration.from_pretrained(
-                tmp, dtype=torch.bfloat16, attn_implementation="eager")
+                tmp, dtype=torch.bfloat16, attn_implementation="eager"
+            )
     finally:
         if bars:
             hf_logging.enable_progress_bar()
@@ -144,11 +152,17 @@ def generate_ids(model: Any, input_ids: Sequence[int], clip_samples: np.ndarray,
     saved = config.eos_token_id
     config.eos_token_id = None
     try:
-        out = model.generate(input_ids=torch.tensor([list(map(int, input_ids))]), **_audio_inputs(model, clip_samples),
-                             do_sample=False, max_new_tokens=max_new_tokens, min_new_tokens=0, pad_token_id=0)
+        out = model.generate(
+            input_ids=torch.tensor([list(map(int, input_ids))]),
+            **_audio_inputs(model, clip_samples),
+            do_sample=False,
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=0,
+            pad_token_id=0,
+        )
     finally:
         config.eos_token_id = saved
-    return [int(t) for t in out[0, len(input_ids):]]
+    return [int(t) for t in out[0, len(input_ids) :]]
 
 
 @torch.no_grad()
@@ -156,8 +170,13 @@ def step_logits(model: Any, input_ids: Sequence[int], clip_samples: np.ndarray, 
     """float32 [len(tokens), V]: the logits that picked `tokens[k]` after the prompt and `tokens[:k]` (the prefill
     with the audio, then one cached call per token: what `generate` computes along those tokens)."""
     cache = DynamicCache(config=model.config.text_config)
-    out = model(input_ids=torch.tensor([list(map(int, input_ids))]), **_audio_inputs(model, clip_samples),
-                use_cache=True, logits_to_keep=1, **H._with_cache(model, cache))
+    out = model(
+        input_ids=torch.tensor([list(map(int, input_ids))]),
+        **_audio_inputs(model, clip_samples),
+        use_cache=True,
+        logits_to_keep=1,
+        **H._with_cache(model, cache),
+    )
     logits = [out.logits[0, -1].float().numpy().copy()]
     for token in tokens[:-1]:
         out = model(input_ids=torch.tensor([[int(token)]]), use_cache=True, **H._with_cache(model, cache))

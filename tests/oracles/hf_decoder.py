@@ -80,12 +80,12 @@ def model_from_tensors(cfg: Any, tensors: Any, device: str = "cpu") -> Gemma3nFo
     for name, p in model.named_parameters():
         if not name.startswith("model."):
             continue  # lm_head: tied to embed_tokens
-        source = tensors[CHECKPOINT_PREFIX + name[len("model."):]]
+        source = tensors[CHECKPOINT_PREFIX + name[len("model.") :]]
         for start in range(0, p.shape[0], 8192):
-            rows = np.ascontiguousarray(source[start:start + 8192])
+            rows = np.ascontiguousarray(source[start : start + 8192])
             if rows.dtype != np.float32:
                 rows = rows.astype(np.float32)
-            p[start:start + 8192].copy_(torch.from_numpy(rows))
+            p[start : start + 8192].copy_(torch.from_numpy(rows))
     return model
 
 
@@ -113,8 +113,11 @@ def write_checkpoint(model: Gemma3nForCausalLM, cfg: Any, directory: Any) -> Non
 
 def checkpoint_tensors(model: Gemma3nForCausalLM) -> dict[str, np.ndarray]:
     """float32 copies of every weight, named as in a Gemma 3n checkpoint (`model.language_model.*`)."""
-    return {CHECKPOINT_PREFIX + name[len("model."):]: p.detach().float().numpy().copy()
-            for name, p in model.named_parameters() if name.startswith("model.")}
+    return {
+        CHECKPOINT_PREFIX + name[len("model.") :]: p.detach().float().numpy().copy()
+        for name, p in model.named_parameters()
+        if name.startswith("model.")
+    }
 
 
 @contextlib.contextmanager
@@ -146,9 +149,10 @@ def load_f64(model: Gemma3nForCausalLM) -> Gemma3nForCausalLM:
     with torch.no_grad():
         inner.embed_tokens.embed_scale.copy_(torch.tensor(math.sqrt(cfg.hidden_size), dtype=torch.float64))
         inner.embed_tokens_per_layer.embed_scale.copy_(
-            torch.tensor(math.sqrt(cfg.hidden_size_per_layer_input), dtype=torch.float64))
-        inner.per_layer_projection_scale.copy_(torch.tensor(cfg.hidden_size ** -0.5, dtype=torch.float64))
-        inner.per_layer_input_scale.copy_(torch.tensor(2.0 ** -0.5, dtype=torch.float64))
+            torch.tensor(math.sqrt(cfg.hidden_size_per_layer_input), dtype=torch.float64)
+        )
+        inner.per_layer_projection_scale.copy_(torch.tensor(cfg.hidden_size**-0.5, dtype=torch.float64))
+        inner.per_layer_input_scale.copy_(torch.tensor(2.0**-0.5, dtype=torch.float64))
         for layer in inner.layers:
             layer.altup.router_input_scale.copy_(torch.tensor(1.0 / cfg.hidden_size, dtype=torch.float64))
     return m
@@ -160,8 +164,12 @@ def float64_islands_patched(freqs: dict[str, np.ndarray]) -> Iterator[None]:
     attention softmax and RoPE's cos/sin (the angles stay fp32 from the inverse frequencies `freqs`, which
     are the spec's fp32 buffer; transformers' CPU `pow` differs from a correctly rounded one in the last bit
     for some frequencies).  Only for a float64 model."""
-    saved = (modeling.Gemma3nRMSNorm.forward, modeling.Gemma3nTextAltUp.compute_router_modalities,
-             modeling.eager_attention_forward, modeling.Gemma3nRotaryEmbedding.forward)
+    saved = (
+        modeling.Gemma3nRMSNorm.forward,
+        modeling.Gemma3nTextAltUp.compute_router_modalities,
+        modeling.eager_attention_forward,
+        modeling.Gemma3nRotaryEmbedding.forward,
+    )
 
     def rms_forward(self, x):
         y = x * torch.pow(torch.mean(x * x, dim=-1, keepdim=True) + self.eps, -0.5)
@@ -192,8 +200,12 @@ def float64_islands_patched(freqs: dict[str, np.ndarray]) -> Iterator[None]:
     try:
         yield
     finally:
-        (modeling.Gemma3nRMSNorm.forward, modeling.Gemma3nTextAltUp.compute_router_modalities,
-         modeling.eager_attention_forward, modeling.Gemma3nRotaryEmbedding.forward) = saved
+        (
+            modeling.Gemma3nRMSNorm.forward,
+            modeling.Gemma3nTextAltUp.compute_router_modalities,
+            modeling.eager_attention_forward,
+            modeling.Gemma3nRotaryEmbedding.forward,
+        ) = saved
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
@@ -241,8 +253,9 @@ def run_cached(model: Gemma3nForCausalLM, prompt: Sequence[int], continuation: S
     embeds = model.model.embed_tokens(ids)
     token_part = per_layer_token_part(model, ids)
     cache = DynamicCache(config=model.config)
-    out = model(inputs_embeds=embeds, per_layer_inputs=token_part, use_cache=True, logits_to_keep=1,
-                **_with_cache(model, cache))
+    out = model(
+        inputs_embeds=embeds, per_layer_inputs=token_part, use_cache=True, logits_to_keep=1, **_with_cache(model, cache)
+    )
     logits, caches = [_numpy(out.logits[0, -1])], [cache_contents(cache)]
     for token in continuation:
         out = model(input_ids=torch.tensor([[int(token)]], device=device), use_cache=True, **_with_cache(model, cache))
@@ -257,8 +270,13 @@ def greedy_from_embeds(model: Gemma3nForCausalLM, prompt: Sequence[int], max_new
     device = model.device
     ids = torch.tensor([list(prompt)], device=device)
     cache = DynamicCache(config=model.config)
-    out = model(inputs_embeds=model.model.embed_tokens(ids), per_layer_inputs=per_layer_token_part(model, ids),
-                use_cache=True, logits_to_keep=1, **_with_cache(model, cache))
+    out = model(
+        inputs_embeds=model.model.embed_tokens(ids),
+        per_layer_inputs=per_layer_token_part(model, ids),
+        use_cache=True,
+        logits_to_keep=1,
+        **_with_cache(model, cache),
+    )
     tokens: list[int] = []
     while True:
         token = int(torch.argmax(out.logits[0, -1].float()))
@@ -276,8 +294,13 @@ def generate_tokens(model: Gemma3nForCausalLM, prompt: Sequence[int], max_new_to
     saved = config.eos_token_id
     config.eos_token_id = None
     try:
-        out = model.generate(torch.tensor([list(prompt)], device=model.device), do_sample=False, max_new_tokens=max_new_tokens,
-                             min_new_tokens=0, pad_token_id=0)
+        out = model.generate(
+            torch.tensor([list(prompt)], device=model.device),
+            do_sample=False,
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=0,
+            pad_token_id=0,
+        )
     finally:
         config.eos_token_id = saved
-    return [int(t) for t in out[0, len(prompt):]]
+    return [int(t) for t in out[0, len(prompt) :]]

@@ -120,8 +120,13 @@ def _bf16_like_from_pretrained(encoder: Gemma3nAudioEncoder) -> Gemma3nAudioEnco
 
 
 @torch.no_grad()
-def run_hf(encoder: Gemma3nAudioEncoder, embedder: Gemma3nMultimodalEmbedder, mel: np.ndarray,
-           dtype: torch.dtype = torch.float32, stages: bool = False) -> dict[str, np.ndarray]:
+def run_hf(
+    encoder: Gemma3nAudioEncoder,
+    embedder: Gemma3nMultimodalEmbedder,
+    mel: np.ndarray,
+    dtype: torch.dtype = torch.float32,
+    stages: bool = False,
+) -> dict[str, np.ndarray]:
     """Run one clip (all frames valid) through the HF modules; returns float32 numpy arrays.
 
     ``encoded`` [Tout, hidden] is the encoder's ``last_hidden_state``; ``soft_post_norm``
@@ -143,7 +148,7 @@ def run_hf(encoder: Gemma3nAudioEncoder, embedder: Gemma3nMultimodalEmbedder, me
     hooks = stage_hooks(enc, recorded) if stages else []
     try:
         x = torch.from_numpy(np.asarray(mel, dtype=np.float32))[None].to(dtype)
-        mask = torch.zeros(x.shape[:2], dtype=torch.bool)    # True = padded; nothing is
+        mask = torch.zeros(x.shape[:2], dtype=torch.bool)  # True = padded; nothing is
         encoded = enc(x, mask).last_hidden_state
     finally:
         for h in hooks:

@@ -32,8 +32,12 @@ from transformers.models.gemma3n.modeling_gemma3n import (
 
 from .hf_oracle import random_value
 
-TEXT_NAMES = ("embed_tokens.weight", "embed_tokens_per_layer.weight", "per_layer_model_projection.weight",
-              "per_layer_projection_norm.weight")
+TEXT_NAMES = (
+    "embed_tokens.weight",
+    "embed_tokens_per_layer.weight",
+    "per_layer_model_projection.weight",
+    "per_layer_projection_norm.weight",
+)
 
 
 class NoVisionGemma3nModel(Gemma3nModel):
@@ -56,12 +60,21 @@ def hf_config(audio: dict[str, Any], text: Any) -> Gemma3nConfig:
     acfg = Gemma3nAudioConfig(**{k: v for k, v in audio.items() if k != "text_hidden_size"})
     layers = text.num_hidden_layers
     tcfg = Gemma3nTextConfig(
-        hidden_size=text.hidden_size, num_hidden_layers=layers, intermediate_size=2 * text.hidden_size,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=text.hidden_size // 2,
-        hidden_size_per_layer_input=text.hidden_size_per_layer_input, vocab_size=text.vocab_size,
-        vocab_size_per_layer_input=text.vocab_size_per_layer_input, rms_norm_eps=text.rms_norm_eps,
-        num_kv_shared_layers=0, laurel_rank=8, layer_types=["sliding_attention"] * (layers - 1) + ["full_attention"],
-        activation_sparsity_pattern=[0.0] * layers)
+        hidden_size=text.hidden_size,
+        num_hidden_layers=layers,
+        intermediate_size=2 * text.hidden_size,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=text.hidden_size // 2,
+        hidden_size_per_layer_input=text.hidden_size_per_layer_input,
+        vocab_size=text.vocab_size,
+        vocab_size_per_layer_input=text.vocab_size_per_layer_input,
+        rms_norm_eps=text.rms_norm_eps,
+        num_kv_shared_layers=0,
+        laurel_rank=8,
+        layer_types=["sliding_attention"] * (layers - 1) + ["full_attention"],
+        activation_sparsity_pattern=[0.0] * layers,
+    )
     vcfg = Gemma3nVisionConfig(hidden_size=text.hidden_size)
     return Gemma3nConfig(text_config=tcfg, vision_config=vcfg, audio_config=acfg)
 
@@ -93,8 +106,9 @@ def checkpoint_tensors(model: NoVisionGemma3nModel) -> tuple[dict[str, np.ndarra
 
 
 @torch.no_grad()
-def run_forward(model: NoVisionGemma3nModel, input_ids: np.ndarray, mel: np.ndarray,
-                dtype: torch.dtype = torch.float32) -> dict[str, np.ndarray]:
+def run_forward(
+    model: NoVisionGemma3nModel, input_ids: np.ndarray, mel: np.ndarray, dtype: torch.dtype = torch.float32
+) -> dict[str, np.ndarray]:
     """transformers' forward on one prompt and a batch of equal-length clips `mel` [clips, T, 128].
 
     Returns `inputs_embeds` [L, hidden] and `per_layer_inputs` [L, layers, 256] (float32), as the

@@ -21,10 +21,14 @@ def tiny_clips(frames: int = TINY_FRAMES) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     n = samples_for_frames(frames)
     t = np.arange(n) / fe.SAMPLE_RATE
-    return [rng.normal(0, 0.3, n).astype(np.float32),
-            (0.5 * np.sin(2 * np.pi * (200 + 3000 * t) * t)).astype(np.float32)[:n - 300],
-            np.zeros(700, np.float32), np.array([0.25], np.float32), rng.uniform(-1, 1, 513).astype(np.float32),
-            np.zeros(0, np.float32)]
+    return [
+        rng.normal(0, 0.3, n).astype(np.float32),
+        (0.5 * np.sin(2 * np.pi * (200 + 3000 * t) * t)).astype(np.float32)[: n - 300],
+        np.zeros(700, np.float32),
+        np.array([0.25], np.float32),
+        rng.uniform(-1, 1, 513).astype(np.float32),
+        np.zeros(0, np.float32),
+    ]
 
 
 def chirp(seconds: float = 3.0) -> np.ndarray:
@@ -50,10 +54,11 @@ def padded_batch(clips: list[np.ndarray], frames: int, garbage_seed: int | None 
     ignore it; zeros with `garbage_seed` None) and the counts."""
     width = samples_for_frames(frames)
     rng = np.random.default_rng(garbage_seed)
-    batch = (rng.normal(0, 1, (len(clips), width)) if garbage_seed is not None
-             else np.zeros((len(clips), width))).astype(np.float32)
+    batch = (
+        rng.normal(0, 1, (len(clips), width)) if garbage_seed is not None else np.zeros((len(clips), width))
+    ).astype(np.float32)
     for i, clip in enumerate(clips):
-        batch[i, :len(clip)] = clip
+        batch[i, : len(clip)] = clip
     return batch, np.array([len(c) for c in clips], np.int32)
 
 
@@ -64,5 +69,9 @@ def distances(got: np.ndarray, want: np.ndarray) -> dict[str, float]:
     import ml_dtypes
 
     differ = int((got.astype(ml_dtypes.bfloat16) != want.astype(ml_dtypes.bfloat16)).sum())
-    return {"max_abs": float(np.abs(got - want).max()), "max_ulp": int(ulps.max()), "bf16_differ": differ,
-            "values": int(got.size)}
+    return {
+        "max_abs": float(np.abs(got - want).max()),
+        "max_ulp": int(ulps.max()),
+        "bf16_differ": differ,
+        "values": int(got.size),
+    }

@@ -50,8 +50,9 @@ def softplus(x: Array | float) -> Array:
     return np.logaddexp(0.0, x)
 
 
-def sscp_block(x: Array, conv_w: Array, norm_w: Array, stride: tuple[int, int], eps: float, i: int,
-               out: dict[str, Array]) -> Array:
+def sscp_block(
+    x: Array, conv_w: Array, norm_w: Array, stride: tuple[int, int], eps: float, i: int, out: dict[str, Array]
+) -> Array:
     """One SSCP block (spec section 3.1) on an NHWC-style [T, F, C_in] input; records its stages.
 
     Padding: time (0, k_t - 1) ("reverse causal": output t reads input rows s_t*t .. s_t*t + k_t - 1),
@@ -66,7 +67,7 @@ def sscp_block(x: Array, conv_w: Array, norm_w: Array, stride: tuple[int, int], 
     y = np.zeros((t_out, f_out, c_out))
     for a in range(k_t):
         for b in range(k_f):
-            patch = xp[a: a + s_t * (t_out - 1) + 1: s_t, b: b + s_f * (f_out - 1) + 1: s_f, :]
+            patch = xp[a : a + s_t * (t_out - 1) + 1 : s_t, b : b + s_f * (f_out - 1) + 1 : s_f, :]
             y += patch @ conv_w[:, :, a, b].T
     out[f"sscp_conv_{i}_convolution"] = y
 
@@ -84,9 +85,16 @@ def sscp_block(x: Array, conv_w: Array, norm_w: Array, stride: tuple[int, int], 
     stab = var + eps
     inv_std = 1.0 / np.sqrt(stab)
     normed = (y - mean[:, None, None]) * inv_std[:, None, None] * norm_w
-    stages = dict(sum_at_time=s, cumulative_sum=cum_s, mean=mean, squared_at_time=q,
-                  cumulative_squared=cum_q, variance=var, stabilized_variance=stab,
-                  inverse_stddev=inv_std)
+    stages = dict(
+        sum_at_time=s,
+        cumulative_sum=cum_s,
+        mean=mean,
+        squared_at_time=q,
+        cumulative_squared=cum_q,
+        variance=var,
+        stabilized_variance=stab,
+        inverse_stddev=inv_std,
+    )
     for k, v in stages.items():
         out[f"sscp_conv_{i}_norm_{k}"] = v
     out[f"sscp_conv_{i}_norm"] = normed
@@ -131,15 +139,15 @@ def attention(x: Array, w: dict[str, Array], p: str, cfg: dict[str, Any]) -> Arr
     q = (h @ _w(w, a + "q_proj.weight").T).reshape(t, n_heads, hd)
     k = (h @ _w(w, a + "k_proj.weight").T).reshape(t, n_heads, hd)
     v = (h @ _w(w, a + "v_proj.weight").T).reshape(t, n_heads, hd)
-    q = q * (hd ** -0.5 / softplus(0.0)) * softplus(_w(w, a + "per_dim_scale"))
+    q = q * (hd**-0.5 / softplus(0.0)) * softplus(_w(w, a + "per_dim_scale"))
 
-    dist = np.arange(-future, past + 1)                      # d = i - j over the window
+    dist = np.arange(-future, past + 1)  # d = i - j over the window
     pos = timing_signal(dist, d_model) @ _w(w, a + "relative_position_embedding.pos_proj.weight").T
-    pos = pos.reshape(len(dist), n_heads, hd)                 # P[d]
-    j = np.arange(t)[:, None] - dist[None, :]                 # [T, S] key index per (query, offset)
+    pos = pos.reshape(len(dist), n_heads, hd)  # P[d]
+    j = np.arange(t)[:, None] - dist[None, :]  # [T, S] key index per (query, offset)
     valid = (j >= 0) & (j < t)
     jc = np.clip(j, 0, t - 1)
-    k_win, v_win = k[jc], v[jc]                               # [T, S, N, H]
+    k_win, v_win = k[jc], v[jc]  # [T, S, N, H]
     logits = np.einsum("inh,isnh->nis", q, k_win) + np.einsum("inh,snh->nis", q, pos)
     logits = np.tanh(logits / cap) * cap
     logits = np.where(valid[None], logits, -np.inf)
@@ -157,10 +165,10 @@ def light_conv(x: Array, w: dict[str, Array], p: str, cfg: dict[str, Any]) -> Ar
     t, d_model = x.shape
     h = rms_norm(x, _w(w, p + "pre_layer_norm.weight"), eps) @ _w(w, p + "linear_start.weight").T
     h = h[:, :d_model] * sigmoid(h[:, d_model:])
-    dw = _w(w, p + "depthwise_conv1d.weight")[:, 0, :]        # [D, K]
+    dw = _w(w, p + "depthwise_conv1d.weight")[:, 0, :]  # [D, K]
     kk = dw.shape[1]
     hp = np.pad(h, ((kk - 1, 0), (0, 0)))
-    h = sum(hp[m: m + t] * dw[:, m] for m in range(kk))
+    h = sum(hp[m : m + t] * dw[:, m] for m in range(kk))
     h = rms_norm(np.clip(h, -clip, clip), _w(w, p + "conv_norm.weight"), eps)
     return silu(h) @ _w(w, p + "linear_end.weight").T + x
 
@@ -172,20 +180,35 @@ def embed(x: Array, w: dict[str, Array], norm: str, eps: float) -> tuple[Array, 
     return n, lin, rms_norm(lin, None, eps)
 
 
-def mel_filterbank_f64(sample_rate: int = 16000, fft_length: int = 1024, mels: int = 128, f_min: float = 125.0,
-                       f_max: float = 7600.0) -> Array:
+def mel_filterbank_f64(
+    sample_rate: int = 16000, fft_length: int = 1024, mels: int = 128, f_min: float = 125.0, f_max: float = 7600.0
+) -> Array:
     """HTK mel filterbank [fft_length // 2 + 1, mels], triangles with no norm (spec section 2.2)."""
     bins = np.arange(fft_length // 2 + 1) * (sample_rate / fft_length)
-    hz = 700.0 * (10.0 ** (np.linspace(2595.0 * np.log10(1.0 + f_min / 700.0),
-                                       2595.0 * np.log10(1.0 + f_max / 700.0), mels + 2) / 2595.0) - 1.0)
+    hz = 700.0 * (
+        10.0
+        ** (
+            np.linspace(2595.0 * np.log10(1.0 + f_min / 700.0), 2595.0 * np.log10(1.0 + f_max / 700.0), mels + 2)
+            / 2595.0
+        )
+        - 1.0
+    )
     lower, centre, upper = hz[:-2], hz[1:-1], hz[2:]
     rising = (bins[:, None] - lower) / (centre - lower)
     falling = (upper - bins[:, None]) / (upper - centre)
     return np.maximum(0.0, np.minimum(rising, falling))
 
 
-def log_mel_f64(samples: Array, window_size: int = 513, hop: int = 160, frame: int = 512, fft_length: int = 1024,
-                pad_multiple: int = 128, preemphasis: float = 0.97, floor: float = 1e-5) -> tuple[Array, int]:
+def log_mel_f64(
+    samples: Array,
+    window_size: int = 513,
+    hop: int = 160,
+    frame: int = 512,
+    fft_length: int = 1024,
+    pad_multiple: int = 128,
+    preemphasis: float = 0.97,
+    floor: float = 1e-5,
+) -> tuple[Array, int]:
     """The feature extractor in float64 for one clip (spec section 2.4): ([T, 128] log-mel, valid frames).
 
     The clip is zero-padded to a multiple of 128 samples (at least one 513-sample window, as the
@@ -199,8 +222,9 @@ def log_mel_f64(samples: Array, window_size: int = 513, hop: int = 160, frame: i
     x = np.concatenate([x, np.zeros(padded - n)])
     frames = (padded - window_size) // hop + 1
     windows = x[np.arange(frames)[:, None] * hop + np.arange(window_size)[None, :]]
-    emphasised = np.concatenate([windows[:, :1] * (1.0 - preemphasis),
-                                 windows[:, 1:frame] - preemphasis * windows[:, :frame - 1]], axis=1)
+    emphasised = np.concatenate(
+        [windows[:, :1] * (1.0 - preemphasis), windows[:, 1:frame] - preemphasis * windows[:, : frame - 1]], axis=1
+    )
     hann = 0.5 * (1.0 - np.cos(2.0 * np.pi * np.arange(frame) / frame))
     spectrum = np.abs(np.fft.rfft(emphasised * hann, n=fft_length, axis=-1))
     log_mel = np.log(np.maximum(spectrum @ mel_filterbank_f64(fft_length=fft_length), floor))
@@ -231,12 +255,18 @@ def forward_f64(weights: dict[str, Array], mel: Array, cfg: dict[str, Any]) -> d
     out: dict[str, Array] = {}
     sscp = PREFIX + "subsample_conv_projection."
 
-    x = mel[:, :, None]                                       # [T, F, C=1]
+    x = mel[:, :, None]  # [T, F, C=1]
     for i in range(2):
-        x = sscp_block(x, _w(weights, f"{sscp}conv_{i}.conv.weight"),
-                       _w(weights, f"{sscp}conv_{i}.norm.weight"),
-                       tuple(cfg["sscp_conv_stride_size"][i]), cfg["sscp_conv_group_norm_eps"], i, out)
-    x = x.reshape(x.shape[0], -1)                             # feature index f * C + c
+        x = sscp_block(
+            x,
+            _w(weights, f"{sscp}conv_{i}.conv.weight"),
+            _w(weights, f"{sscp}conv_{i}.norm.weight"),
+            tuple(cfg["sscp_conv_stride_size"][i]),
+            cfg["sscp_conv_group_norm_eps"],
+            i,
+            out,
+        )
+    x = x.reshape(x.shape[0], -1)  # feature index f * C + c
     x = x @ _w(weights, sscp + "input_proj_linear.weight").T
     out["input_projection"] = x
 
@@ -258,6 +288,6 @@ def forward_f64(weights: dict[str, Array], mel: Array, cfg: dict[str, Any]) -> d
     x = x[:: cfg["conf_reduction_factor"]]
     out["encoded_reduced"] = x
     out["soft_norm"], out["soft_linear"], out["soft_post_norm"] = embed(x, weights, "soft_embedding_norm", eps)
-    table = _w(weights, EMBED + "embedding.weight")           # row r <-> token id vocab_offset + r
+    table = _w(weights, EMBED + "embedding.weight")  # row r <-> token id vocab_offset + r
     out["hard_post_norm"] = embed(table, weights, "hard_embedding_norm", eps)[2]
     return out
