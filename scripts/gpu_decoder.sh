@@ -18,10 +18,8 @@ mkdir -p "$OUT" "$W/ref"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target /tmp/pkg "$R" || exit 1
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pkg:/tmp/site
-T0=$(date +%s)
-# each step's limit, cut to what is left of BUDGET (570 s) from the start (the device's limit is 600 s a command)
-BUDGET=${BUDGET:-570}  # seconds this call may use
-cap() { local left=$(( T0 + BUDGET - $(date +%s) )); [ "$left" -lt "$1" ] && echo $(( left > 1 ? left : 1 )) || echo "$1"; }
+BUDGET=${BUDGET:-570}  # seconds this call may use (less where the device time left is less)
+source "$R/scripts/gpu_budget.sh"
 step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" python3 "$@"
          echo "rc=$?" >&2; }
 if [ "$PHASE" = parity ]; then

@@ -11,7 +11,8 @@
 #   emit-gemma3n --target cuda --frames 256 --frames 1024 --frames 2997 --clips 1 --clips 2 --clips 4 --clips 8 \
 #     --clips 16 --clips 32 --mel host -o .gpu/serve_host_sm90.vmfb      # what `serve --target cuda` compiles
 set -uo pipefail
-T0=$(date +%s)
+BUDGET=${BUDGET:-530}  # seconds this call may use
+source "$(dirname "$0")/gpu_budget.sh"
 source "$(dirname "$0")/gpu_env.sh"
 if ! $G3 -c "import aiohttp" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/aio "$R"/.whl/aio/*.whl || exit 1
@@ -21,8 +22,6 @@ nvidia-smi -L; nproc
 A="$R/.gpu"
 IN=/tmp/bench-in
 log() { echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/steps.log"; }
-# each part's limit, cut to what is left of 530 s from the start (the device's limit is 600 s)
-cap() { local left=$(( T0 + 530 - $(date +%s) )); [ "$left" -lt "$1" ] && echo $(( left > 1 ? left : 1 )) || echo "$1"; }
 
 log "inputs"
 [ -d $IN/flac44k ] || timeout $(cap 120) $G3 "$R/scripts/pipeline_bench.py" inputs --dir $IN --files 256 --seconds 30 \

@@ -18,14 +18,13 @@
 # (the decoder program `runtime/transcribe_decoder.py` sizes for 30 s windows and 64 new tokens: one prompt
 # bucket of 256, capacity 256 + 64, decode widths 1/8/32/64 over 64 slots; contract mlx-cuda-v1, kernels auto.)
 set -uo pipefail
-T0=$(date +%s)
 PART=${1:-all}
 R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 log() { echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/steps.log"; }
 BUDGET=${BUDGET:-560}  # seconds this call may use (less where the device time left is less)
-cap() { local left=$(( T0 + BUDGET - $(date +%s) )); [ "$left" -lt "$1" ] && echo $(( left > 1 ? left : 1 )) || echo "$1"; }
+source "$R/scripts/gpu_budget.sh"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target /tmp/pkg "$R" || exit 1
 export PYTHONUNBUFFERED=1
