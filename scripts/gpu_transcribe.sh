@@ -7,6 +7,7 @@
 #
 #   bash scripts/gpu_transcribe.sh            # everything
 #   bash scripts/gpu_transcribe.sh ours       # one part: checkpoint is made first when missing
+#   bash scripts/gpu_transcribe.sh ours torch server   # several parts, in the script's order
 #
 # Carry .whl/ (as scripts/gpu_pipeline.sh: iree-base-runtime 3.13.0, soundfile, soxr, cffi, pycparser,
 # threadpoolctl for cp312; aiohttp and its dependencies in .whl/aio/) and .gpu/t17/, built here (CPU machine):
@@ -18,7 +19,8 @@
 # (the decoder program `runtime/transcribe_decoder.py` sizes for 30 s windows and 64 new tokens: one prompt
 # bucket of 256, capacity 256 + 64, decode widths 1/8/32/64 over 64 slots; contract mlx-cuda-v1, kernels auto.)
 set -uo pipefail
-PART=${1:-all}
+PARTS=" ${*:-all} "
+want() { [[ $PARTS == *" all "* || $PARTS == *" $1 "* ]]; }
 R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -45,18 +47,18 @@ if [ ! -f $CK/tokenizer.json ]; then
   timeout $(cap 200) $G3 "$B" checkpoint --dir $CK --variant e4b 2>> "$OUT/checkpoint.err" | tee -a "$OUT/checkpoint.jsonl"
 fi
 
-if [ "$PART" = all ] || [ "$PART" = ours ]; then
+if want ours; then
   log "ours: 1, 8, 64 clips x 64 tokens"
   timeout $(cap 150) $G3 "$B" ours --checkpoint $CK --target cuda --encoder-artifact "$A/encoder.vmfb" \
     --prefill-artifact "$A/prefill.vmfb" --decoder-artifact "$A/decoder.vmfb" --counts 1 8 64 --repeats 3 \
     2>> "$OUT/ours.err" | tee -a "$OUT/transcribe.jsonl"
 fi
-if [ "$PART" = all ] || [ "$PART" = torch ]; then
+if want torch; then
   log "transformers bf16 eager: 1, 8, 64 clips x 64 tokens"
   timeout $(cap 110) $G3 "$B" torch --checkpoint $CK --variant e4b --mode eager --counts 1 8 64 --repeats 2 \
     2>> "$OUT/torch.err" | tee -a "$OUT/transcribe.jsonl"
 fi
-if [ "$PART" = all ] || [ "$PART" = server ]; then
+if want server; then
   log "server: /v1/audio/transcriptions at concurrency 1, 16, 64"
   $G3 -m gemma3n_iree serve --checkpoint $CK --target cuda --artifact "$A/encoder.vmfb" \
     --prefill-artifact "$A/prefill.vmfb" --decoder-artifact "$A/decoder.vmfb" --decoder-slots 64 \
@@ -70,7 +72,7 @@ if [ "$PART" = all ] || [ "$PART" = server ]; then
   curl -s http://127.0.0.1:8081/metrics > "$OUT/metrics.json"
   kill $SERVER; wait $SERVER 2>/dev/null
 fi
-if [ "$PART" = all ] || [ "$PART" = compile ]; then
+if want compile; then
   log "transformers bf16 torch.compile: 1, 8, 64 clips x 64 tokens (given up at the time limit)"
   timeout $(cap 150) $G3 "$B" torch --checkpoint $CK --variant e4b --mode compile --counts 1 8 64 --repeats 2 \
     2>> "$OUT/torch_compile.err" | tee -a "$OUT/transcribe.jsonl"
