@@ -6,6 +6,9 @@ end, or a wider accumulator).  Each order gives one F32 sum; their BF16 rounding
 legitimate outcomes.  A backend value inside that set is an accumulation-order effect; a value
 outside it is a bug (a dropped rounding point, a wrong operand, a wrong schedule).
 
+x86's BF16 dot-product instruction (`vdpbf16ps`, what llvm-cpu's data-tiled BF16 matmuls run on a CPU
+with AVX512-BF16) adds each pair of products odd element first: the `pairs-odd-first` order.
+
 NVIDIA tensor cores (the `mma.sync` instructions IREE's CUDA backend emits) do not add like IEEE
 F32: they sum a K-block of exact products with aligned significands and truncate (round toward
 zero) into the F32 accumulator.  Those outcomes are modelled by the `tc-*` orders: each block of
@@ -32,6 +35,15 @@ def _sequential(values: np.ndarray) -> np.float32:
     for v in values:
         acc = F32(acc + v)
     return acc
+
+
+def _pairs_odd_first(values: np.ndarray) -> np.float32:
+    """Serial, each pair (2j, 2j+1) added odd element first: x86's BF16 dot product `vdpbf16ps`, which
+    llvm-cpu's data-tiled BF16 matmuls use on a CPU with AVX512-BF16 (K padded with a zero to even)."""
+    swapped = np.asarray(values).copy()
+    pairs = len(swapped) // 2 * 2
+    swapped[0:pairs:2], swapped[1:pairs:2] = values[1:pairs:2], values[0:pairs:2]
+    return _sequential(swapped)
 
 
 def _to_f32_toward_zero(x: float) -> np.float32:
@@ -101,6 +113,7 @@ def accumulation_orders(k: int, budget: int = 64) -> list[tuple[str, Order]]:
     orders: list[tuple[str, Order]] = [
         ("sequential", _sequential),
         ("reverse", lambda v: _sequential(v[::-1])),
+        ("pairs-odd-first", _pairs_odd_first),
         ("pairwise", _pairwise),
         ("ascending-magnitude", lambda v: _sequential(v[np.argsort(np.abs(v), kind="stable")])),
         ("descending-magnitude", lambda v: _sequential(v[np.argsort(-np.abs(v), kind="stable")])),
