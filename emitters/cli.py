@@ -24,6 +24,7 @@ from ..model.checkpoint_config import CheckpointConfig
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
 from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
+from .lowering import conv_lowering
 
 
 def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> AudioConfig:
@@ -296,6 +297,7 @@ def main(
                 stages,
                 kernels=linked,
                 mel=resolve_mel(mel, target.kind),
+                conv=conv_lowering(target, policy),
             )
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()

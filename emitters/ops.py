@@ -22,6 +22,7 @@ from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_si
 from ..contracts.policy import NumericContract
 from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
 from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
+from .lowering import CONVOLUTION, IM2COL, check_conv_lowering
 from .render import Func, ModuleBuilder
 from .render import tensor_type as tensor
 from .specialisations import (
@@ -75,6 +76,11 @@ class OpEmitter:
     contract: NumericContract
     #: the committed Hopper kernels the module links (`IREE_CODEGEN`: none)
     kernels: LinkedKernels = IREE_CODEGEN
+    #: the form of the SSCP convolutions (emitters/lowering.py: the target's)
+    conv: str = CONVOLUTION
+
+    def __post_init__(self) -> None:
+        check_conv_lowering(self.conv)
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
         return self.module.add(template, func, calls, c=self.contract, **params)
@@ -172,14 +178,23 @@ class OpEmitter:
         else:
             raise ValueError(f"unknown convolution weight layout {weight_layout!r}")
         result = self.contract.sscp_conv_result_dtype
+        im2col = self.conv == IM2COL
         spec = SscpConv(
-            clips, frames, freq, (cin, cout), tuple(stride), self.contract.operand_dtype, result, weight_layout
+            clips,
+            frames,
+            freq,
+            (cin, cout),
+            tuple(stride),
+            self.contract.operand_dtype,
+            result,
+            weight_layout,
+            im2col=im2col,
         )
         func = Func(
             spec.symbol, (f32([clips, frames, freq, cin]), tensor(w_shape, w_dtype)), (f32([clips, to, fo, cout]),)
         )
         return self._add(
-            "sscp_conv.mlir.j2",
+            "sscp_conv.im2col.mlir.j2" if im2col else "sscp_conv.mlir.j2",
             func,
             b=clips,
             t=frames,
@@ -194,6 +209,8 @@ class OpEmitter:
             w_shape=w_shape,
             w_dtype=w_dtype,
             to_hwio=to_hwio,
+            to_ohwi=[to_hwio[3], to_hwio[0], to_hwio[1], to_hwio[2]],
+            taps=[(dt, df) for dt in range(kt) for df in range(kf)],
             result_dtype=result,
         )
 

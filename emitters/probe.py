@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..contracts.policy import NumericContract
 from .kernels import IREE_CODEGEN, LinkedKernels
+from .lowering import CONVOLUTION
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
@@ -20,10 +21,12 @@ def probe_module(
     build: Callable[[OpEmitter], Func],
     name: str = "main",
     kernels: LinkedKernels = IREE_CODEGEN,
+    conv: str = CONVOLUTION,
 ) -> str:
-    """A module whose entry `name` calls the op that `build` renders; returns verified MLIR text."""
+    """A module whose entry `name` calls the op that `build` renders (its SSCP convolutions in the form `conv`,
+    emitters/lowering.py); returns verified MLIR text."""
     module = ModuleBuilder("probe")
-    func = build(OpEmitter(module, contract, kernels))
+    func = build(OpEmitter(module, contract, kernels, conv))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()
 

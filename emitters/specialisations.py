@@ -74,6 +74,8 @@ class SscpConv(Specialisation):
     operand_dtype: str = token(Choice("I", DTYPES))
     result_dtype: str = token(Choice("R", DTYPES))
     weight_layout: str = token(Choice("", ("oihw", "ohwi")))
+    #: written as an im2col matmul (emitters/lowering.py) rather than a convolution
+    im2col: bool = token(Flag("im2col"), default=False)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "CPU_CONTRACTION_FLAGS",
     "CPU_TARGET_KIND",
     "CUDA_TARGET_KIND",
     "DEFAULT_CUDA_ARCH",
@@ -75,6 +76,18 @@ EXPLICIT_CUDA_ARCHS: tuple[str, ...] = ("sm_90", "sm_90a")
 SUPPORTED_CUDA_ARCHS: tuple[str, ...] = tuple(
     sorted(FLAG_CUDA_ARCHS + EXPLICIT_CUDA_ARCHS, key=lambda a: (int(re.sub(r"\D", "", a)), a))
 )
+
+#: How llvm-cpu compiles the contractions (BENCHMARKS.md, "The CPU path"): data tiling packs every
+#: matmul's operands into the tiles of the CPU's dot-product instructions (the BF16 ones, `vdpbf16ps`, on a
+#: CPU with AVX512-BF16), where IREE 3.13's default ran the encoder's BF16 GEMMs at about 75 GFLOP/s on a
+#: 2-core Zen 5, and at about 500 with it. Only the order in which a dot product's F32 sum accumulates
+#: changes (inside the accumulation envelope, contracts/envelope.py); the elementwise ops and the pinned
+#: reduction schedules compile as before. The path that starts in global optimization: the one
+#: `--iree-opt-data-tiling` picks in 3.13 (from dispatch creation) fails to compile three of this project's
+#: patterns (a masked attention operand: a pack of i1; a rounded linear result leaving its dispatch three
+#: ways: 49 KiB of stack; a linear result reshaped into lanes: vectors over 32 KiB) and is slower. (The SSCP
+#: convolutions are written as matmuls for llvm-cpu so that they are data-tiled too: emitters/lowering.py.)
+CPU_CONTRACTION_FLAGS: tuple[str, ...] = ("--iree-global-opt-data-tiling",)
 
 _CPU_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -142,6 +155,7 @@ class Target:
                 "--iree-hal-target-device=local",
                 "--iree-hal-local-target-device-backends=llvm-cpu",
                 f"--iree-llvmcpu-target-cpu={self.cpu}",
+                *CPU_CONTRACTION_FLAGS,
             ]
         else:
             flags.append("--iree-hal-target-device=cuda")

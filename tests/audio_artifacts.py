@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shutil
 import tempfile
@@ -11,12 +12,16 @@ import numpy as np
 
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target
+from gemma3n_iree.emitters.lowering import conv_lowering
 from gemma3n_iree.runtime.session import AudioSession
+
+CPU = parse_target("llvm-cpu", None)
 
 
 @functools.cache
 def compiled_cpu(spec: AudioModuleSpec) -> bytes:
-    return compile_mlir(emit_audio_module(spec), parse_target("llvm-cpu", None))
+    """`spec` compiled as the product compiles it for llvm-cpu (with that target's convolution lowering)."""
+    return compile_mlir(emit_audio_module(dataclasses.replace(spec, conv=conv_lowering(CPU, spec.contract))), CPU)
 
 
 def load_session(spec: AudioModuleSpec, weights: dict[str, np.ndarray]) -> AudioSession:

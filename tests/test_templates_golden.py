@@ -31,6 +31,7 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import DecoderModuleSpec, _ProgramEmitter
 from gemma3n_iree.emitters.decoder_ops import DecoderOpEmitter
 from gemma3n_iree.emitters.kernels import IREE_CODEGEN, LinkedKernels, select_kernels
+from gemma3n_iree.emitters.lowering import CONVOLUTION, IM2COL
 from gemma3n_iree.emitters.mel import MelEmitter
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
@@ -62,6 +63,12 @@ def _sscp_block(o: OpEmitter) -> Func:
     return o.sscp_block(conv, norm, mask, B, 100, 128, 1, 50, 64, 8)
 
 
+def _im2col(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
+    """Marks a case rendered with llvm-cpu's form of the SSCP convolutions (emitters/lowering.py)."""
+    build.conv = IM2COL  # type: ignore[attr-defined]
+    return build
+
+
 #: (golden case name, OpEmitter method, builder).  The case's golden file is named by the symbol.
 CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("lane_xor_sum", "lane_xor_sum", lambda o: o.lane_xor_sum(4, 128, 4)),
@@ -72,6 +79,8 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("mask_frames", "mask_frames", lambda o: o.mask_frames([B, T, D])),
     ("mel_boundary", "mel_boundary", lambda o: o.mel_boundary(B, 100, 128)),
     ("sscp_conv", "sscp_conv", lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw")),
+    ("sscp_conv_im2col", "sscp_conv", _im2col(lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw"))),
+    ("sscp_conv_im2col_ohwi", "sscp_conv", _im2col(lambda o: o.sscp_conv(B, 50, 64, 8, 4, (3, 3), (2, 2), "ohwi"))),
     ("cumulative_group_norm", "cumulative_group_norm", lambda o: o.cumulative_group_norm(B, 50, 64, 8, 1e-3)),
     ("linear", "linear", lambda o: o.linear([B, T], D, 4 * D)),
     ("rms_norm_scaled", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, scaled=True)),
@@ -181,7 +190,7 @@ def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_C
     builder = ModuleBuilder("golden")
     if getattr(build, "decoder", False):
         return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=TINY_DECODER)), builder
-    return build(OpEmitter(builder, MLX_CUDA_V1, kernels)), builder
+    return build(OpEmitter(builder, MLX_CUDA_V1, kernels, getattr(build, "conv", CONVOLUTION))), builder
 
 
 def test_every_op_family_has_a_golden_case():
