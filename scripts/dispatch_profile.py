@@ -1,4 +1,4 @@
-"""Per-dispatch GPU profile of the encoder's module families (IREE 3.13 has no CUDA HAL profiler).
+"""Per-dispatch profile of the encoder's module families (IREE 3.13 has no CUDA HAL profiler).
 
 Each module family of scripts/stage_profile.py is compiled alone at full size with
 `--iree-hal-dump-executable-benchmarks-to`, which writes one standalone benchmark module per dispatch
@@ -7,6 +7,8 @@ Each module family of scripts/stage_profile.py is compiled alone at full size wi
 
     python scripts/dispatch_profile.py build --clips 8 --out .gpu/dispatches   # here (needs the compiler)
     python scripts/dispatch_profile.py run --dir .gpu/dispatches --out $OUT     # on the GPU machine
+    python scripts/dispatch_profile.py build --target llvm-cpu --clips 1 --out /tmp/dispatches  # the CPU path
+    python scripts/dispatch_profile.py run --dir /tmp/dispatches --out /tmp/dispatches
 """
 
 from __future__ import annotations
@@ -19,23 +21,29 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stage_profile import command_line, median_ms, stages  # noqa: E402  (the same families and shapes)
+from stage_profile import (  # noqa: E402  (the same families, shapes and options)
+    command_line,
+    default_tool,
+    manifest_header,
+    median_ms,
+    probe_setup,
+    stages,
+)
 
 
-def build(clips: int, out: Path, kernels: str, families: list[str]) -> None:
+def build(args) -> None:
     from iree.compiler import compile_str
 
-    from gemma3n_iree.contracts import MLX_CUDA_V1
-    from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-    from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.emitters.compile import compile_mlir
+    from gemma3n_iree.emitters.lowering import conv_lowering
     from gemma3n_iree.emitters.probe import probe_module
 
-    target = parse_target("cuda", None)
-    linked = select_kernels(kernels, target, MLX_CUDA_V1)
-    for stage in (s for s in stages(clips) if not families or s["name"] in families):
+    target, contract, linked = probe_setup(args)
+    out = args.out
+    for stage in (s for s in stages(args.clips) if not args.family or s["name"] in args.family):
         with tempfile.TemporaryDirectory() as dump:
             compile_mlir(
-                probe_module(MLX_CUDA_V1, stage["build"], kernels=linked),
+                probe_module(contract, stage["build"], kernels=linked, conv=conv_lowering(target, contract)),
                 target,
                 extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"],
             )
@@ -50,16 +58,17 @@ def build(clips: int, out: Path, kernels: str, families: list[str]) -> None:
                 list(pool.map(compile_one, sources))
         print(stage["name"], len(sources), "dispatches", flush=True)
     (out / "manifest.json").write_text(
-        json.dumps({"clips": clips, "kernels": kernels, "counts": {s["name"]: s["count"] for s in stages(clips)}})
+        json.dumps({**manifest_header(args, target), "counts": {s["name"]: s["count"] for s in stages(args.clips)}})
     )
 
 
-def run(directory: Path, out: Path, tool: str) -> None:
+def run(directory: Path, out: Path, tool: str | None) -> None:
     manifest = json.loads((directory / "manifest.json").read_text())
     rows = []
     for family in sorted(p for p in directory.iterdir() if p.is_dir()):
         for vmfb in sorted(family.glob("*.vmfb")):
-            base = [tool, "--device=cuda", f"--module={vmfb}", "--benchmark_repetitions=3"]
+            device = manifest.get("device", "cuda")
+            base = [tool or default_tool(), f"--device={device}", f"--module={vmfb}", "--benchmark_repetitions=3"]
             text = subprocess.run(
                 base + ["--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05"],
                 capture_output=True,
@@ -86,7 +95,7 @@ def main() -> None:
         ),
     )
     if args.command == "build":
-        build(args.clips, args.out, args.kernels, args.family)
+        build(args)
     else:
         run(args.dir, args.out, args.tool)
 

@@ -1,12 +1,16 @@
-"""Per-stage GPU profile: each op family of the encoder compiled alone at full size and timed.
+"""Per-stage profile: each op family of the encoder compiled alone at full size and timed.
 
 IREE 3.13 has no CUDA HAL profiler, so the profile is built from the stages themselves: every
 module family (SSCP blocks, input projection, feed-forward, attention, light conv, embedder) is
-emitted as a single-op probe at the real shapes, compiled here for CUDA, and timed on the GPU with
+emitted as a single-op probe at the real shapes, compiled for the target, and timed with
 `iree-benchmark-module` (splat inputs: GEMM timing does not depend on the values, and none is 0).
+A probe takes its weights as arguments, so where the compiler re-lays weights out (llvm-cpu's data
+tiling) that packing is timed in every call, where the real module does it once at load.
 
     python scripts/stage_profile.py build --clips 8 --out .gpu/stages   # here (needs the compiler)
     python scripts/stage_profile.py run --dir .gpu/stages --out $OUT     # on the GPU machine
+    python scripts/stage_profile.py build --target llvm-cpu --clips 1 --out /tmp/stages  # the CPU path:
+    python scripts/stage_profile.py run --dir /tmp/stages --out /tmp/stages            # built and run here
 """
 
 from __future__ import annotations
@@ -106,25 +110,58 @@ def stages(b: int) -> list[dict]:
     ]
 
 
-def build(clips: int, out: Path, kernels: str) -> None:
-    from gemma3n_iree.contracts import MLX_CUDA_V1
-    from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-    from gemma3n_iree.emitters.kernels import select_kernels
+def build(args: argparse.Namespace) -> None:
+    from cpu_bench import cpu_codegen  # scripts/, beside this file
+
+    from gemma3n_iree.emitters.compile import compile_mlir
+    from gemma3n_iree.emitters.lowering import CONVOLUTION, conv_lowering
     from gemma3n_iree.emitters.probe import probe_module
 
-    target = parse_target("cuda", None)
-    linked = select_kernels(kernels, target, MLX_CUDA_V1)
-
+    target, contract, linked = probe_setup(args)
+    conv = CONVOLUTION if args.cpu_baseline else conv_lowering(target, contract)
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
-    for stage in stages(clips):
-        text = probe_module(MLX_CUDA_V1, stage["build"], kernels=linked)
+    for stage in stages(args.clips):
+        text = probe_module(contract, stage["build"], kernels=linked, conv=conv)
         signature = re.search(r"func\.func @main\((.*?)\) ->", text).group(1)
         inputs = [m.group(1) for m in re.finditer(r"tensor<([^>]*)>", signature)]
-        (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, target))
+        with cpu_codegen(tuned=not args.cpu_baseline):
+            (out / f"{stage['name']}.vmfb").write_bytes(compile_mlir(text, target))
         manifest.append({"name": stage["name"], "count": stage["count"], "flops": stage["flops"], "inputs": inputs})
         print(stage["name"], inputs, flush=True)
-    (out / "manifest.json").write_text(json.dumps({"clips": clips, "kernels": kernels, "stages": manifest}, indent=1))
+    (out / "manifest.json").write_text(json.dumps({**manifest_header(args, target), "stages": manifest}, indent=1))
+
+
+def probe_setup(args: argparse.Namespace):
+    """The target, contract and linked kernels a profile's probes are compiled with (from `build`'s options)."""
+    from gemma3n_iree.contracts import get_contract
+    from gemma3n_iree.emitters.compile import parse_target
+    from gemma3n_iree.emitters.kernels import select_kernels
+
+    target = parse_target(args.target, None)
+    contract = get_contract(args.contract)
+    return target, contract, select_kernels(args.kernels if target.is_cuda else "iree", target, contract)
+
+
+def manifest_header(args: argparse.Namespace, target) -> dict:
+    """What a profile's `run` needs to know of its build: shapes, kernels and the runtime device."""
+    from gemma3n_iree.runtime.session import DEVICE_FOR_TARGET
+
+    return {
+        "clips": args.clips,
+        "kernels": args.kernels if target.is_cuda else "iree",
+        "contract": args.contract,
+        "target": str(target),
+        "device": DEVICE_FOR_TARGET[target.kind],
+    }
+
+
+def default_tool() -> str:
+    """The iree-benchmark-module of the installed runtime (the GPU machine's is under /tmp/site)."""
+    import iree._runtime_libs
+
+    return str(Path(iree._runtime_libs.__path__[0]) / "iree-benchmark-module")
 
 
 def splat(spec: str, workdir: Path) -> str:
@@ -157,22 +194,29 @@ def command_line(doc: str, build_options: Callable[[argparse.ArgumentParser], No
     b = sub.add_parser("build")
     b.add_argument("--clips", type=int, default=8)
     b.add_argument("--kernels", default="auto", help="committed GPU kernels: auto (the Hopper kernels) or iree")
+    b.add_argument("--target", default="cuda", help="cuda (the H200) or llvm-cpu (this machine's CPU)")
+    b.add_argument("--contract", default="mlx-cuda-v1", help="numeric contract of the probes")
+    b.add_argument(
+        "--cpu-baseline",
+        action="store_true",
+        help="llvm-cpu as compiled before the CPU path was tuned (no data tiling, convolutions as convolutions)",
+    )
     b.add_argument("--out", type=Path, required=True)
     build_options(b)
     r = sub.add_parser("run")
     r.add_argument("--dir", type=Path, required=True)
     r.add_argument("--out", type=Path, required=True)
-    r.add_argument("--tool", default="/tmp/site/iree/_runtime_libs/iree-benchmark-module")
+    r.add_argument("--tool", default=None, help="iree-benchmark-module (default: the installed runtime's)")
     return parser.parse_args()
 
 
-def run(directory: Path, out: Path, tool: str) -> None:
+def run(directory: Path, out: Path, tool: str | None) -> None:
     manifest = json.loads((directory / "manifest.json").read_text())
     rows = []
     for stage in manifest["stages"]:
         cmd = [
-            tool,
-            "--device=cuda",
+            tool or default_tool(),
+            f"--device={manifest.get('device', 'cuda')}",
             f"--module={directory / (stage['name'] + '.vmfb')}",
             "--function=main",
             "--benchmark_repetitions=5",
@@ -189,7 +233,7 @@ def run(directory: Path, out: Path, tool: str) -> None:
                 **{k: stage[k] for k in ("name", "count")},
                 "ms_each": ms,
                 "ms_total": round(total, 3),
-                "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 1) if stage["flops"] else None,
+                "tflops": round(stage["flops"] / (ms / 1e3) / 1e12, 3) if stage["flops"] else None,
             }
         )
     whole = sum(r["ms_total"] for r in rows)
@@ -198,7 +242,10 @@ def run(directory: Path, out: Path, tool: str) -> None:
         print(json.dumps(r))
     print(
         json.dumps(
-            {"clips": manifest["clips"], "kernels": manifest.get("kernels"), "sum_of_stages_ms": round(whole, 2)}
+            {
+                **{k: manifest.get(k) for k in ("clips", "kernels", "contract", "target")},
+                "sum_of_stages_ms": round(whole, 2),
+            }
         )
     )
     (out / "stage_profile.json").write_text(json.dumps(rows, indent=1))
@@ -207,7 +254,7 @@ def run(directory: Path, out: Path, tool: str) -> None:
 def main() -> None:
     args = command_line(__doc__, lambda _build: None)
     if args.command == "build":
-        build(args.clips, args.out, args.kernels)
+        build(args)
     else:
         run(args.dir, args.out, args.tool)
 

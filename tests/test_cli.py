@@ -473,6 +473,35 @@ def test_the_pipeline_benchmark_runs(workdir, checkpoint, emitted):
         assert data["audio_features"].shape[::2] == (2, CFG.text_hidden_size)
 
 
+def test_the_cpu_benchmark_runs(tmp_path):
+    """scripts/cpu_bench.py as BENCHMARKS.md runs it ("The CPU path"), on the tiny configuration: transformers
+    before and after ours, both contracts as built now and as built before the CPU path was tuned."""
+    records = _script(
+        SCRIPTS / "cpu_bench.py",
+        "--config",
+        "tiny",
+        "--frames",
+        100,
+        "--repeats",
+        1,
+        "--baseline",
+        "--cache-dir",
+        tmp_path,
+    )
+    *timed, summary = records
+    assert [(r["impl"], r.get("contract", r.get("run"))) for r in timed] == [
+        ("transformers eager fp32", 1),
+        ("gemma3n-iree", "mlx-cuda-v1"),
+        ("gemma3n-iree", "f32-reference"),
+        ("gemma3n-iree before tuning", "mlx-cuda-v1"),
+        ("gemma3n-iree before tuning", "f32-reference"),
+        ("transformers eager fp32", 2),
+    ]
+    assert all(r["median_s"] > 0 for r in timed)
+    assert len(summary["ratios_to_transformers_fp32"]) == 4 and summary["transformers_fp32_s"] > 0
+    assert len(list(tmp_path.glob("audio-*.vmfb"))) == 4  # the tuned and the baseline builds are different artifacts
+
+
 def test_the_thread_fight_script_runs():
     records = _script(
         SCRIPTS / "frontend_threads.py", "--stages", "mel", "--workers", 1, "--items-per-worker", 1, "--no-processes"
