@@ -69,153 +69,23 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from ..runtime.batching import BucketQueue, EncodeCall, Wait, next_encode_call
+from ..runtime.batching import BucketQueue, Wait, next_encode_call
 from ..runtime.decode import AudioError, AudioInfo, decode_audio, probe_audio
-from ..runtime.encode import Clip, EncodeError, choose_bucket
+from ..runtime.encode import EncodeError, choose_bucket
 from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
 from ..runtime.pipeline import FrontEndPool, default_workers
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
+from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
 
 log = logging.getLogger("gemma3n_iree.server")
 
-ENCODE, PREFILL = "encode", "prefill"
-KINDS = (ENCODE, PREFILL)
-ENCODE_OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
-PREFILL_OUTPUTS = ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows")
 MIB = 1 << 20
-
-
-# ---------------------------------------------------------------------------------------------- jobs
-
-
-class State(str, Enum):
-    QUEUED = "queued"  # admitted, waiting for a front-end worker
-    FRONTEND = "frontend"  # being decoded / featurized / tokenized
-    ENCODING = "encoding"  # clips in the bucket queues or on the device
-    PREFILL = "prefill"  # clips encoded, waiting for (or in) the prefill merge
-    DONE = "done"  # result held until fetched or expired
-    FAILED = "failed"  # error held until fetched or expired
-
-    @property
-    def active(self) -> bool:
-        return self in (State.QUEUED, State.FRONTEND, State.ENCODING, State.PREFILL)
-
-
-@dataclass(eq=False)  # identity: jobs are looked up in deques and compared by `is`
-class Job:
-    id: str
-    kind: str
-    owner: bytes  # sha256 of the owner token
-    name: str
-    upload_bytes: int
-    probe: AudioInfo
-    prompt: str | None
-    chat: bool
-    reserved: int  # bytes of the memory budget this job holds now
-    client: str = ""  # who submitted it (the connection's address): the per-client bound on held results
-    submitted: float = field(default_factory=time.monotonic)
-    submitted_wall: float = field(default_factory=time.time)
-    state: State = State.QUEUED
-    data: bytes | bytearray | None = None
-    # filled by the front end
-    audio_seconds: float = 0.0
-    starts: list[float] = field(default_factory=list)
-    frames: list[int] = field(default_factory=list)
-    buckets: list[int] = field(default_factory=list)
-    ids: np.ndarray | None = None
-    prefill_key: tuple[int, int] | None = None  # (context capacity, clips) when known: the prefill entry
-    # filled by the device thread
-    features: np.ndarray | None = None
-    hidden: np.ndarray | None = None
-    valid: np.ndarray | None = None
-    clips_left: int = 0
-    result: dict[str, np.ndarray] | None = None
-    error: ServeError | None = None
-    times: dict[str, float] = field(default_factory=dict)
-    listeners: list[Callable[[], None]] = field(default_factory=list)
-    gone: bool = False  # cancelled, released or expired: every stage drops it
-    delivering: bool = False  # a fetch is streaming the result now (see Scheduler.claim)
-
-    @property
-    def clips(self) -> int:
-        return len(self.frames)
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-able metadata (never the arrays themselves)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "status": self.state.value,
-            "filename": self.name,
-            "upload_bytes": self.upload_bytes,
-            "sample_rate": self.probe.rate,
-            "channels": self.probe.channels,
-            "container": self.probe.container,
-            "length_checked": self.probe.length_checked,
-            "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6),
-            "clips": self.clips or None,
-            "submitted": self.submitted_wall,
-            "timings_s": {k: round(v - self.submitted, 6) for k, v in self.times.items()},
-        }
-        if self.clips:
-            out["clip_frames"] = list(self.frames)
-            out["clip_start_s"] = list(self.starts)
-            out["frame_buckets"] = list(self.buckets)
-        if self.kind == PREFILL:
-            out["prompt_chars"] = len(self.prompt or "")
-            if self.ids is not None:
-                out["prompt_tokens"] = int(len(self.ids))
-        if self.state is State.ENCODING:
-            out["clips_encoded"] = self.clips - self.clips_left
-        if self.error is not None:
-            out["error"] = {"code": self.error.code, "message": self.error.message}
-        if self.result is not None:
-            out["result"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in self.result.items()}
-            out["result_bytes"] = int(sum(v.nbytes for v in self.result.values()))
-        return out
-
-
-@dataclass
-class _ClipWork:
-    job: Job
-    index: int
-    clip: Clip | None  # its features or samples (encode.Clip); None once copied into a call
-    frames: int
-    ready: float
-
-
-@dataclass(frozen=True)
-class _EncodeWork:
-    """An encoder call the policy picked, with the clips taken from its bucket's queue."""
-
-    call: EncodeCall
-    items: list[_ClipWork]
-
-
-@dataclass(frozen=True)
-class _PrefillWork:
-    """A prefill merge whose clips are all encoded."""
-
-    job: Job
-
-
-@dataclass
-class _Call:
-    """An encoder call queued on the session's thread: its clips and the future of its outputs."""
-
-    bucket: int
-    width: int
-    items: list[_ClipWork]
-    future: Future
-    started: float
 
 
 @dataclass
@@ -355,7 +225,7 @@ class Scheduler:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._jobs: dict[str, Job] = {}
-        self._ready: dict[int, collections.deque[_ClipWork]] = {b: collections.deque() for b in self.frame_buckets}
+        self._ready: dict[int, collections.deque[ReadyClip]] = {b: collections.deque() for b in self.frame_buckets}
         self._post: collections.deque[Job] = collections.deque()
         self._pending_frontend = 0  # jobs queued for or in the front end: clips may still arrive
         self._last_prefill_key: tuple[int, int] | None = None
@@ -807,7 +677,7 @@ class Scheduler:
             now = time.monotonic()
             job.times["queued_clips"] = now
             for i, clip in enumerate(clips):
-                self._ready[job.buckets[i]].append(_ClipWork(job, i, clip, job.frames[i], now))
+                self._ready[job.buckets[i]].append(ReadyClip(job, i, clip, job.frames[i], now))
             self._cond.notify_all()
 
     def _features(self, job: Job, data: bytes | bytearray):
@@ -848,7 +718,7 @@ class Scheduler:
         return ids
 
     # ------------------------------------------------------------------ device thread
-    def _pick(self, now: float, device_idle: bool = True) -> _PrefillWork | _EncodeWork | Wait:
+    def _pick(self, now: float, device_idle: bool = True) -> PrefillWork | EncodeWork | Wait:
         """The next device work under the lock, or how long to wait for it: a prefill merge first (it
         completes a request and frees memory), else the encoder call `batching.next_encode_call` picks
         (while a call runs, partial calls wait for it)."""
@@ -860,7 +730,7 @@ class Scheduler:
                 job = next((j for j in self._post if j.prefill_key == self._last_prefill_key), job)
             self._post.remove(job)
             self._last_prefill_key = job.prefill_key
-            return _PrefillWork(job)
+            return PrefillWork(job)
         queues = [BucketQueue(b, len(q), q[0].ready, self.widths[b]) for b, q in self._ready.items() if q]
         call = next_encode_call(
             queues, now, settled=self._pending_frontend == 0, device_idle=device_idle, max_wait_s=self.limits.max_wait_s
@@ -868,17 +738,17 @@ class Scheduler:
         if isinstance(call, Wait):
             return call
         queue = self._ready[call.bucket]
-        return _EncodeWork(call, [queue.popleft() for _ in range(call.take)])
+        return EncodeWork(call, [queue.popleft() for _ in range(call.take)])
 
     def _device_loop(self) -> None:
         """Pick work and run it.  An encoder call is queued on the session's device thread and, while it
         runs, the next call is picked and staged behind it, then the first one's rows are handed out:
         the device never waits for this thread to build inputs or copy results."""
-        running: _Call | None = None
+        running: RunningCall | None = None
         while True:
             with self._cond:
                 while True:
-                    work: _PrefillWork | _EncodeWork | None = None
+                    work: PrefillWork | EncodeWork | None = None
                     wait: float | None = None
                     if not self._paused and not self._stopping:
                         picked = self._pick(time.monotonic(), device_idle=running is None)
@@ -893,7 +763,7 @@ class Scheduler:
                     self._cond.wait(timeout=wait)
                 self._device_busy = True
             try:
-                if isinstance(work, _EncodeWork):
+                if isinstance(work, EncodeWork):
                     staged = self._start_encode(work.call.bucket, work.call.width, work.items)
                     if running is not None:
                         self._complete_encode(running)
@@ -912,7 +782,7 @@ class Scheduler:
                     self._device_busy = running is not None
                     self._cond.notify_all()
 
-    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> _Call | None:
+    def _start_encode(self, bucket: int, width: int, items: list[ReadyClip]) -> RunningCall | None:
         """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
         started = time.monotonic()
         with self._lock:
@@ -932,16 +802,16 @@ class Scheduler:
         except Exception as exc:
             self._fail_call(bucket, width, items, exc)
             return None
-        return _Call(bucket, width, items, future, started)
+        return RunningCall(bucket, width, items, future, started)
 
-    def _fail_call(self, bucket: int, width: int, items: list[_ClipWork], exc: Exception) -> None:
+    def _fail_call(self, bucket: int, width: int, items: list[ReadyClip], exc: Exception) -> None:
         log.error("encoder call %dx%d failed: %s: %s", bucket, width, type(exc).__name__, exc)
         error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
         with self._cond:
             for item in items:
                 self._finish(item.job, error=error)
 
-    def _complete_encode(self, call: _Call | None) -> None:
+    def _complete_encode(self, call: RunningCall | None) -> None:
         """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
         if call is None:
             return

@@ -62,7 +62,8 @@ from aiohttp.multipart import BodyPartReader
 from ..runtime.decode import MIN_SAMPLE_RATE
 from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
-from .scheduler import ENCODE, PREFILL, Job, Limits, Scheduler, State
+from .jobs import ENCODE, PREFILL, Job, State
+from .scheduler import Limits, Scheduler
 
 log = logging.getLogger("gemma3n_iree.server")
 
