@@ -69,84 +69,31 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..runtime.batching import BucketQueue, Wait, next_encode_call
-from ..runtime.decode import AudioError, AudioInfo, decode_audio, probe_audio
+from ..runtime.decode import AudioError, decode_audio, probe_audio
 from ..runtime.encode import EncodeError, choose_bucket
-from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
-from ..runtime.pipeline import FrontEndPool, default_workers
-from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
+from ..runtime.frontend import SAMPLE_RATE
+from ..runtime.pipeline import FrontEndPool
+from .admission import (
+    Limits,
+    ModelSizes,
+    duration_refusal,
+    held_bytes,
+    memory_refusal,
+    queue_refusal,
+    request_memory_bound,
+    request_refusal,
+    upload_refusal,
+)
+from .errors import BadInput, NotFound, ServeError, Unavailable
 from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
 
 log = logging.getLogger("gemma3n_iree.server")
-
-MIB = 1 << 20
-
-
-@dataclass
-class Limits:
-    max_queue: int = 256  # unfinished (admitted, not yet done/failed) requests
-    max_memory_bytes: int = 4096 * MIB  # upload slots + reservations of unfinished requests + held results
-    max_upload_bytes: int = 100 * MIB  # one request's audio; the whole body may add `form_overhead_bytes`
-    max_concurrent_uploads: int = 8  # bodies being received at once
-    upload_idle_s: float = 30.0  # longest pause between two pieces of a body
-    upload_total_s: float = 300.0  # longest time to receive one body
-    max_client_held_bytes: int | None = None  # finished, unfetched results per client (None: a quarter of memory)
-    max_seconds: float = 600.0  # one request's audio
-    max_batch_clips: int | None = None  # widest call used (default: the artifact's widest entry)
-    max_wait_s: float = 0.005  # how long a partial call may wait for more clips
-    result_ttl_s: float = 600.0  # results and errors not fetched are freed after this
-    frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/pipeline.py)
-    retry_after_s: float = 1.0
-    max_prompt_chars: int = 100_000
-
-    @property
-    def form_overhead_bytes(self) -> int:
-        """What a multipart body may carry beside the audio: part headers, the prompt and chat fields."""
-        return (64 << 10) + 4 * self.max_prompt_chars
-
-    @property
-    def max_body_bytes(self) -> int:
-        return self.max_upload_bytes + self.form_overhead_bytes
-
-    @property
-    def client_held_bytes(self) -> int:
-        return self.max_client_held_bytes if self.max_client_held_bytes is not None else self.max_memory_bytes // 4
-
-
-def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: int) -> ServeError | None:
-    """Why a new upload cannot start now (None: it can): the admission policy as a pure function of the
-    scheduler's counters, checked before the body is read."""
-    retry = limits.retry_after_s
-    if uploads >= limits.max_concurrent_uploads:
-        return Rejected(
-            f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry later",
-            code="uploads_full",
-            status=503,
-            retry_after=retry,
-        )
-    if client_held >= limits.client_held_bytes:
-        return Rejected(
-            f"this client holds {client_held // MIB} MiB of finished results it has not fetched (the "
-            f"limit is {limits.client_held_bytes // MIB} MiB per client): fetch or DELETE them first",
-            code="results_unfetched",
-            status=429,
-            retry_after=retry,
-        )
-    if reserved + limits.max_body_bytes > limits.max_memory_bytes:
-        return Rejected(
-            f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
-            f"MiB); retry later",
-            code="memory_full",
-            status=503,
-            retry_after=retry,
-        )
-    return None
 
 
 class UploadSlot:
@@ -215,11 +162,8 @@ class Scheduler:
             allowed = [w for w in widths if cap is None or w <= cap] or [widths[-1]]
             self.widths[bucket] = tuple(allowed)
         self.max_width = max(w[0] for w in self.widths.values())
-        cfg = encoder.config
-        self._mel_bins = cfg.input_feat_size  # the memory bound's features (the samples are counted anyway)
-        self._row_bytes = AUDIO_SOFT_TOKENS_PER_CLIP * (cfg.text_hidden_size + cfg.hidden_size) * 4 + 16
+        self.sizes = ModelSizes.of(encoder.config, prefill.text if prefill is not None else None)
         if prefill is not None:
-            self._prefill_token_bytes = (prefill.text.hidden_size + prefill.text.ple_width) * 4 + 8
             prefill.tokenizer  # noqa: B018 - load it now: the lazy property is not thread-safe
 
         self._lock = threading.RLock()
@@ -313,28 +257,12 @@ class Scheduler:
         )
 
     # ------------------------------------------------------------------ admission
-    def estimate_bytes(self, probe: AudioInfo, upload_bytes: int, kind: str, prompt: str | None) -> int:
-        """An upper bound of what one request holds at once: upload, decode buffers, features, outputs."""
-        seconds = probe.seconds
-        samples16k = int(seconds * SAMPLE_RATE) + 1
-        clips = max(1, -(-samples16k // MAX_CLIP_SAMPLES))
-        total = upload_bytes
-        total += probe.frames * probe.channels * 8 + probe.frames * 8  # float64 decode + mono mix
-        total += samples16k * (8 + 4)  # resampled float64 + float32 samples
-        total += clips * MAX_CLIP_FRAMES * self._mel_bins * 4  # log-mel features
-        total += clips * self._row_bytes  # encoder outputs
-        if kind == PREFILL and self.prefill is not None:
-            tokens = clips * (AUDIO_SOFT_TOKENS_PER_CLIP + 8) + len(prompt or "") + 32
-            total += tokens * self._prefill_token_bytes
-        return int(total)
-
     def open_upload(self, kind: str, client: str = "") -> UploadSlot:
         """Reserve room for one body before it is read: the largest body in the memory budget and one
         upload slot (see :func:`upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
         is refused, or hand it to `submit`, which turns it into the request's own reservation."""
         try:
-            if kind == PREFILL and self.prefill is None:
-                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+            self._check_available(kind)
             with self._lock:
                 self._check_queue()
                 refusal = upload_refusal(
@@ -379,62 +307,29 @@ class Scheduler:
         (the header probe is libsndfile work).  `data` is kept as given (never copied); `slot`, the
         upload's reservation, is released here whatever happens.  Raises BadInput, Rejected, Unavailable."""
         try:
-            if kind not in KINDS:
-                raise BadInput(f"unknown request kind {kind!r}; use one of {', '.join(KINDS)}", code="bad_kind")
-            if kind == PREFILL and self.prefill is None:
-                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
-            if kind == PREFILL:
-                if prompt is None:
-                    raise BadInput(
-                        "a prefill request needs a prompt (form field or query parameter 'prompt')", code="bad_prompt"
-                    )
-                if len(prompt) > self.limits.max_prompt_chars:
-                    raise BadInput(
-                        f"the prompt has {len(prompt)} characters, more than this server's limit of "
-                        f"{self.limits.max_prompt_chars}",
-                        code="too_large",
-                        status=413,
-                    )
-            if len(data) > self.limits.max_upload_bytes:
-                raise BadInput(
-                    f"{name}: {len(data)} bytes is more than this server's upload limit of "
-                    f"{self.limits.max_upload_bytes} bytes",
-                    code="too_large",
-                    status=413,
-                )
+            self._check_available(kind)
+            refusal = request_refusal(self.limits, kind, name=name, upload_bytes=len(data), prompt=prompt)
+            if refusal is not None:
+                raise refusal
             with self._lock:  # cheap early refusal before touching the bytes
                 self._check_queue()
             try:
                 probe = probe_audio(data, name)
             except AudioError as exc:
                 raise BadInput(str(exc), code="bad_audio") from None
-            if probe.seconds > self.limits.max_seconds:
-                raise BadInput(
-                    f"{name}: {probe.seconds:.1f} s of audio is more than this server's limit of "
-                    f"{self.limits.max_seconds:g} s",
-                    code="too_long",
-                    status=413,
-                )
-            need = self.estimate_bytes(probe, len(data), kind, prompt)
+            refusal = duration_refusal(self.limits, name=name, seconds=probe.seconds)
+            if refusal is not None:
+                raise refusal
+            need = request_memory_bound(probe, len(data), kind, prompt, self.sizes)
             token = secrets.token_urlsafe(32)
             with self._cond:
                 self._check_queue()
-                held = slot.reserved if slot is not None and slot.open else 0
-                if self._reserved - held + need > self.limits.max_memory_bytes:
-                    if need > self.limits.max_memory_bytes:
-                        raise BadInput(
-                            f"{name}: this request needs about {need // MIB} MiB, more than the server's "
-                            f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
-                            code="too_large",
-                            status=413,
-                        )
-                    raise Rejected(
-                        f"the server's memory budget is in use ({self._reserved // MIB} of "
-                        f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
-                        code="memory_full",
-                        status=503,
-                        retry_after=self.limits.retry_after_s,
-                    )
+                replacing = slot.reserved if slot is not None and slot.open else 0
+                refusal = memory_refusal(
+                    self.limits, name=name, need=need, reserved=self._reserved, replacing=replacing
+                )
+                if refusal is not None:
+                    raise refusal
                 if slot is not None:
                     self._close_upload(slot)  # its reservation becomes the job's, under the same lock
                 job_id = secrets.token_urlsafe(16)
@@ -472,19 +367,16 @@ class Scheduler:
         with self._lock:
             self._rejections[code] += 1
 
+    def _check_available(self, kind: str) -> None:
+        if kind == PREFILL and self.prefill is None:
+            raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+
     def _check_queue(self) -> None:
-        if self._stopping or self._device_thread is None:
-            raise Rejected(
-                "the server is shutting down", code="stopping", status=503, retry_after=self.limits.retry_after_s
-            )
-        active = self._active_count()
-        if active >= self.limits.max_queue:
-            raise Rejected(
-                f"the request queue is full ({active} of {self.limits.max_queue} requests in progress); retry later",
-                code="queue_full",
-                status=429,
-                retry_after=self.limits.retry_after_s,
-            )
+        """Refuse a request the queue cannot take now (lock held)."""
+        accepting = not self._stopping and self._device_thread is not None
+        refusal = queue_refusal(self.limits, accepting=accepting, active=self._active_count())
+        if refusal is not None:
+            raise refusal
 
     def _active_count(self) -> int:
         return sum(1 for j in self._jobs.values() if j.state.active)
@@ -611,14 +503,13 @@ class Scheduler:
         if error is not None:
             job.state, job.error, job.result = State.FAILED, error, None
             self._counts["failed"] += 1
-            held = len(error.message) + 256
         else:
             assert result is not None
             job.state, job.result = State.DONE, result
             self._counts["completed"] += 1
             self._latency[job.kind].append(now - job.submitted)
             self._audio_seconds_done += job.audio_seconds
-            held = int(sum(v.nbytes for v in result.values()))
+        held = held_bytes(result, error)
         self._reserved += held - job.reserved
         job.reserved = held
         self._notify(job)
@@ -682,14 +573,9 @@ class Scheduler:
 
     def _features(self, job: Job, data: bytes | bytearray):
         samples = decode_audio(data, job.name).samples
-        seconds = samples.shape[0] / SAMPLE_RATE
-        if seconds > self.limits.max_seconds:
-            raise BadInput(
-                f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
-                f"{self.limits.max_seconds:g} s",
-                code="too_long",
-                status=413,
-            )
+        refusal = duration_refusal(self.limits, name=job.name, seconds=samples.shape[0] / SAMPLE_RATE)
+        if refusal is not None:
+            raise refusal
         clips = self.encoder.clips_from_samples(samples)
         for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
             choose_bucket(clip.frames, self.frame_buckets)

@@ -61,9 +61,10 @@ from aiohttp.multipart import BodyPartReader
 
 from ..runtime.decode import MIN_SAMPLE_RATE
 from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
+from .admission import Limits
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
 from .jobs import ENCODE, PREFILL, Job, State
-from .scheduler import Limits, Scheduler
+from .scheduler import Scheduler
 
 log = logging.getLogger("gemma3n_iree.server")
 
