@@ -68,7 +68,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,7 @@ from .admission import (
 )
 from .errors import BadInput, NotFound, ServeError, Unavailable
 from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
+from .metrics import batch_summary, latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -105,21 +106,6 @@ class UploadSlot:
 
     def release(self) -> None:
         self.scheduler._close_upload(self)
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
-    if not values:
-        return {"count": 0}
-    a = np.asarray(values, np.float64) * 1000.0
-    p50, p90, p99 = np.percentile(a, [50, 90, 99])
-    return {
-        "count": int(a.size),
-        "mean_ms": round(float(a.mean()), 3),
-        "p50_ms": round(float(p50), 3),
-        "p90_ms": round(float(p90), 3),
-        "p99_ms": round(float(p99), 3),
-        "max_ms": round(float(a.max()), 3),
-    }
 
 
 # ---------------------------------------------------------------------------------------------- scheduler
@@ -822,23 +808,14 @@ class Scheduler:
                 "uploads_in_progress": len(self._uploads),
                 "max_concurrent_uploads": self.limits.max_concurrent_uploads,
                 "results_held": sum(1 for j in self._jobs.values() if not j.state.active),
-                "batches": {
-                    "calls": self._batches,
-                    "clips": self._batch_clips,
-                    "slots": self._batch_slots,
-                    "occupancy": round(self._batch_clips / self._batch_slots, 4) if self._batch_slots else None,
-                    "mean_clips_per_call": round(self._batch_clips / self._batches, 3) if self._batches else None,
-                    "width_utilization": (
-                        round(self._batch_clips / (self._batches * self.max_width), 4) if self._batches else None
-                    ),
-                    "max_width": self.max_width,
-                    "calls_by_entry": dict(sorted(self._width_hist.items())),
-                },
+                "batches": batch_summary(
+                    self._batches, self._batch_clips, self._batch_slots, self.max_width, self._width_hist
+                ),
                 "device_seconds": round(self._device_seconds, 4),
                 "device_utilization": round(self._device_seconds / uptime, 4) if uptime > 0 else None,
                 "audio_seconds_completed": round(self._audio_seconds_done, 3),
-                "latency": {k: _percentiles(list(v)) for k, v in self._latency.items()},
-                "time_to_device": _percentiles(list(self._to_device)),
+                "latency": {k: latency_summary(list(v)) for k, v in self._latency.items()},
+                "time_to_device": latency_summary(list(self._to_device)),
                 "counts": dict(sorted(self._counts.items())),
                 "rejections": dict(sorted(self._rejections.items())),
                 "prefill_available": self.prefill is not None,
