@@ -19,7 +19,7 @@ prompt, too large upload; `duration_refusal`: too long audio, checked on the hea
 decoded samples) and for the queue (`queue_refusal`: shutting down, or `Limits.max_queue` unfinished
 requests).  Each check takes the limits and the scheduler's counters and returns the error to raise, or
 None: the scheduler reads its counters under its lock and raises what these return, so the policy is
-tested without threads (`tests/test_admission.py`).
+tested without threads (`tests/test_admission_property.py`).
 """
 
 from __future__ import annotations
