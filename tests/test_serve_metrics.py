@@ -47,7 +47,9 @@ def test_batch_summary_before_any_call():
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from([256, 1024, 2997]), st.sampled_from([1, 2, 4, 8]), st.integers(1, 8)), min_size=1
+        st.tuples(st.sampled_from([256, 1024, 2997]), st.sampled_from([1, 2, 4, 8]), st.integers(1, 8)),
+        min_size=1,
+        max_size=100,  # few enough calls that one padded slot still shows in the rounded occupancy
     )
 )
 def test_batch_fill_is_a_share_of_the_slots_and_of_the_widest_call(calls):
