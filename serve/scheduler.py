@@ -1,10 +1,15 @@
 """Continuous batching of audio requests onto one resident copy of the weights (the core of `serve`).
 
-The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
-about admission, batching, cancellation and result lifetime lives here and is thread-based, so it is
-usable (and tested) without a network.
+The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; admission,
+batching, cancellation and result lifetime happen here, thread-based, so it is usable (and tested)
+without a network.  This module keeps the threads, the lock and the queues, and leaves the data and
+the decisions to pure pieces: what a request is and the work items passed between the threads
+(`serve/jobs.py`), when a request is refused and how much of the memory budget it holds
+(`serve/admission.py`), which encoder call runs next (`runtime/batching.py`), and what `/metrics` shows
+of its counters (`serve/metrics.py`).  The one choice still made inline is the order of prefill
+merges (`Scheduler._pick`: the loaded entry's first, unless the oldest has waited a second).
 
-Pipeline of one request (a :class:`Job`)::
+Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
 
     submit ─▶ QUEUED ─▶ FRONTEND ─▶ ENCODING ─▶ [PREFILL] ─▶ DONE ─▶ fetched / expired (freed)
      (probe,   (front-end   (decode, resample,   (clips wait in    (prefill kind only:
@@ -12,15 +17,18 @@ Pipeline of one request (a :class:`Job`)::
 
 * **Upload** (`open_upload`, before the HTTP layer reads a body): an :class:`UploadSlot` reserves the
   largest body the server accepts in the memory budget and one of `max_concurrent_uploads` slots, so
-  bodies being received are bounded in number and in bytes before a byte of them is read.  A full
-  queue, no free upload slot, a full budget, or a client that already holds `max_client_held_bytes` of
-  finished results it has not fetched is a :class:`Rejected` "retry later" with a Retry-After hint.
-* **Admission** (`submit`, on the caller's thread): the upload is probed with `decode.probe_audio` --
-  the one decode path the CLI uses too, which refuses a truncated file in every container, never
-  shortening it silently; its duration bounds the memory it can take (samples, features, outputs),
-  which replaces the slot's reservation.  Nothing is queued when it is refused.
+  bodies being received are bounded in number and in bytes before a byte of them is read; when the
+  queue, the slots, the budget or the client's unfetched results say no (`admission.queue_refusal`,
+  `admission.upload_refusal`), it is a `Rejected` "retry later" with a Retry-After hint.
+* **Admission** (`submit`, on the caller's thread): the request is checked for what it is
+  (`admission.request_refusal`), then the upload is probed with `decode.probe_audio` -- the one decode
+  path the CLI uses too, which refuses a truncated file in every container, never shortening it
+  silently; its duration bounds the memory it can take (`admission.request_memory_bound`), which
+  replaces the slot's reservation when the budget has room (`admission.memory_refusal`).  Nothing is
+  queued when it is refused.
 * **Front end** (a thread pool, never the device thread): decode the bytes with `decode.decode_audio`
-  exactly as the CLI decodes the same bytes from a file, cut 30 s clips and compute each clip's
+  exactly as the CLI decodes the same bytes from a file (too long audio is refused again on the decoded
+  samples, `admission.duration_refusal`), cut 30 s clips and compute each clip's
   log-mel on its own, or keep its samples for an artifact that computes the mel
   (`AudioEncoder.clips_from_samples`, what `AudioEncoder.clips_from_files` does), and for prefill
   expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it needs if it
@@ -39,10 +47,10 @@ Pipeline of one request (a :class:`Job`)::
   call.  Prefill requests whose clips are all encoded run their merge (`AudioPrefill.run`) on the
   same thread; they go before encoder calls since they complete requests and free memory.
 * **Results** are host arrays kept until the owner fetches them (then freed) or `result_ttl_s` after
-  completion (then expired and freed by a reaper thread).  Failed requests keep their error message
-  the same way.  A fetch claims the result first: one fetch at a time streams it (a concurrent
-  one is told so), and it is freed exactly once, when the stream completes (a broken download leaves
-  it for a retry).
+  completion (then expired and freed by a reaper thread); meanwhile they hold their own size of the
+  budget (`admission.held_bytes`).  Failed requests keep their error message the same way.  A fetch
+  claims the result first: one fetch at a time streams it (a concurrent one is told so), and it is
+  freed exactly once, when the stream completes (a broken download leaves it for a retry).
 
 A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
 contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
@@ -245,7 +253,7 @@ class Scheduler:
     # ------------------------------------------------------------------ admission
     def open_upload(self, kind: str, client: str = "") -> UploadSlot:
         """Reserve room for one body before it is read: the largest body in the memory budget and one
-        upload slot (see :func:`upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
+        upload slot (see `admission.upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
         is refused, or hand it to `submit`, which turns it into the request's own reservation."""
         try:
             self._check_available(kind)
