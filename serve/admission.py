@@ -183,7 +183,8 @@ def request_memory_bound(probe: AudioInfo, upload_bytes: int, kind: str, prompt:
     total += clips * MAX_CLIP_FRAMES * sizes.mel_bins * 4  # log-mel features
     total += clips * sizes.clip_output_bytes  # encoder outputs
     if kind == PREFILL and sizes.prefill_token_bytes is not None:
-        tokens = clips * (AUDIO_SOFT_TOKENS_PER_CLIP + 8) + len(prompt or "") + 32
+        # a tokenizer with byte fallback turns a prompt into at most one token per UTF-8 byte
+        tokens = clips * (AUDIO_SOFT_TOKENS_PER_CLIP + 8) + len((prompt or "").encode("utf-8")) + 32
         total += tokens * sizes.prefill_token_bytes
     return int(total)
 
