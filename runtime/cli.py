@@ -794,7 +794,7 @@ def serve(
     here) is refused with 413.
     """
     from ..emitters.compile import CompileError
-    from ..serve.scheduler import MIB, Limits
+    from ..serve.admission import MIB, Limits
     from ..serve.server import build_scheduler, run_server, server_info
     from .pipeline import default_workers
     from .session import SessionError

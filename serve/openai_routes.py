@@ -33,7 +33,8 @@ from ..runtime.generate import GenerationError, TokenEvent
 from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
 from . import openai_audio as api
 from .errors import ServeError
-from .scheduler import ENCODE, Scheduler, State
+from .jobs import ENCODE, State
+from .scheduler import Scheduler
 from .server import _CHUNK, REPORTS, SCHEDULER, _Body
 from .transcription import TranscriptionService
 

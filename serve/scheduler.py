@@ -1,10 +1,15 @@
 """Continuous batching of audio requests onto one resident copy of the weights (the core of `serve`).
 
-The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; everything
-about admission, batching, cancellation and result lifetime lives here and is thread-based, so it is
-usable (and tested) without a network.
+The HTTP layer (`serve/server.py`) only parses uploads and talks to a :class:`Scheduler`; admission,
+batching, cancellation and result lifetime happen here, thread-based, so it is usable (and tested)
+without a network.  This module keeps the threads, the lock and the queues, and leaves the data and
+the decisions to pure pieces: what a request is and the work items passed between the threads
+(`serve/jobs.py`), when a request is refused and how much of the memory budget it holds
+(`serve/admission.py`), which encoder call runs next (`runtime/batching.py`), and what `/metrics` shows
+of its counters (`serve/metrics.py`).  The one choice still made inline is the order of prefill
+merges (`Scheduler._pick`: the loaded entry's first, unless the oldest has waited a second).
 
-Pipeline of one request (a :class:`Job`)::
+Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
 
     submit ─▶ QUEUED ─▶ FRONTEND ─▶ ENCODING ─▶ [PREFILL] ─▶ DONE ─▶ fetched / expired (freed)
      (probe,   (front-end   (decode, resample,   (clips wait in    (prefill kind only:
@@ -12,15 +17,18 @@ Pipeline of one request (a :class:`Job`)::
 
 * **Upload** (`open_upload`, before the HTTP layer reads a body): an :class:`UploadSlot` reserves the
   largest body the server accepts in the memory budget and one of `max_concurrent_uploads` slots, so
-  bodies being received are bounded in number and in bytes before a byte of them is read.  A full
-  queue, no free upload slot, a full budget, or a client that already holds `max_client_held_bytes` of
-  finished results it has not fetched is a :class:`Rejected` "retry later" with a Retry-After hint.
-* **Admission** (`submit`, on the caller's thread): the upload is probed with `decode.probe_audio` --
-  the one decode path the CLI uses too, which refuses a truncated file in every container, never
-  shortening it silently; its duration bounds the memory it can take (samples, features, outputs),
-  which replaces the slot's reservation.  Nothing is queued when it is refused.
+  bodies being received are bounded in number and in bytes before a byte of them is read; when the
+  queue, the slots, the budget or the client's unfetched results say no (`admission.queue_refusal`,
+  `admission.upload_refusal`), it is a `Rejected` "retry later" with a Retry-After hint.
+* **Admission** (`submit`, on the caller's thread): the request is checked for what it is
+  (`admission.request_refusal`), then the upload is probed with `decode.probe_audio` -- the one decode
+  path the CLI uses too, which refuses a truncated file in every container, never shortening it
+  silently; its duration bounds the memory it can take (`admission.request_memory_bound`), which
+  replaces the slot's reservation when the budget has room (`admission.memory_refusal`).  Nothing is
+  queued when it is refused.
 * **Front end** (a thread pool, never the device thread): decode the bytes with `decode.decode_audio`
-  exactly as the CLI decodes the same bytes from a file, cut 30 s clips and compute each clip's
+  exactly as the CLI decodes the same bytes from a file (too long audio is refused again on the decoded
+  samples, `admission.duration_refusal`), cut 30 s clips and compute each clip's
   log-mel on its own, or keep its samples for an artifact that computes the mel
   (`AudioEncoder.clips_from_samples`, what `AudioEncoder.clips_from_files` does), and for prefill
   expand and tokenize the prompt (`AudioPrefill.expand`) and compile the prefill entry it needs if it
@@ -39,10 +47,10 @@ Pipeline of one request (a :class:`Job`)::
   call.  Prefill requests whose clips are all encoded run their merge (`AudioPrefill.run`) on the
   same thread; they go before encoder calls since they complete requests and free memory.
 * **Results** are host arrays kept until the owner fetches them (then freed) or `result_ttl_s` after
-  completion (then expired and freed by a reaper thread).  Failed requests keep their error message
-  the same way.  A fetch claims the result first: one fetch at a time streams it (a concurrent
-  one is told so), and it is freed exactly once, when the stream completes (a broken download leaves
-  it for a retry).
+  completion (then expired and freed by a reaper thread); meanwhile they hold their own size of the
+  budget (`admission.held_bytes`).  Failed requests keep their error message the same way.  A fetch
+  claims the result first: one fetch at a time streams it (a concurrent one is told so), and it is
+  freed exactly once, when the stream completes (a broken download leaves it for a retry).
 
 A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
 contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
@@ -68,215 +76,33 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-from enum import Enum
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from ..runtime.batching import BucketQueue, EncodeCall, Wait, next_encode_call
-from ..runtime.decode import AudioError, AudioInfo, decode_audio, probe_audio
-from ..runtime.encode import Clip, EncodeError, choose_bucket
-from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
-from ..runtime.pipeline import FrontEndPool, default_workers
-from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
+from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..runtime.batching import BucketQueue, Wait, next_encode_call
+from ..runtime.decode import AudioError, decode_audio, probe_audio
+from ..runtime.encode import EncodeError, choose_bucket
+from ..runtime.frontend import SAMPLE_RATE
+from ..runtime.pipeline import FrontEndPool
+from .admission import (
+    Limits,
+    ModelSizes,
+    duration_refusal,
+    held_bytes,
+    memory_refusal,
+    queue_refusal,
+    request_memory_bound,
+    request_refusal,
+    upload_refusal,
+)
+from .errors import BadInput, NotFound, ServeError, Unavailable
+from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
+from .metrics import batch_summary, latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
-
-ENCODE, PREFILL = "encode", "prefill"
-KINDS = (ENCODE, PREFILL)
-ENCODE_OUTPUTS = ("audio_features", "encoder_hidden", "valid_tokens", "clip_source", "clip_start_s")
-PREFILL_OUTPUTS = ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows")
-MIB = 1 << 20
-
-
-# ---------------------------------------------------------------------------------------------- jobs
-
-
-class State(str, Enum):
-    QUEUED = "queued"  # admitted, waiting for a front-end worker
-    FRONTEND = "frontend"  # being decoded / featurized / tokenized
-    ENCODING = "encoding"  # clips in the bucket queues or on the device
-    PREFILL = "prefill"  # clips encoded, waiting for (or in) the prefill merge
-    DONE = "done"  # result held until fetched or expired
-    FAILED = "failed"  # error held until fetched or expired
-
-    @property
-    def active(self) -> bool:
-        return self in (State.QUEUED, State.FRONTEND, State.ENCODING, State.PREFILL)
-
-
-@dataclass(eq=False)  # identity: jobs are looked up in deques and compared by `is`
-class Job:
-    id: str
-    kind: str
-    owner: bytes  # sha256 of the owner token
-    name: str
-    upload_bytes: int
-    probe: AudioInfo
-    prompt: str | None
-    chat: bool
-    reserved: int  # bytes of the memory budget this job holds now
-    client: str = ""  # who submitted it (the connection's address): the per-client bound on held results
-    submitted: float = field(default_factory=time.monotonic)
-    submitted_wall: float = field(default_factory=time.time)
-    state: State = State.QUEUED
-    data: bytes | bytearray | None = None
-    # filled by the front end
-    audio_seconds: float = 0.0
-    starts: list[float] = field(default_factory=list)
-    frames: list[int] = field(default_factory=list)
-    buckets: list[int] = field(default_factory=list)
-    ids: np.ndarray | None = None
-    prefill_key: tuple[int, int] | None = None  # (context capacity, clips) when known: the prefill entry
-    # filled by the device thread
-    features: np.ndarray | None = None
-    hidden: np.ndarray | None = None
-    valid: np.ndarray | None = None
-    clips_left: int = 0
-    result: dict[str, np.ndarray] | None = None
-    error: ServeError | None = None
-    times: dict[str, float] = field(default_factory=dict)
-    listeners: list[Callable[[], None]] = field(default_factory=list)
-    gone: bool = False  # cancelled, released or expired: every stage drops it
-    delivering: bool = False  # a fetch is streaming the result now (see Scheduler.claim)
-
-    @property
-    def clips(self) -> int:
-        return len(self.frames)
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-able metadata (never the arrays themselves)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "status": self.state.value,
-            "filename": self.name,
-            "upload_bytes": self.upload_bytes,
-            "sample_rate": self.probe.rate,
-            "channels": self.probe.channels,
-            "container": self.probe.container,
-            "length_checked": self.probe.length_checked,
-            "audio_seconds": round(self.audio_seconds or self.probe.seconds, 6),
-            "clips": self.clips or None,
-            "submitted": self.submitted_wall,
-            "timings_s": {k: round(v - self.submitted, 6) for k, v in self.times.items()},
-        }
-        if self.clips:
-            out["clip_frames"] = list(self.frames)
-            out["clip_start_s"] = list(self.starts)
-            out["frame_buckets"] = list(self.buckets)
-        if self.kind == PREFILL:
-            out["prompt_chars"] = len(self.prompt or "")
-            if self.ids is not None:
-                out["prompt_tokens"] = int(len(self.ids))
-        if self.state is State.ENCODING:
-            out["clips_encoded"] = self.clips - self.clips_left
-        if self.error is not None:
-            out["error"] = {"code": self.error.code, "message": self.error.message}
-        if self.result is not None:
-            out["result"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in self.result.items()}
-            out["result_bytes"] = int(sum(v.nbytes for v in self.result.values()))
-        return out
-
-
-@dataclass
-class _ClipWork:
-    job: Job
-    index: int
-    clip: Clip | None  # its features or samples (encode.Clip); None once copied into a call
-    frames: int
-    ready: float
-
-
-@dataclass(frozen=True)
-class _EncodeWork:
-    """An encoder call the policy picked, with the clips taken from its bucket's queue."""
-
-    call: EncodeCall
-    items: list[_ClipWork]
-
-
-@dataclass(frozen=True)
-class _PrefillWork:
-    """A prefill merge whose clips are all encoded."""
-
-    job: Job
-
-
-@dataclass
-class _Call:
-    """An encoder call queued on the session's thread: its clips and the future of its outputs."""
-
-    bucket: int
-    width: int
-    items: list[_ClipWork]
-    future: Future
-    started: float
-
-
-@dataclass
-class Limits:
-    max_queue: int = 256  # unfinished (admitted, not yet done/failed) requests
-    max_memory_bytes: int = 4096 * MIB  # upload slots + reservations of unfinished requests + held results
-    max_upload_bytes: int = 100 * MIB  # one request's audio; the whole body may add `form_overhead_bytes`
-    max_concurrent_uploads: int = 8  # bodies being received at once
-    upload_idle_s: float = 30.0  # longest pause between two pieces of a body
-    upload_total_s: float = 300.0  # longest time to receive one body
-    max_client_held_bytes: int | None = None  # finished, unfetched results per client (None: a quarter of memory)
-    max_seconds: float = 600.0  # one request's audio
-    max_batch_clips: int | None = None  # widest call used (default: the artifact's widest entry)
-    max_wait_s: float = 0.005  # how long a partial call may wait for more clips
-    result_ttl_s: float = 600.0  # results and errors not fetched are freed after this
-    frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/pipeline.py)
-    retry_after_s: float = 1.0
-    max_prompt_chars: int = 100_000
-
-    @property
-    def form_overhead_bytes(self) -> int:
-        """What a multipart body may carry beside the audio: part headers, the prompt and chat fields."""
-        return (64 << 10) + 4 * self.max_prompt_chars
-
-    @property
-    def max_body_bytes(self) -> int:
-        return self.max_upload_bytes + self.form_overhead_bytes
-
-    @property
-    def client_held_bytes(self) -> int:
-        return self.max_client_held_bytes if self.max_client_held_bytes is not None else self.max_memory_bytes // 4
-
-
-def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: int) -> ServeError | None:
-    """Why a new upload cannot start now (None: it can): the admission policy as a pure function of the
-    scheduler's counters, checked before the body is read."""
-    retry = limits.retry_after_s
-    if uploads >= limits.max_concurrent_uploads:
-        return Rejected(
-            f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry later",
-            code="uploads_full",
-            status=503,
-            retry_after=retry,
-        )
-    if client_held >= limits.client_held_bytes:
-        return Rejected(
-            f"this client holds {client_held // MIB} MiB of finished results it has not fetched (the "
-            f"limit is {limits.client_held_bytes // MIB} MiB per client): fetch or DELETE them first",
-            code="results_unfetched",
-            status=429,
-            retry_after=retry,
-        )
-    if reserved + limits.max_body_bytes > limits.max_memory_bytes:
-        return Rejected(
-            f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
-            f"MiB); retry later",
-            code="memory_full",
-            status=503,
-            retry_after=retry,
-        )
-    return None
 
 
 class UploadSlot:
@@ -288,21 +114,6 @@ class UploadSlot:
 
     def release(self) -> None:
         self.scheduler._close_upload(self)
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
-    if not values:
-        return {"count": 0}
-    a = np.asarray(values, np.float64) * 1000.0
-    p50, p90, p99 = np.percentile(a, [50, 90, 99])
-    return {
-        "count": int(a.size),
-        "mean_ms": round(float(a.mean()), 3),
-        "p50_ms": round(float(p50), 3),
-        "p90_ms": round(float(p90), 3),
-        "p99_ms": round(float(p99), 3),
-        "max_ms": round(float(a.max()), 3),
-    }
 
 
 # ---------------------------------------------------------------------------------------------- scheduler
@@ -345,17 +156,14 @@ class Scheduler:
             allowed = [w for w in widths if cap is None or w <= cap] or [widths[-1]]
             self.widths[bucket] = tuple(allowed)
         self.max_width = max(w[0] for w in self.widths.values())
-        cfg = encoder.config
-        self._mel_bins = cfg.input_feat_size  # the memory bound's features (the samples are counted anyway)
-        self._row_bytes = AUDIO_SOFT_TOKENS_PER_CLIP * (cfg.text_hidden_size + cfg.hidden_size) * 4 + 16
+        self.sizes = ModelSizes.of(encoder.config, prefill.text if prefill is not None else None)
         if prefill is not None:
-            self._prefill_token_bytes = (prefill.text.hidden_size + prefill.text.ple_width) * 4 + 8
             prefill.tokenizer  # noqa: B018 - load it now: the lazy property is not thread-safe
 
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._jobs: dict[str, Job] = {}
-        self._ready: dict[int, collections.deque[_ClipWork]] = {b: collections.deque() for b in self.frame_buckets}
+        self._ready: dict[int, collections.deque[ReadyClip]] = {b: collections.deque() for b in self.frame_buckets}
         self._post: collections.deque[Job] = collections.deque()
         self._pending_frontend = 0  # jobs queued for or in the front end: clips may still arrive
         self._last_prefill_key: tuple[int, int] | None = None
@@ -443,28 +251,12 @@ class Scheduler:
         )
 
     # ------------------------------------------------------------------ admission
-    def estimate_bytes(self, probe: AudioInfo, upload_bytes: int, kind: str, prompt: str | None) -> int:
-        """An upper bound of what one request holds at once: upload, decode buffers, features, outputs."""
-        seconds = probe.seconds
-        samples16k = int(seconds * SAMPLE_RATE) + 1
-        clips = max(1, -(-samples16k // MAX_CLIP_SAMPLES))
-        total = upload_bytes
-        total += probe.frames * probe.channels * 8 + probe.frames * 8  # float64 decode + mono mix
-        total += samples16k * (8 + 4)  # resampled float64 + float32 samples
-        total += clips * MAX_CLIP_FRAMES * self._mel_bins * 4  # log-mel features
-        total += clips * self._row_bytes  # encoder outputs
-        if kind == PREFILL and self.prefill is not None:
-            tokens = clips * (AUDIO_SOFT_TOKENS_PER_CLIP + 8) + len(prompt or "") + 32
-            total += tokens * self._prefill_token_bytes
-        return int(total)
-
     def open_upload(self, kind: str, client: str = "") -> UploadSlot:
         """Reserve room for one body before it is read: the largest body in the memory budget and one
-        upload slot (see :func:`upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
+        upload slot (see `admission.upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
         is refused, or hand it to `submit`, which turns it into the request's own reservation."""
         try:
-            if kind == PREFILL and self.prefill is None:
-                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+            self._check_available(kind)
             with self._lock:
                 self._check_queue()
                 refusal = upload_refusal(
@@ -509,62 +301,29 @@ class Scheduler:
         (the header probe is libsndfile work).  `data` is kept as given (never copied); `slot`, the
         upload's reservation, is released here whatever happens.  Raises BadInput, Rejected, Unavailable."""
         try:
-            if kind not in KINDS:
-                raise BadInput(f"unknown request kind {kind!r}; use one of {', '.join(KINDS)}", code="bad_kind")
-            if kind == PREFILL and self.prefill is None:
-                raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
-            if kind == PREFILL:
-                if prompt is None:
-                    raise BadInput(
-                        "a prefill request needs a prompt (form field or query parameter 'prompt')", code="bad_prompt"
-                    )
-                if len(prompt) > self.limits.max_prompt_chars:
-                    raise BadInput(
-                        f"the prompt has {len(prompt)} characters, more than this server's limit of "
-                        f"{self.limits.max_prompt_chars}",
-                        code="too_large",
-                        status=413,
-                    )
-            if len(data) > self.limits.max_upload_bytes:
-                raise BadInput(
-                    f"{name}: {len(data)} bytes is more than this server's upload limit of "
-                    f"{self.limits.max_upload_bytes} bytes",
-                    code="too_large",
-                    status=413,
-                )
+            self._check_available(kind)
+            refusal = request_refusal(self.limits, kind, name=name, upload_bytes=len(data), prompt=prompt)
+            if refusal is not None:
+                raise refusal
             with self._lock:  # cheap early refusal before touching the bytes
                 self._check_queue()
             try:
                 probe = probe_audio(data, name)
             except AudioError as exc:
                 raise BadInput(str(exc), code="bad_audio") from None
-            if probe.seconds > self.limits.max_seconds:
-                raise BadInput(
-                    f"{name}: {probe.seconds:.1f} s of audio is more than this server's limit of "
-                    f"{self.limits.max_seconds:g} s",
-                    code="too_long",
-                    status=413,
-                )
-            need = self.estimate_bytes(probe, len(data), kind, prompt)
+            refusal = duration_refusal(self.limits, name=name, seconds=probe.seconds)
+            if refusal is not None:
+                raise refusal
+            need = request_memory_bound(probe, len(data), kind, prompt, self.sizes)
             token = secrets.token_urlsafe(32)
             with self._cond:
                 self._check_queue()
-                held = slot.reserved if slot is not None and slot.open else 0
-                if self._reserved - held + need > self.limits.max_memory_bytes:
-                    if need > self.limits.max_memory_bytes:
-                        raise BadInput(
-                            f"{name}: this request needs about {need // MIB} MiB, more than the server's "
-                            f"whole memory budget ({self.limits.max_memory_bytes // MIB} MiB)",
-                            code="too_large",
-                            status=413,
-                        )
-                    raise Rejected(
-                        f"the server's memory budget is in use ({self._reserved // MIB} of "
-                        f"{self.limits.max_memory_bytes // MIB} MiB); retry later",
-                        code="memory_full",
-                        status=503,
-                        retry_after=self.limits.retry_after_s,
-                    )
+                replacing = slot.reserved if slot is not None and slot.open else 0
+                refusal = memory_refusal(
+                    self.limits, name=name, need=need, reserved=self._reserved, replacing=replacing
+                )
+                if refusal is not None:
+                    raise refusal
                 if slot is not None:
                     self._close_upload(slot)  # its reservation becomes the job's, under the same lock
                 job_id = secrets.token_urlsafe(16)
@@ -602,19 +361,16 @@ class Scheduler:
         with self._lock:
             self._rejections[code] += 1
 
+    def _check_available(self, kind: str) -> None:
+        if kind == PREFILL and self.prefill is None:
+            raise Unavailable(f"prefill is not available on this server: {self.prefill_unavailable}")
+
     def _check_queue(self) -> None:
-        if self._stopping or self._device_thread is None:
-            raise Rejected(
-                "the server is shutting down", code="stopping", status=503, retry_after=self.limits.retry_after_s
-            )
-        active = self._active_count()
-        if active >= self.limits.max_queue:
-            raise Rejected(
-                f"the request queue is full ({active} of {self.limits.max_queue} requests in progress); retry later",
-                code="queue_full",
-                status=429,
-                retry_after=self.limits.retry_after_s,
-            )
+        """Refuse a request the queue cannot take now (lock held)."""
+        accepting = not self._stopping and self._device_thread is not None
+        refusal = queue_refusal(self.limits, accepting=accepting, active=self._active_count())
+        if refusal is not None:
+            raise refusal
 
     def _active_count(self) -> int:
         return sum(1 for j in self._jobs.values() if j.state.active)
@@ -741,14 +497,13 @@ class Scheduler:
         if error is not None:
             job.state, job.error, job.result = State.FAILED, error, None
             self._counts["failed"] += 1
-            held = len(error.message) + 256
         else:
             assert result is not None
             job.state, job.result = State.DONE, result
             self._counts["completed"] += 1
             self._latency[job.kind].append(now - job.submitted)
             self._audio_seconds_done += job.audio_seconds
-            held = int(sum(v.nbytes for v in result.values()))
+        held = held_bytes(result, error)
         self._reserved += held - job.reserved
         job.reserved = held
         self._notify(job)
@@ -807,19 +562,14 @@ class Scheduler:
             now = time.monotonic()
             job.times["queued_clips"] = now
             for i, clip in enumerate(clips):
-                self._ready[job.buckets[i]].append(_ClipWork(job, i, clip, job.frames[i], now))
+                self._ready[job.buckets[i]].append(ReadyClip(job, i, clip, job.frames[i], now))
             self._cond.notify_all()
 
     def _features(self, job: Job, data: bytes | bytearray):
         samples = decode_audio(data, job.name).samples
-        seconds = samples.shape[0] / SAMPLE_RATE
-        if seconds > self.limits.max_seconds:
-            raise BadInput(
-                f"{job.name}: {seconds:.1f} s of audio is more than this server's limit of "
-                f"{self.limits.max_seconds:g} s",
-                code="too_long",
-                status=413,
-            )
+        refusal = duration_refusal(self.limits, name=job.name, seconds=samples.shape[0] / SAMPLE_RATE)
+        if refusal is not None:
+            raise refusal
         clips = self.encoder.clips_from_samples(samples)
         for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
             choose_bucket(clip.frames, self.frame_buckets)
@@ -848,7 +598,7 @@ class Scheduler:
         return ids
 
     # ------------------------------------------------------------------ device thread
-    def _pick(self, now: float, device_idle: bool = True) -> _PrefillWork | _EncodeWork | Wait:
+    def _pick(self, now: float, device_idle: bool = True) -> PrefillWork | EncodeWork | Wait:
         """The next device work under the lock, or how long to wait for it: a prefill merge first (it
         completes a request and frees memory), else the encoder call `batching.next_encode_call` picks
         (while a call runs, partial calls wait for it)."""
@@ -860,7 +610,7 @@ class Scheduler:
                 job = next((j for j in self._post if j.prefill_key == self._last_prefill_key), job)
             self._post.remove(job)
             self._last_prefill_key = job.prefill_key
-            return _PrefillWork(job)
+            return PrefillWork(job)
         queues = [BucketQueue(b, len(q), q[0].ready, self.widths[b]) for b, q in self._ready.items() if q]
         call = next_encode_call(
             queues, now, settled=self._pending_frontend == 0, device_idle=device_idle, max_wait_s=self.limits.max_wait_s
@@ -868,17 +618,17 @@ class Scheduler:
         if isinstance(call, Wait):
             return call
         queue = self._ready[call.bucket]
-        return _EncodeWork(call, [queue.popleft() for _ in range(call.take)])
+        return EncodeWork(call, [queue.popleft() for _ in range(call.take)])
 
     def _device_loop(self) -> None:
         """Pick work and run it.  An encoder call is queued on the session's device thread and, while it
         runs, the next call is picked and staged behind it, then the first one's rows are handed out:
         the device never waits for this thread to build inputs or copy results."""
-        running: _Call | None = None
+        running: RunningCall | None = None
         while True:
             with self._cond:
                 while True:
-                    work: _PrefillWork | _EncodeWork | None = None
+                    work: PrefillWork | EncodeWork | None = None
                     wait: float | None = None
                     if not self._paused and not self._stopping:
                         picked = self._pick(time.monotonic(), device_idle=running is None)
@@ -893,7 +643,7 @@ class Scheduler:
                     self._cond.wait(timeout=wait)
                 self._device_busy = True
             try:
-                if isinstance(work, _EncodeWork):
+                if isinstance(work, EncodeWork):
                     staged = self._start_encode(work.call.bucket, work.call.width, work.items)
                     if running is not None:
                         self._complete_encode(running)
@@ -912,7 +662,7 @@ class Scheduler:
                     self._device_busy = running is not None
                     self._cond.notify_all()
 
-    def _start_encode(self, bucket: int, width: int, items: list[_ClipWork]) -> _Call | None:
+    def _start_encode(self, bucket: int, width: int, items: list[ReadyClip]) -> RunningCall | None:
         """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
         started = time.monotonic()
         with self._lock:
@@ -932,16 +682,16 @@ class Scheduler:
         except Exception as exc:
             self._fail_call(bucket, width, items, exc)
             return None
-        return _Call(bucket, width, items, future, started)
+        return RunningCall(bucket, width, items, future, started)
 
-    def _fail_call(self, bucket: int, width: int, items: list[_ClipWork], exc: Exception) -> None:
+    def _fail_call(self, bucket: int, width: int, items: list[ReadyClip], exc: Exception) -> None:
         log.error("encoder call %dx%d failed: %s: %s", bucket, width, type(exc).__name__, exc)
         error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
         with self._cond:
             for item in items:
                 self._finish(item.job, error=error)
 
-    def _complete_encode(self, call: _Call | None) -> None:
+    def _complete_encode(self, call: RunningCall | None) -> None:
         """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
         if call is None:
             return
@@ -1066,23 +816,14 @@ class Scheduler:
                 "uploads_in_progress": len(self._uploads),
                 "max_concurrent_uploads": self.limits.max_concurrent_uploads,
                 "results_held": sum(1 for j in self._jobs.values() if not j.state.active),
-                "batches": {
-                    "calls": self._batches,
-                    "clips": self._batch_clips,
-                    "slots": self._batch_slots,
-                    "occupancy": round(self._batch_clips / self._batch_slots, 4) if self._batch_slots else None,
-                    "mean_clips_per_call": round(self._batch_clips / self._batches, 3) if self._batches else None,
-                    "width_utilization": (
-                        round(self._batch_clips / (self._batches * self.max_width), 4) if self._batches else None
-                    ),
-                    "max_width": self.max_width,
-                    "calls_by_entry": dict(sorted(self._width_hist.items())),
-                },
+                "batches": batch_summary(
+                    self._batches, self._batch_clips, self._batch_slots, self.max_width, self._width_hist
+                ),
                 "device_seconds": round(self._device_seconds, 4),
                 "device_utilization": round(self._device_seconds / uptime, 4) if uptime > 0 else None,
                 "audio_seconds_completed": round(self._audio_seconds_done, 3),
-                "latency": {k: _percentiles(list(v)) for k, v in self._latency.items()},
-                "time_to_device": _percentiles(list(self._to_device)),
+                "latency": {k: latency_summary(list(v)) for k, v in self._latency.items()},
+                "time_to_device": latency_summary(list(self._to_device)),
                 "counts": dict(sorted(self._counts.items())),
                 "rejections": dict(sorted(self._rejections.items())),
                 "prefill_available": self.prefill is not None,

@@ -29,12 +29,13 @@ Endpoints (JSON unless noted; errors are ``{"error": {"code", "message"}}``):
 ==========================================  =====================================================================
 
 The ``/v1/requests`` endpoints need ``Authorization: Bearer <token>`` (401 without it); an unknown id and a
-wrong token are the same 404.  Backpressure, decided before a body is read (`Scheduler.open_upload`): 429
-(queue full, or this client holds too many unfetched results) or 503 (no upload slot free, memory budget
-in use, shutting down) with ``Retry-After``; 408 for a body that stalls or takes too long; 413 for a body,
-audio or prompt over the limits; 415 for a body that is not audio or a form; 400 for audio that cannot be
-decoded (not audio, truncated, empty, below 8 kHz: the CLI's message for the same bytes) or a bad
-prompt; 409 for a fetch while another fetch of the same result is streaming it.
+wrong token are the same 404.  Backpressure, decided before a body is read (`Scheduler.open_upload`, by
+the policy of `serve/admission.py`): 429 (queue full, or this client holds too many unfetched results)
+or 503 (no upload slot free, memory budget in use, shutting down) with ``Retry-After``; 408 for a body
+that stalls or takes too long; 413 for a body, audio or prompt over the limits; 415 for a body that is
+not audio or a form; 400 for audio that cannot be decoded (not audio, truncated, empty, below 8 kHz: the
+CLI's message for the same bytes) or a bad prompt; 409 for a fetch while another fetch of the same
+result is streaming it.
 
 Why aiohttp: a single, mature, actively maintained dependency (client and server in one package, used
 by the test and the benchmark too) with streaming request bodies and multipart parsing built in, so an
@@ -61,8 +62,10 @@ from aiohttp.multipart import BodyPartReader
 
 from ..runtime.decode import MIN_SAMPLE_RATE
 from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
+from .admission import Limits
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
-from .scheduler import ENCODE, PREFILL, Job, Limits, Scheduler, State
+from .jobs import ENCODE, PREFILL, Job, State
+from .scheduler import Scheduler
 
 log = logging.getLogger("gemma3n_iree.server")
 

@@ -26,7 +26,7 @@ from gemma3n_iree.runtime import mpeg
 from gemma3n_iree.runtime.containers import CONTAINERS, sniff
 from gemma3n_iree.runtime.decode import MIN_SAMPLE_RATE, AudioError, decode_audio, probe_audio
 from gemma3n_iree.runtime.npz_stream import npy_pieces, npz_pieces
-from gemma3n_iree.serve.scheduler import MIB, Limits, upload_refusal
+from gemma3n_iree.serve.admission import MIB, Limits, upload_refusal
 
 RATE = 16_000
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"

@@ -25,7 +25,7 @@ from gemma3n_iree.runtime.cli import main as iree_main
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
 from gemma3n_iree.runtime.session import AudioSession, SessionError
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.serve.scheduler import Limits
+from gemma3n_iree.serve.admission import Limits
 from gemma3n_iree.serve.server import build_scheduler, server_info
 
 CFG = builtin_config("tiny")

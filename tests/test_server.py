@@ -51,8 +51,10 @@ from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
+from gemma3n_iree.serve.admission import Limits
 from gemma3n_iree.serve.errors import BadInput, NotFound, Rejected
-from gemma3n_iree.serve.scheduler import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS, Limits, Scheduler
+from gemma3n_iree.serve.jobs import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS
+from gemma3n_iree.serve.scheduler import Scheduler
 from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")

@@ -217,8 +217,8 @@ def server(case):
     """`gemma3n-iree serve`'s pieces on the tiny checkpoint: the scheduler (its encoder and prefill artifacts
     are the fixture's, found in the cache) and the transcription service on a compiled decoder program of 4
     slots (decode widths 1 and 4), under f32-reference; (url, scheduler, service)."""
+    from gemma3n_iree.serve.admission import Limits
     from gemma3n_iree.serve.openai_routes import add_transcription_routes
-    from gemma3n_iree.serve.scheduler import Limits
     from gemma3n_iree.serve.server import BackgroundServer, build_scheduler
     from gemma3n_iree.serve.transcription import build_transcription_service
 
