@@ -1,6 +1,7 @@
 """How clips waiting for the device are packed into calls: pure functions shared by the encode
 pipeline (`runtime/pipeline.py`), the serial `encode_clips` plan and the server's scheduler
-(`serve/scheduler.py`), which both ask `next_encode_call` for their next call.
+(`serve/scheduler.py`), which both ask `next_encode_call` for their next call; and which prefill merge the
+server runs next (`next_prefill_merge`).
 
 A clip's rows never depend on the other clips of its call or on the call's width (the artifact's
 contract, `runtime/encode.py`), so these functions decide speed only, never results.
@@ -93,3 +94,29 @@ def next_encode_call(
     if heads and device_idle:
         return Wait(max(0.0, heads[0][0] + max_wait_s - now))
     return Wait(None)
+
+
+#: How long a prefill merge may be passed over for merges of the loaded entry (serve/scheduler.py).
+PREFILL_PATIENCE_S = 1.0
+
+
+@dataclass(frozen=True)
+class WaitingMerge:
+    """What the policy sees of a prefill request whose clips are all encoded."""
+
+    entry: tuple[int, int]  # the (capacity, clips) prefill entry it runs on
+    encoded_s: float  # when its last clip was encoded (a monotonic clock)
+
+
+def next_prefill_merge(
+    waiting: Sequence[WaitingMerge], loaded: tuple[int, int] | None, now: float, patience_s: float = PREFILL_PATIENCE_S
+) -> int:
+    """The index (in `waiting`, oldest first) of the merge to run next. `AudioPrefill` keeps one entry
+    loaded, so the oldest merge of the `loaded` entry goes first, unless the oldest of all has waited
+    `patience_s` (then it goes, so none starves) or none is of the loaded entry."""
+    if not waiting:
+        raise ValueError("no prefill merge is waiting")
+    oldest = waiting[0]
+    if now - oldest.encoded_s >= patience_s or oldest.entry == loaded:
+        return 0
+    return next((i for i, w in enumerate(waiting) if w.entry == loaded), 0)

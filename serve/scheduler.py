@@ -5,9 +5,8 @@ batching, cancellation and result lifetime happen here, thread-based, so it is u
 without a network.  This module keeps the threads, the lock and the queues, and leaves the data and
 the decisions to pure pieces: what a request is and the work items passed between the threads
 (`serve/jobs.py`), when a request is refused and how much of the memory budget it holds
-(`serve/admission.py`), which encoder call runs next (`runtime/batching.py`), and what `/metrics` shows
-of its counters (`serve/metrics.py`).  The one choice still made inline is the order of prefill
-merges (`Scheduler._pick`: the loaded entry's first, unless the oldest has waited a second).
+(`serve/admission.py`), which encoder call and which prefill merge run next (`runtime/batching.py`), and
+what `/metrics` shows of its counters (`serve/metrics.py`).
 
 Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
 
@@ -82,7 +81,7 @@ from typing import Any
 import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..runtime.batching import BucketQueue, Wait, next_encode_call
+from ..runtime.batching import BucketQueue, Wait, WaitingMerge, next_encode_call, next_prefill_merge
 from ..runtime.decode import AudioError, decode_audio, probe_audio
 from ..runtime.encode import EncodeError, choose_bucket
 from ..runtime.frontend import SAMPLE_RATE
@@ -603,11 +602,8 @@ class Scheduler:
         completes a request and frees memory), else the encoder call `batching.next_encode_call` picks
         (while a call runs, partial calls wait for it)."""
         if self._post:
-            # AudioPrefill keeps one (capacity, clips) entry loaded at a time: run the jobs of the loaded
-            # entry first, unless the oldest job has waited a second (no starvation)
-            job = self._post[0]
-            if now - job.times.get("encoded", now) < 1.0 and job.prefill_key != self._last_prefill_key:
-                job = next((j for j in self._post if j.prefill_key == self._last_prefill_key), job)
+            waiting = [WaitingMerge(j.prefill_key, j.times.get("encoded", now)) for j in self._post]
+            job = self._post[next_prefill_merge(waiting, self._last_prefill_key, now)]
             self._post.remove(job)
             self._last_prefill_key = job.prefill_key
             return PrefillWork(job)

@@ -9,6 +9,7 @@ server's scheduler, property-tested.
   idle between calls as the pipeline's and the scheduler's loops leave it): every clip is served exactly
   once, in its bucket's arrival order (none lost or duplicated), and none starves: a clip is served no
   later than once every clip that became ready before it is served and `max_wait_s` has passed.
+* The prefill-merge order (`next_prefill_merge`): one decision, and a simulation in which none starves.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gemma3n_iree.runtime.batching import (
+    PREFILL_PATIENCE_S,
     BucketQueue,
     EncodeCall,
     Wait,
+    WaitingMerge,
     call_width,
     may_run,
     next_encode_call,
+    next_prefill_merge,
     power_of_two_widths,
 )
 
@@ -122,3 +126,53 @@ def test_every_clip_is_served_once_in_order_and_none_starves(arrivals, widest, d
     for b in BUCKETS:  # each bucket is served in arrival order
         order = [i for t, i, bb in arrivals if bb == b]
         assert [i for i in served if i in set(order)] == order
+
+
+# ---------------------------------------------------------------------------------------------- prefill merges
+
+ENTRIES = [(256, 1), (512, 1), (512, 2)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    waits=st.lists(st.tuples(st.sampled_from(ENTRIES), st.floats(0.0, 3.0)), min_size=1, max_size=8),
+    loaded=st.sampled_from([None, *ENTRIES]),
+)
+def test_the_next_prefill_merge(waits, loaded):
+    """The oldest merge runs when it has waited the patience or is of the loaded entry; otherwise the oldest of
+    the loaded entry, if any; otherwise the oldest."""
+    now = 10.0
+    waited = sorted(waits, key=lambda w: -w[1])  # oldest first: longest wait first
+    waiting = [WaitingMerge(entry, now - seconds) for entry, seconds in waited]
+    chosen = next_prefill_merge(waiting, loaded, now)
+    same = [i for i, (entry, _) in enumerate(waited) if entry == loaded]
+    if waited[0][1] >= PREFILL_PATIENCE_S or not same:
+        assert chosen == 0
+    else:
+        assert chosen == same[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    arrivals=st.lists(st.tuples(st.sampled_from(ENTRIES), st.floats(0.0, 2.0)), min_size=1, max_size=30),
+    duration=st.floats(0.01, 0.3),
+)
+def test_no_prefill_merge_starves(arrivals, duration):
+    """Merges arriving at random times, each taking `duration`: every one runs once, and none waits longer
+    than the patience plus the merges already waiting when it arrived (each may be run before it once)."""
+    pending = sorted(((t, i, e) for i, (e, t) in enumerate(arrivals)), key=lambda a: a[:2])
+    now, loaded, waiting, ran = 0.0, None, [], {}
+    while pending or waiting:
+        while pending and pending[0][0] <= now:
+            t, i, e = pending.pop(0)
+            waiting.append((t, i, e, len(waiting)))
+        if not waiting:
+            now = pending[0][0]
+            continue
+        pick = next_prefill_merge([WaitingMerge(e, t) for t, _, e, _ in waiting], loaded, now)
+        t, i, loaded, ahead = waiting.pop(pick)
+        assert i not in ran
+        ran[i] = now
+        assert now - t <= PREFILL_PATIENCE_S + (ahead + 1) * duration + 1e-9
+        now += duration
+    assert sorted(ran) == list(range(len(arrivals)))
