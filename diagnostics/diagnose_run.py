@@ -13,7 +13,7 @@ from ..contracts.policy import get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
-from ..emitters.lowering import conv_lowering
+from ..emitters.lowering import lowering_for
 from ..model.audio_weights import HF_LAYOUT, audio_weight_specs
 from ..runtime.artifacts import ArtifactCache
 from ..runtime.checkpoint import Checkpoint, open_checkpoint
@@ -103,7 +103,7 @@ def run_diagnosis(
         quantization=checkpoint.quantization,
         quantized=frozenset(checkpoint.quantized_names()),
         kernels=select_kernels(kernels, compile_target, policy),
-        conv=conv_lowering(compile_target, policy),
+        lowering=lowering_for(compile_target, policy),
     )
     if artifact is None:
         artifact = (cache or ArtifactCache()).get_or_build(spec, compile_target, checkpoint.schema_digest(), say).path

@@ -12,7 +12,7 @@ from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES, Au
 from ..model.audio_weights import BLOCK_WEIGHTS, HF_LAYOUT, WeightLayout, WeightSpec, audio_weight_specs
 from .entries import EncodeEntry
 from .kernels import IREE_CODEGEN, LinkedKernels
-from .lowering import CONVOLUTION, check_conv_lowering
+from .lowering import DEFAULT_LOWERING, Lowering
 from .mel import MelEmitter, mel_tables
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
@@ -43,11 +43,10 @@ class AudioModuleSpec:
     #: where the log-mel is computed: on the host (entries take features) or as the module's first stage
     #: (entries take 16 kHz samples; contracts/mel.py)
     mel: MelFrontEnd = HOST_MEL
-    #: the form of the SSCP convolutions (emitters/lowering.py conv_lowering: the target's)
-    conv: str = CONVOLUTION
+    #: the forms the target's code generation wants (emitters/lowering.py lowering_for)
+    lowering: Lowering = DEFAULT_LOWERING
 
     def __post_init__(self) -> None:
-        check_conv_lowering(self.conv)
         if not self.frame_buckets:
             raise BucketError("at least one frame bucket is needed")
         for frames in self.frame_buckets:
@@ -84,7 +83,7 @@ class AudioModuleSpec:
                 "quantized=" + ",".join(sorted(self.quantized)),
                 "kernels=" + self.kernels.identity,
                 "mel=" + self.mel.name,
-                "conv=" + self.conv,
+                "lowering=" + self.lowering.identity,
             ]
         )
 
@@ -119,7 +118,7 @@ def emit_audio_module(spec: AudioModuleSpec) -> str:
     """Render and verify the whole module; returns MLIR text ready for `iree-compile`."""
     cfg, contract = spec.config, spec.contract
     module = ModuleBuilder("gemma3n_audio")
-    ops = OpEmitter(module, contract, spec.kernels, spec.conv)
+    ops = OpEmitter(module, contract, spec.kernels, spec.lowering)
     weights = audio_weight_specs(cfg, spec.layout)
     stored, dequantized = _stored_weights(ops, spec, weights)
     entries = [_build_entry(ops, cfg, spec.layout, frames, clips, spec.mel) for frames, clips in spec.entries]

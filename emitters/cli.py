@@ -24,7 +24,7 @@ from ..model.checkpoint_config import CheckpointConfig
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
 from .compile import CompileError, compile_mlir, parse_target
 from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
-from .lowering import conv_lowering
+from .lowering import DEFAULT_LOWERING, lowering_for
 
 
 def resolve_config(checkpoint: Path | None, config_file: Path | None, builtin: str | None) -> AudioConfig:
@@ -51,6 +51,7 @@ def decoder_spec(
     contexts: tuple[int, ...],
     layout: str,
     kernels=IREE_CODEGEN,
+    lowering=DEFAULT_LOWERING,
 ):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
@@ -80,6 +81,7 @@ def decoder_spec(
         tuple(contexts),
         LAYOUTS[layout],
         kernels,
+        lowering,
     )
 
 
@@ -258,6 +260,7 @@ def main(
                 contexts,
                 layout,
                 linked,
+                lowering_for(target, get_contract(contract)),
             )
             emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:
@@ -277,6 +280,7 @@ def main(
                 tuple(clips) or (1,),
                 LAYOUTS[layout],
                 stages,
+                lowering_for(target, get_contract(contract)),
             )
             emit, names, linked = emit_prefill_module, [e.symbol for e in spec.entry_points], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
@@ -297,7 +301,7 @@ def main(
                 stages,
                 kernels=linked,
                 mel=resolve_mel(mel, target.kind),
-                conv=conv_lowering(target, policy),
+                lowering=lowering_for(target, policy),
             )
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()

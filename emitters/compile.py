@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import threading
 from collections.abc import Sequence
@@ -49,6 +50,7 @@ __all__ = [
     "apply_target_to_module",
     "compile_mlir",
     "compiler_version",
+    "cpu_features",
     "parse_target",
     "verify_mlir",
 ]
@@ -537,3 +539,31 @@ def compiler_version() -> str:
         api = lib.api_version()
         _version_cache = f"{dist_version} (build {revision}, C API {api >> 16}.{api & 0xFFFF})"
     return _version_cache
+
+
+_FEATURE_PROBE = """module @features {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %y = stablehlo.add %x, %x : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+"""
+
+
+@functools.cache
+def cpu_features(target: Target) -> frozenset[str]:
+    """The CPU features llvm-cpu code for `target` is generated for (`+avx512bf16`, `-amx-bf16`, ...), as LLVM
+    resolves the target's CPU name ("host": this machine's): read from the executable IREE writes when it
+    compiles a one-op module for `target`, so they are the compiler's own facts, never a table here."""
+    import tempfile
+    from pathlib import Path
+
+    if not target.is_cpu:
+        raise ValueError(f"cpu_features applies to the llvm-cpu target, not {target}")
+    with tempfile.TemporaryDirectory(prefix="gemma3n-cpu-features-") as dump:
+        compile_mlir(_FEATURE_PROBE, target, [f"--iree-hal-dump-executable-sources-to={dump}"])
+        text = "".join(p.read_text() for p in Path(dump).glob("*.mlir"))
+    found = re.search(r'cpu_features = "([^"]*)"', text)
+    if found is None:
+        raise CompileError(f"IREE's executable for {target} names no cpu_features")
+    return frozenset(f for f in found.group(1).split(",") if f)

@@ -37,6 +37,7 @@ from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_wei
 from .decoder_ops import DecoderOpEmitter
 from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, EntryPoint
 from .kernels import IREE_CODEGEN, LinkedKernels
+from .lowering import DEFAULT_LOWERING, Lowering
 from .render import Func, ModuleBuilder, tensor_type
 from .specialisations import DecoderLayer
 
@@ -64,6 +65,8 @@ class DecoderModuleSpec:
     #: committed Hopper kernels (`emitters/kernels.py`): the row sums everywhere, the GEMM for prompt-sized
     #: linears (`decoder_ops.GEMM_MIN_ROWS`); none by default (IREE's code generation)
     kernels: LinkedKernels = IREE_CODEGEN
+    #: the forms the target's code generation wants (emitters/lowering.py lowering_for)
+    lowering: Lowering = DEFAULT_LOWERING
 
     def __post_init__(self) -> None:
         if self.slots < 1 or self.capacity < 1:
@@ -121,6 +124,7 @@ class DecoderModuleSpec:
                 "contexts=" + ",".join(map(str, self.context_buckets)),
                 "batches=" + ",".join(map(str, sorted(set(self.batches)))),
                 f"kernels={self.kernels.identity}",
+                "lowering=" + self.lowering.identity,
             ]
         )
 
@@ -199,7 +203,7 @@ class _ProgramEmitter:
     def __init__(self, spec: DecoderModuleSpec) -> None:
         self.spec, self.cfg = spec, spec.cfg
         self.module = ModuleBuilder("gemma3n_decoder")
-        self.ops = DecoderOpEmitter(self.module, spec.contract, spec.kernels, cfg=spec.cfg)
+        self.ops = DecoderOpEmitter(self.module, spec.contract, spec.kernels, spec.lowering, cfg=spec.cfg)
         layout = spec.kv_layout
         self.layout = layout
         cfg = self.cfg

@@ -337,7 +337,9 @@ class DecoderOpEmitter(OpEmitter):
         kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
         q = f32([queries, h, hd])
         func = Func(
-            DecoderAttention(phase, queries, columns, h, k, hd, window, ring if ring_sum else None).symbol,
+            DecoderAttention(
+                phase, queries, columns, h, k, hd, window, ring if ring_sum else None, widened=self.widened
+            ).symbol,
             (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")),
             (q,),
         )

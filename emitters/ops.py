@@ -22,7 +22,7 @@ from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_si
 from ..contracts.policy import NumericContract
 from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
 from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
-from .lowering import CONVOLUTION, IM2COL, check_conv_lowering
+from .lowering import DEFAULT_LOWERING, IM2COL, Lowering
 from .render import Func, ModuleBuilder
 from .render import tensor_type as tensor
 from .specialisations import (
@@ -76,14 +76,19 @@ class OpEmitter:
     contract: NumericContract
     #: the committed Hopper kernels the module links (`IREE_CODEGEN`: none)
     kernels: LinkedKernels = IREE_CODEGEN
-    #: the form of the SSCP convolutions (emitters/lowering.py: the target's)
-    conv: str = CONVOLUTION
+    #: the forms the target's code generation wants (emitters/lowering.py)
+    lowering: Lowering = DEFAULT_LOWERING
 
-    def __post_init__(self) -> None:
-        check_conv_lowering(self.conv)
+    @property
+    def widened(self) -> bool:
+        """Whether the dots read BF16 operands as F32 (the symbols of the contractions say so)."""
+        return self.lowering.dot_dtype(self.contract) != self.contract.operand_dtype
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
-        return self.module.add(template, func, calls, c=self.contract, **params)
+        """Render `template` with the contract `c` and `dot`, the operand type its contractions' dots read."""
+        return self.module.add(
+            template, func, calls, c=self.contract, dot=self.lowering.dot_dtype(self.contract), **params
+        )
 
     # ------------------------------------------------------------------ reduction schedules
     def lane_xor_sum(self, rows: int, width: int, reads: int, square: bool = False) -> Func:
@@ -178,7 +183,7 @@ class OpEmitter:
         else:
             raise ValueError(f"unknown convolution weight layout {weight_layout!r}")
         result = self.contract.sscp_conv_result_dtype
-        im2col = self.conv == IM2COL
+        im2col = self.lowering.conv == IM2COL
         spec = SscpConv(
             clips,
             frames,
@@ -189,6 +194,7 @@ class OpEmitter:
             result,
             weight_layout,
             im2col=im2col,
+            widened=self.widened,
         )
         func = Func(
             spec.symbol, (f32([clips, frames, freq, cin]), tensor(w_shape, w_dtype)), (f32([clips, to, fo, cout]),)
@@ -260,7 +266,14 @@ class OpEmitter:
         gemm = self.kernels.launch(GEMM_SM90.call(n, out, k))
         bf16_result = gemm is not None and kernel_bf16
         spec = Linear(
-            tuple(lead), k, out, self.contract.operand_dtype, x_dtype, kernel=gemm is not None, bf16_result=bf16_result
+            tuple(lead),
+            k,
+            out,
+            self.contract.operand_dtype,
+            x_dtype,
+            kernel=gemm is not None,
+            bf16_result=bf16_result,
+            widened=self.widened,
         )
         y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
         func = Func(spec.symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
@@ -544,7 +557,7 @@ class OpEmitter:
         wm = tensor([d, d], "bf16")
         wn = tensor([d], "bf16")
         func = Func(
-            Attention(clips, frames, d, heads, chunk, max_past, kernel=core is not None).symbol,
+            Attention(clips, frames, d, heads, chunk, max_past, kernel=core is not None, widened=self.widened).symbol,
             (x, tensor([clips, frames], "i1"), wn, wm, wm, wm, tensor([hd], "bf16"), wm, wm, wn),
             (x,),
         )

@@ -34,6 +34,7 @@ from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, WeightSpe
 from ..model.checkpoint_config import CheckpointConfig
 from ..model.text_config import TextConfig
 from .entries import PrefillEntry
+from .lowering import DEFAULT_LOWERING, Lowering
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder, tensor_type
 
@@ -97,6 +98,8 @@ class PrefillModuleSpec:
     clips: tuple[int, ...] = (1,)
     layout: WeightLayout = HF_LAYOUT
     stages: bool = False
+    #: the forms the target's code generation wants (emitters/lowering.py lowering_for)
+    lowering: Lowering = DEFAULT_LOWERING
 
     def __post_init__(self) -> None:
         if not self.capacities or not self.clips:
@@ -146,6 +149,7 @@ class PrefillModuleSpec:
                 "capacities=" + ",".join(map(str, sorted(set(self.capacities)))),
                 "clips=" + ",".join(map(str, sorted(set(self.clips)))),
                 f"stages={int(self.stages)}",
+                "lowering=" + self.lowering.identity,
             ]
         )
 
@@ -173,7 +177,7 @@ def emit_prefill_module(spec: PrefillModuleSpec) -> str:
     """Render and verify the prefill module; returns MLIR text ready for `iree-compile`."""
     audio, text, contract = spec.audio, spec.text, spec.contract
     module = ModuleBuilder("gemma3n_prefill")
-    ops = OpEmitter(module, contract)
+    ops = OpEmitter(module, contract, lowering=spec.lowering)
     weights = resident_weight_specs(audio, text, spec.layout)
     entries = []
     for cap, clips in spec.entries:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..contracts.policy import NumericContract
 from .kernels import IREE_CODEGEN, LinkedKernels
-from .lowering import CONVOLUTION
+from .lowering import DEFAULT_LOWERING, Lowering
 from .ops import OpEmitter
 from .render import Func, ModuleBuilder
 
@@ -21,23 +21,27 @@ def probe_module(
     build: Callable[[OpEmitter], Func],
     name: str = "main",
     kernels: LinkedKernels = IREE_CODEGEN,
-    conv: str = CONVOLUTION,
+    lowering: Lowering = DEFAULT_LOWERING,
 ) -> str:
-    """A module whose entry `name` calls the op that `build` renders (its SSCP convolutions in the form `conv`,
+    """A module whose entry `name` calls the op that `build` renders (in the forms `lowering`,
     emitters/lowering.py); returns verified MLIR text."""
     module = ModuleBuilder("probe")
-    func = build(OpEmitter(module, contract, kernels, conv))
+    func = build(OpEmitter(module, contract, kernels, lowering))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()
 
 
 def decoder_probe_module(
-    contract: NumericContract, cfg: DecoderConfig, build: Callable[[DecoderOpEmitter], Func], name: str = "main"
+    contract: NumericContract,
+    cfg: DecoderConfig,
+    build: Callable[[DecoderOpEmitter], Func],
+    name: str = "main",
+    lowering: Lowering = DEFAULT_LOWERING,
 ) -> str:
     """`probe_module` for the decoder's op families (a `DecoderOpEmitter` of configuration `cfg`)."""
     from .decoder_ops import DecoderOpEmitter
 
     module = ModuleBuilder("probe")
-    func = build(DecoderOpEmitter(module, contract, cfg=cfg))
+    func = build(DecoderOpEmitter(module, contract, lowering=lowering, cfg=cfg))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()

@@ -14,6 +14,8 @@ from .symbols import Choice, Decimal, Dims, F32Bits, Flag, Int, OptionalInt, Spe
 
 DTYPES = ("bf16", "f32")
 KERNEL = "Ksm90"
+#: a contraction whose BF16 operands the dot reads as F32 (emitters/lowering.py: a CPU without a BF16 dot)
+WIDENED = "Df32"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class SscpConv(Specialisation):
     weight_layout: str = token(Choice("", ("oihw", "ohwi")))
     #: written as an im2col matmul (emitters/lowering.py) rather than a convolution
     im2col: bool = token(Flag("im2col"), default=False)
+    widened: bool = token(Flag(WIDENED), default=False)
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Linear(Specialisation):
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")
     kernel: bool = token(Flag(KERNEL), default=False)
     bf16_result: bool = token(Flag("Ybf16"), default=False)
+    widened: bool = token(Flag(WIDENED), default=False)
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,7 @@ class Attention(Specialisation):
     chunk: int = token(Int("W"))
     max_past: int = token(Int("P"))
     kernel: bool = token(Flag(KERNEL), default=False)
+    widened: bool = token(Flag(WIDENED), default=False)
 
 
 @dataclass(frozen=True)
@@ -351,6 +356,7 @@ class DecoderAttention(Specialisation):
     head_dim: int = token(Int("hd"))
     window: int | None = token(OptionalInt("sw"), default=None)
     ring: int | None = token(OptionalInt("ring"), default=None)
+    widened: bool = token(Flag(WIDENED), default=False)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters.audio import AudioModuleSpec
 from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
-from ..emitters.lowering import conv_lowering
+from ..emitters.lowering import lowering_for
 from ..files import atomic_writer
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from . import frontend
@@ -198,7 +198,7 @@ class AudioEncoder:
                 quantized=frozenset(self.checkpoint.quantized_names()),
                 kernels=select_kernels(kernels, compile_target, policy),
                 mel=front_end,
-                conv=conv_lowering(compile_target, policy),
+                lowering=lowering_for(compile_target, policy),
             )
             built = (cache or ArtifactCache()).get_or_build(
                 spec, compile_target, self.checkpoint.schema_digest(), self.progress

@@ -27,6 +27,7 @@ import numpy as np
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
 from ..emitters import entries
 from ..emitters.compile import Target, parse_target
+from ..emitters.lowering import lowering_for
 from ..emitters.prefill import (
     DEFAULT_CAPACITIES,
     TEXT_PREFIX,
@@ -315,12 +316,18 @@ class AudioPrefill:
         return fitting[0]
 
     def _build(self, key: tuple[int, int]) -> Path:
+        target = parse_target(self.target, self.cuda_arch)
         spec = PrefillModuleSpec(
-            self.audio_config, self.text, self.contract, (key[0],), (key[1],), self.checkpoint.layout, self.stages
+            self.audio_config,
+            self.text,
+            self.contract,
+            (key[0],),
+            (key[1],),
+            self.checkpoint.layout,
+            self.stages,
+            lowering_for(target, self.contract),
         )
-        path = build_prefill_artifact(
-            self.cache, spec, parse_target(self.target, self.cuda_arch), self.weight_schema, self.progress
-        ).path
+        path = build_prefill_artifact(self.cache, spec, target, self.weight_schema, self.progress).path
         self._built[key] = path
         return path
 

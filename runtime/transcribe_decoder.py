@@ -26,6 +26,7 @@ from ..contracts.policy import get_contract
 from ..emitters.compile import parse_target
 from ..emitters.decoder import DecoderModuleSpec
 from ..emitters.kernels import select_kernels
+from ..emitters.lowering import lowering_for
 from ..model.checkpoint_config import CheckpointConfig
 from .artifacts import ArtifactCache
 from .decoder import DecoderSession, build_decoder_artifact
@@ -101,7 +102,8 @@ def transcription_spec(
     cfg = CheckpointConfig.read(checkpoint).decoder
     b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
     c = get_contract(contract)
-    linked = select_kernels(kernels, parse_target(target, cuda_arch), c)
+    compile_target = parse_target(target, cuda_arch)
+    linked = select_kernels(kernels, compile_target, c)
     return DecoderModuleSpec(
         cfg,
         c,
@@ -112,6 +114,7 @@ def transcription_spec(
         contexts=b.contexts,
         layout=text_layout(checkpoint),
         kernels=linked,
+        lowering=lowering_for(compile_target, c),
     )
 
 

@@ -7,7 +7,9 @@ Times, one after the other in this process (median of `--repeats` calls after on
 * this project's llvm-cpu artifact under each contract, called as `gemma3n-iree bench` calls it
   (`AudioSession.run`: features in, `audio_features` and `encoder_hidden` out);
 * with `--baseline`, the same artifact compiled as before the CPU path was tuned (no data tiling, the SSCP
-  convolutions as convolutions): the "before" column.
+  convolutions as convolutions): the "before" column;
+* with `--cpus`, compiled for other CPUs this one runs too (`x86-64-v3`, `skylake-avx512`: no BF16 dot
+  instruction, so the BF16 contractions read F32: emitters/lowering.py).
 
     python scripts/cpu_bench.py --checkpoint /tmp/ckpt-e4b            # a checkpoint of the real shapes
     python scripts/cpu_bench.py --config tiny --repeats 1 --baseline   # the smoke test (tests/test_cpu_bench.py)
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import statistics
@@ -62,36 +63,42 @@ def cpu_codegen(tuned: bool) -> Iterator[None]:
         targets.CPU_CONTRACTION_FLAGS = saved
 
 
-def ours(checkpoint: Path, contract: str, frames: int, repeats: int, baseline: bool, cache: Path) -> dict:
+def ours(checkpoint: Path, contract: str, frames: int, repeats: int, baseline: bool, cache: Path, cpu: str) -> dict:
+    """One clip per call of the artifact for `llvm-cpu:<cpu>` (in the product's forms and flags, or with
+    `baseline` as compiled before tuning), built as `AudioEncoder` builds it and loaded through it."""
+    from gemma3n_iree.contracts import get_contract
     from gemma3n_iree.diagnostics.bench import bench_inputs
-    from gemma3n_iree.emitters.lowering import CONVOLUTION
+    from gemma3n_iree.emitters.audio import AudioModuleSpec
+    from gemma3n_iree.emitters.compile import parse_target
+    from gemma3n_iree.emitters.lowering import DEFAULT_LOWERING, lowering_for
     from gemma3n_iree.runtime.artifacts import ArtifactCache
+    from gemma3n_iree.runtime.checkpoint import open_checkpoint
     from gemma3n_iree.runtime.encode import AudioEncoder
 
-    class BaselineCache(ArtifactCache):
-        """Compiles the spec with the SSCP convolutions as convolutions (what llvm-cpu compiled before)."""
-
-        def get_or_build(self, spec, target, weight_schema, progress=None):
-            return super().get_or_build(dataclasses.replace(spec, conv=CONVOLUTION), target, weight_schema, progress)
-
+    target, policy, ckpt = parse_target(f"llvm-cpu:{cpu}"), get_contract(contract), open_checkpoint(checkpoint)
+    spec = AudioModuleSpec(
+        ckpt.config,
+        policy,
+        (frames,),
+        (1,),
+        ckpt.layout,
+        quantization=ckpt.quantization,
+        quantized=frozenset(ckpt.quantized_names()),
+        lowering=DEFAULT_LOWERING if baseline else lowering_for(target, policy),
+    )
+    started = time.perf_counter()
     with cpu_codegen(tuned=not baseline):
-        started = time.perf_counter()
-        encoder = AudioEncoder(
-            checkpoint,
-            target="llvm-cpu",
-            contract=contract,
-            frame_buckets=(frames,),
-            clips_per_call=(1,),
-            cache=(BaselineCache if baseline else ArtifactCache)(cache),
-        )
-        ready_s = time.perf_counter() - started
-    session = encoder.session
+        built = ArtifactCache(cache).get_or_build(spec, target, ckpt.schema_digest())
+    session = AudioEncoder(checkpoint, target="llvm-cpu", contract=contract, artifact=built.path).session
+    ready_s = time.perf_counter() - started
     inputs, counts = bench_inputs(session, frames, 1)
     seconds = median_s(lambda: session.run(inputs, counts), repeats)
     return emit(
         {
             "impl": "gemma3n-iree" + (" before tuning" if baseline else ""),
+            "cpu": cpu,
             "contract": contract,
+            "dots": spec.lowering.dot_dtype(policy),
             "frames": frames,
             "compile_and_load_s": round(ready_s, 2),
             "median_s": round(seconds, 4),
@@ -138,6 +145,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed calls per measurement (median)")
     parser.add_argument("--contracts", nargs="+", default=["mlx-cuda-v1", "f32-reference"])
     parser.add_argument("--baseline", action="store_true", help="also time the code generation before tuning")
+    parser.add_argument(
+        "--cpus",
+        nargs="+",
+        default=["host"],
+        help="LLVM CPU names to compile for (host: this machine's; e.g. x86-64-v3 for a CPU without a BF16 dot)",
+    )
     parser.add_argument("--cache-dir", type=Path, help="artifact cache (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -154,15 +167,18 @@ def main() -> None:
             cfg, weights = open_checkpoint(checkpoint).config, _read_weights(checkpoint)
         cache = args.cache_dir or Path(scratch) / "cache"
         torch_runs = [transformers_fp32(cfg, weights, args.frames, args.repeats, run=1)["median_s"]]
-        records = [ours(checkpoint, c, args.frames, args.repeats, False, cache) for c in args.contracts]
-        if args.baseline:
-            records += [ours(checkpoint, c, args.frames, args.repeats, True, cache) for c in args.contracts]
+        records = [
+            ours(checkpoint, c, args.frames, args.repeats, baseline, cache, cpu)
+            for cpu in args.cpus
+            for baseline in ((False, True) if args.baseline else (False,))
+            for c in args.contracts
+        ]
         torch_runs.append(transformers_fp32(cfg, weights, args.frames, args.repeats, run=2)["median_s"])
     reference = float(np.mean(torch_runs))
     emit(
         {
             "ratios_to_transformers_fp32": {
-                f"{r['impl']} {r['contract']}": round(r["median_s"] / reference, 3) for r in records
+                f"{r['impl']} {r['cpu']} {r['contract']}": round(r["median_s"] / reference, 3) for r in records
             },
             "transformers_fp32_s": round(reference, 4),
         }

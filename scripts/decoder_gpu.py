@@ -65,14 +65,17 @@ def module_spec(variant: str, contract: str, target: str, kernels: str):
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
     from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
     cfg, c = builtin_decoder_config(variant), get_contract(contract)
     slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]
     if variant == "tiny":  # the smoke run on the CPU machine: the tiny model's 256 positions
         slots, capacity, prompts, batches, contexts = 2, 64, (32,), (1, 2), (64,)
-    linked = select_kernels(kernels, parse_target(target, "sm_90" if target == "cuda" else None), c)
-    return DecoderModuleSpec(cfg, c, slots, capacity, prompts, batches, contexts, kernels=linked)
+    compile_target = parse_target(target, "sm_90" if target == "cuda" else None)
+    linked = select_kernels(kernels, compile_target, c)
+    lowering = lowering_for(compile_target, c)
+    return DecoderModuleSpec(cfg, c, slots, capacity, prompts, batches, contexts, kernels=linked, lowering=lowering)
 
 
 def build(args: argparse.Namespace) -> None:

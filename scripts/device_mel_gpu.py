@@ -94,7 +94,7 @@ def build(target_name: str, arch: str | None, batches: tuple[int, ...], repeats:
     from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
     from gemma3n_iree.emitters.kernels import select_kernels
-    from gemma3n_iree.emitters.lowering import conv_lowering
+    from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.emitters.mel import MelEmitter
     from gemma3n_iree.emitters.probe import probe_module
     from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
@@ -127,7 +127,7 @@ def build(target_name: str, arch: str | None, batches: tuple[int, ...], repeats:
                 widths,
                 kernels=select_kernels("auto", target, contract),
                 mel=resolve_mel(job["mel"], target_name),
-                conv=conv_lowering(target, contract),
+                lowering=lowering_for(target, contract),
             )
             mlir = emit_audio_module(spec)
         path.write_bytes(compile_mlir(mlir, target))

@@ -35,7 +35,7 @@ def build(args) -> None:
     from iree.compiler import compile_str
 
     from gemma3n_iree.emitters.compile import compile_mlir
-    from gemma3n_iree.emitters.lowering import conv_lowering
+    from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.emitters.probe import probe_module
 
     target, contract, linked = probe_setup(args)
@@ -43,7 +43,7 @@ def build(args) -> None:
     for stage in (s for s in stages(args.clips) if not args.family or s["name"] in args.family):
         with tempfile.TemporaryDirectory() as dump:
             compile_mlir(
-                probe_module(contract, stage["build"], kernels=linked, conv=conv_lowering(target, contract)),
+                probe_module(contract, stage["build"], kernels=linked, lowering=lowering_for(target, contract)),
                 target,
                 extra_flags=[f"--iree-hal-dump-executable-benchmarks-to={dump}"],
             )

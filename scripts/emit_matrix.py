@@ -47,7 +47,7 @@ from gemma3n_iree.emitters import render
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import Target, parse_target
 from gemma3n_iree.emitters.kernels import KernelChoiceError, select_kernels
-from gemma3n_iree.emitters.lowering import conv_lowering
+from gemma3n_iree.emitters.lowering import lowering_for
 from gemma3n_iree.emitters.prefill import PrefillModuleSpec, emit_prefill_module
 from gemma3n_iree.model.audio_config import AudioConfig, builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout, audio_weight_specs
@@ -87,7 +87,7 @@ def _audio(
             quantization,
             quantized,
             kernels=select_kernels(choice, target, policy),
-            conv=conv_lowering(target, policy),
+            lowering=lowering_for(target, policy),
         )
     )
 

@@ -114,16 +114,16 @@ def build(args: argparse.Namespace) -> None:
     from cpu_bench import cpu_codegen  # scripts/, beside this file
 
     from gemma3n_iree.emitters.compile import compile_mlir
-    from gemma3n_iree.emitters.lowering import CONVOLUTION, conv_lowering
+    from gemma3n_iree.emitters.lowering import DEFAULT_LOWERING, lowering_for
     from gemma3n_iree.emitters.probe import probe_module
 
     target, contract, linked = probe_setup(args)
-    conv = CONVOLUTION if args.cpu_baseline else conv_lowering(target, contract)
+    lowering = DEFAULT_LOWERING if args.cpu_baseline else lowering_for(target, contract)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
     for stage in stages(args.clips):
-        text = probe_module(contract, stage["build"], kernels=linked, conv=conv)
+        text = probe_module(contract, stage["build"], kernels=linked, lowering=lowering)
         signature = re.search(r"func\.func @main\((.*?)\) ->", text).group(1)
         inputs = [m.group(1) for m in re.finditer(r"tensor<([^>]*)>", signature)]
         with cpu_codegen(tuned=not args.cpu_baseline):

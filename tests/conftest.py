@@ -33,20 +33,21 @@ _LOADED: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
-def _compile_llvm_cpu(text: str) -> bytes:
+def _compile_llvm_cpu(text: str, cpu: str) -> bytes:
     """The one place that calls the compiler (switch backends / flags here)."""
     from gemma3n_iree.emitters.compile import compile_mlir, parse_target
 
-    return compile_mlir(text, parse_target("llvm-cpu"))
+    return compile_mlir(text, parse_target(f"llvm-cpu:{cpu}"))
 
 
-def compile_cpu(text: str) -> bytes:
-    """Compile MLIR text for llvm-cpu (host), once per session per distinct text."""
-    key = hashlib.sha256(text.encode()).hexdigest()
+def compile_cpu(text: str, cpu: str = "host") -> bytes:
+    """Compile MLIR text for llvm-cpu (`cpu`: an LLVM CPU name, default this machine's), once per session per
+    distinct text and CPU."""
+    key = hashlib.sha256(f"{cpu}\n{text}".encode()).hexdigest()
     with _LOCK:
         vmfb = _COMPILED.get(key)
     if vmfb is None:
-        vmfb = _compile_llvm_cpu(text)
+        vmfb = _compile_llvm_cpu(text, cpu)
         with _LOCK:
             _COMPILED[key] = vmfb
     return vmfb

@@ -19,7 +19,7 @@ import pytest
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1, get_contract
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target
-from gemma3n_iree.emitters.lowering import CONV_LOWERINGS, CONVOLUTION, IM2COL, conv_lowering
+from gemma3n_iree.emitters.lowering import CONV_LOWERINGS, CONVOLUTION, IM2COL, Lowering, lowering_for
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
 from gemma3n_iree.emitters.render import ModuleBuilder
@@ -42,7 +42,7 @@ def _run(text: str, *args: np.ndarray):
 
 def _conv_module(contract, conv: str, args: tuple) -> str:
     module = ModuleBuilder("probe")
-    func = OpEmitter(module, contract, conv=conv).sscp_conv(*args)
+    func = OpEmitter(module, contract, lowering=Lowering(conv)).sscp_conv(*args)
     module.add_raw("entry:main", "probe_entry.mlir.j2", calls=[func], name="main", func=func)
     return module.build()
 
@@ -68,12 +68,12 @@ def _exact_conv(x: np.ndarray, w_ohwi: np.ndarray, stride: tuple[int, int]) -> t
 
 
 def test_the_cpu_writes_the_convolutions_as_matmuls():
-    assert conv_lowering(CPU, MLX_CUDA_V1) == conv_lowering(CPU, F32_REFERENCE) == IM2COL
-    assert conv_lowering(parse_target("cuda", "sm_90"), MLX_CUDA_V1) == CONVOLUTION
+    assert lowering_for(CPU, MLX_CUDA_V1).conv == lowering_for(CPU, F32_REFERENCE).conv == IM2COL
+    assert lowering_for(parse_target("cuda", "sm_90"), MLX_CUDA_V1) == Lowering()
     # the diagnostic whose evidence is a BF16-result convolution keeps the convolution everywhere
-    assert conv_lowering(CPU, get_contract("mlx-cuda-v1-bf16-conv")) == CONVOLUTION
+    assert lowering_for(CPU, get_contract("mlx-cuda-v1-bf16-conv")).conv == CONVOLUTION
     with pytest.raises(ValueError, match="unknown convolution lowering 'winograd'; choose one of convolution, im2col"):
-        OpEmitter(ModuleBuilder("m"), MLX_CUDA_V1, conv="winograd")
+        Lowering("winograd")
 
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
@@ -174,4 +174,48 @@ def test_a_data_tiled_bf16_linear_sums_in_the_dot_product_instructions_order():
     order = dict(accumulation_orders(97))["pairs-odd-first"]
     products = x[0][:, None, :] * w.astype(np.float32)[None, :, :]  # exact: BF16 x BF16 fits F32
     want = round_bf16(np.array([[order(p) for p in row] for row in products], np.float32))
+    np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------------------------------------- no BF16 dot
+
+#: A CPU without a BF16 dot instruction that this machine (x86-64 with AVX2) also runs: AVX2, FMA, BMI.
+NO_BF16_DOT = parse_target("llvm-cpu:x86-64-v3")
+
+
+def test_bf16_dots_are_widened_exactly_where_the_cpu_has_no_bf16_dot():
+    """The decision is read from the compiler's own CPU features (compile.cpu_features)."""
+    from gemma3n_iree.emitters.compile import cpu_features
+
+    assert "+avx512bf16" in cpu_features(parse_target("llvm-cpu:sapphirerapids"))
+    assert not lowering_for(parse_target("llvm-cpu:sapphirerapids"), MLX_CUDA_V1).widen_bf16
+    assert lowering_for(parse_target("llvm-cpu:skylake-avx512"), MLX_CUDA_V1).widen_bf16
+    assert lowering_for(NO_BF16_DOT, MLX_CUDA_V1).widen_bf16
+    assert not lowering_for(NO_BF16_DOT, F32_REFERENCE).widen_bf16  # its operands are F32 already
+    assert lowering_for(CPU, MLX_CUDA_V1).widen_bf16 == (not {"+avx512bf16", "+bf16"} & cpu_features(CPU))
+
+
+def test_a_widened_linear_is_the_serial_f32_sum_of_its_bf16_products():
+    """Compiled for a CPU without a BF16 dot, a BF16 linear reads its operands as F32 (rounded to BF16 first,
+    as the contract says: the input here is not BF16-valued) and sums them serially in F32, bit for bit."""
+    from gemma3n_iree.contracts.emulation import round_bf16
+    from gemma3n_iree.contracts.envelope import accumulation_orders
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.0, 1.0, (1, 33, 80)).astype(np.float32)  # F32 values: the operand rounding must happen
+    w = rng.normal(0.0, 0.1, (40, 80)).astype(BF16)
+    lowering = lowering_for(NO_BF16_DOT, MLX_CUDA_V1)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.linear([1, 33], 80, 40), lowering=lowering)
+    assert (
+        "(tensor<40x80xbf16>) -> tensor<40x80xf32>" in text
+        and "reduce_precision %0, format = e8m7 : tensor<33x80xf32>" in text
+    )
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, compile_mlir(text, NO_BF16_DOT)))
+    got = np.asarray(ctx.modules.probe["main"](x, w).to_host())[0]
+    sequential = dict(accumulation_orders(80))["sequential"]
+    products = round_bf16(x[0])[:, None, :] * w.astype(np.float32)[None, :, :]
+    want = round_bf16(np.array([[sequential(p) for p in row] for row in products], np.float32))
     np.testing.assert_array_equal(got, want)

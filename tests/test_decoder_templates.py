@@ -45,8 +45,17 @@ T, DIM = 5, CFG.hidden_size
 FN = D.IREE_MATH
 
 
-def probe(c: NumericContract, build):
-    vmfb = compile_cpu(decoder_probe_module(c, CFG, build))
+#: This machine's CPU, and one without a BF16 dot instruction that it also runs (emitters/lowering.py widens the
+#: contractions' BF16 operands to F32 there).
+CPUS = ("host", "x86-64-v3")
+
+
+def probe(c: NumericContract, build, cpu: str = "host"):
+    from gemma3n_iree.emitters.compile import parse_target
+    from gemma3n_iree.emitters.lowering import lowering_for
+
+    lowering = lowering_for(parse_target(f"llvm-cpu:{cpu}"), c)
+    vmfb = compile_cpu(decoder_probe_module(c, CFG, build, lowering=lowering), cpu)
     return lambda *args: run_vmfb(vmfb, *args)
 
 
@@ -225,9 +234,10 @@ def test_composite_families(c, w):
     judge(c, got[1], pli, "decode per-layer inputs")
 
 
+@pytest.mark.parametrize("cpu", CPUS)
 @pytest.mark.parametrize("c", CONTRACTS, ids=lambda c: c.name)
 @pytest.mark.parametrize("sliding", [False, True], ids=["full", "sliding"])
-def test_attention_cores(c, sliding):
+def test_attention_cores(c, sliding, cpu):
     """prefill: 9 queries over a 12-position prompt padded to 12 columns (positions 0..8 in use; a sliding
     layer's denominator in ring order); decode: 3 sequences at different positions over their own rows."""
     h, k, hd, window = CFG.num_attention_heads, CFG.num_key_value_heads, CFG.head_dim, CFG.sliding_window
@@ -242,7 +252,7 @@ def test_attention_cores(c, sliding):
             for p in positions
         ]
     )
-    got = probe(c, lambda o: o.attention_core("prefill", 9, 12, sliding, window))(
+    got = probe(c, lambda o: o.attention_core("prefill", 9, 12, sliding, window), cpu)(
         q, keys, vals, positions.astype(np.int32)
     )[0]
     judge(c, got, D.attention_core(c, q, keys, vals, cols, FN), f"prefill core ({'sliding' if sliding else 'full'})")
@@ -263,7 +273,7 @@ def test_attention_cores(c, sliding):
             for b, p in enumerate(at)
         ]
     )
-    got = probe(c, lambda o: o.attention_core("decode", 3, rows, sliding, window))(qd, kd, vd, at)[0]
+    got = probe(c, lambda o: o.attention_core("decode", 3, rows, sliding, window), cpu)(qd, kd, vd, at)[0]
     judge(c, got, want, f"decode core ({'sliding' if sliding else 'full'})")
 
 

@@ -2,7 +2,8 @@
 
 * mlx-cuda-v1: equal to the numpy emulation of the contract bit for bit, except where a
   contraction's F32 accumulation order (the backend's vs the emulation's exact float64 sum) lands
-  on the other side of a BF16 rounding boundary: one BF16 ULP in a few elements, then propagated.
+  on the other side of a BF16 rounding boundary: one BF16 ULP in a few elements, then propagated;
+  on this machine's CPU and compiled for one without a BF16 dot instruction (its dots read F32).
 * f32-reference: every stage within 1e-5 relative L2 of an independent float64 forward of the spec
   (tests/oracles/reference_f64.py), i.e. F32 rounding noise only.
 * a clip's rows do not depend on the bucket it is padded into or on what it is batched with.
@@ -19,6 +20,7 @@ from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.contracts import encoder as emulated
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.audio import AudioModuleSpec
+from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.audio_weights import audio_weight_specs
 from gemma3n_iree.runtime.synthetic import random_weights
@@ -43,9 +45,14 @@ def logical(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {s.logical: weights[s.key].astype(np.float32) for s in audio_weight_specs(CFG)}
 
 
-@pytest.fixture(scope="module")
-def mlx_session(weights):
-    return load_session(AudioModuleSpec(CFG, MLX_CUDA_V1, (61, 100), (1, 2), stages=True), weights)
+#: This machine's CPU, and one without a BF16 dot instruction that it also runs (x86-64 with AVX2): there the
+#: contractions read their BF16 operands as F32 (emitters/lowering.py).
+CPUS = {"host": parse_target("llvm-cpu"), "no-bf16-dot": parse_target("llvm-cpu:x86-64-v3")}
+
+
+@pytest.fixture(scope="module", params=sorted(CPUS))
+def mlx_session(weights, request):
+    return load_session(AudioModuleSpec(CFG, MLX_CUDA_V1, (61, 100), (1, 2), stages=True), weights, CPUS[request.param])
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import DecoderModuleSpec, _ProgramEmitter
 from gemma3n_iree.emitters.decoder_ops import DecoderOpEmitter
 from gemma3n_iree.emitters.kernels import IREE_CODEGEN, LinkedKernels, select_kernels
-from gemma3n_iree.emitters.lowering import CONVOLUTION, IM2COL
+from gemma3n_iree.emitters.lowering import DEFAULT_LOWERING, IM2COL, Lowering
 from gemma3n_iree.emitters.mel import MelEmitter
 from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
@@ -63,10 +63,19 @@ def _sscp_block(o: OpEmitter) -> Func:
     return o.sscp_block(conv, norm, mask, B, 100, 128, 1, 50, 64, 8)
 
 
-def _im2col(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
-    """Marks a case rendered with llvm-cpu's form of the SSCP convolutions (emitters/lowering.py)."""
-    build.conv = IM2COL  # type: ignore[attr-defined]
-    return build
+def _lowered(lowering: Lowering) -> Callable[[Callable[[OpEmitter], Func]], Callable[[OpEmitter], Func]]:
+    """Marks a case rendered in llvm-cpu's forms (emitters/lowering.py)."""
+
+    def mark(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
+        build.lowering = lowering  # type: ignore[attr-defined]
+        return build
+
+    return mark
+
+
+_im2col = _lowered(Lowering(conv=IM2COL))
+#: a CPU without a BF16 dot: the contractions read their BF16 operands as F32
+_widened = _lowered(Lowering(conv=IM2COL, widen_bf16=True))
 
 
 #: (golden case name, OpEmitter method, builder).  The case's golden file is named by the symbol.
@@ -81,14 +90,17 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("sscp_conv", "sscp_conv", lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw")),
     ("sscp_conv_im2col", "sscp_conv", _im2col(lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw"))),
     ("sscp_conv_im2col_ohwi", "sscp_conv", _im2col(lambda o: o.sscp_conv(B, 50, 64, 8, 4, (3, 3), (2, 2), "ohwi"))),
+    ("sscp_conv_widened", "sscp_conv", _widened(lambda o: o.sscp_conv(B, 100, 128, 1, 8, (3, 3), (2, 2), "oihw"))),
     ("cumulative_group_norm", "cumulative_group_norm", lambda o: o.cumulative_group_norm(B, 50, 64, 8, 1e-3)),
     ("linear", "linear", lambda o: o.linear([B, T], D, 4 * D)),
+    ("linear_widened", "linear", _widened(lambda o: o.linear([B, T], D, 4 * D))),
     ("rms_norm_scaled", "rms_norm", lambda o: o.rms_norm([B, T], D, EPS, scaled=True)),
     ("rms_norm_noscale", "rms_norm", lambda o: o.rms_norm([B, 7], 48, EPS, scaled=False)),
     ("residual_rms_norm", "residual_rms_norm", lambda o: o.residual_rms_norm([B, T], D, EPS, CLIP, 0.5)),
     ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
+    ("attention_widened", "attention", _widened(lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP))),
     ("sscp_block", "sscp_block", _sscp_block),
     ("conformer_block", "conformer_block", lambda o: o.conformer_block(TINY, B, T, HF_LAYOUT)),
     ("reduction", "reduction", lambda o: o.reduction(B, T, D, 4)),
@@ -145,6 +157,16 @@ DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("attention_prefill_full", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, False, 6))),
     ("attention_prefill_sliding", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, True, 6))),
     ("attention_decode_sliding", "attention_core", _decoder(lambda o: o.attention_core("decode", 2, 6, True, 6))),
+    (
+        "attention_prefill_full_widened",
+        "attention_core",
+        _widened(_decoder(lambda o: o.attention_core("prefill", 4, 8, False, 6))),
+    ),
+    (
+        "attention_decode_sliding_widened",
+        "attention_core",
+        _widened(_decoder(lambda o: o.attention_core("decode", 2, 6, True, 6))),
+    ),
     ("attention_residual", "attention_residual", _decoder(lambda o: o.attention_residual(3))),
     ("gelu_tanh", "gelu_tanh", _decoder(lambda o: o.gelu_tanh([3, 96]))),
     ("gaussian_topk", "gaussian_topk", _decoder(lambda o: o.gaussian_topk(3, 96, 0.95))),
@@ -188,9 +210,10 @@ CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
 
 def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_CODEGEN) -> tuple[Func, ModuleBuilder]:
     builder = ModuleBuilder("golden")
+    lowering = getattr(build, "lowering", DEFAULT_LOWERING)
     if getattr(build, "decoder", False):
-        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=TINY_DECODER)), builder
-    return build(OpEmitter(builder, MLX_CUDA_V1, kernels, getattr(build, "conv", CONVOLUTION))), builder
+        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, lowering, cfg=TINY_DECODER)), builder
+    return build(OpEmitter(builder, MLX_CUDA_V1, kernels, lowering)), builder
 
 
 def test_every_op_family_has_a_golden_case():
