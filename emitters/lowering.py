@@ -8,9 +8,10 @@ contracts/envelope.py). BENCHMARKS.md, "The CPU path", has the measurements.
   on a 2-core Zen 5, 560 ms, more than a third of the encoder once the linears are data-tiled); neither its
   experimental convolution data tiling nor its img2col pass helps (the first ran as slowly, the second fails to
   compile mixed types at the tiny shapes). As an im2col matmul (`sscp_conv.im2col.mlir.j2`) it is data-tiled
-  like every linear: 45 ms. CUDA keeps the convolution, the form every H200 parity run was made with, and so does
-  the diagnostic contract whose convolutions have BF16 results: its evidence is what a backend does with a
-  BF16-result convolution (it accumulates in BF16), where a BF16-result matmul on llvm-cpu accumulates in F32.
+  like every linear: its SSCP block 616 -> 62 ms. CUDA keeps the convolution, the form every H200 parity run
+  was made with, and so does the diagnostic contract whose convolutions have BF16 results: its evidence is what
+  a backend does with a BF16-result convolution (it accumulates in BF16), where a BF16-result matmul on
+  llvm-cpu accumulates in F32.
 * **The type a BF16 contraction reads.** llvm-cpu's data tiling (emitters/targets.py) packs a BF16 matmul for
   the CPU's BF16 dot-product instruction (x86 AVX512-BF16, Arm BF16); on a CPU without one IREE 3.13 lowers the
   packed BF16 tiles to code 30x slower than no data tiling (2.6 against 75-90 GFLOP/s compiled for Skylake-AVX512
