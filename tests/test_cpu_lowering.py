@@ -15,36 +15,25 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import compile_cpu, run_vmfb
 
 from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1, get_contract
 from gemma3n_iree.contracts.metrics import bf16_ulp, f32_accumulation_bound
 from gemma3n_iree.emitters.compile import compile_mlir, parse_target
 from gemma3n_iree.emitters.lowering import CONV_LOWERINGS, CONVOLUTION, IM2COL, Lowering, lowering_for
-from gemma3n_iree.emitters.ops import OpEmitter
 from gemma3n_iree.emitters.probe import probe_module
-from gemma3n_iree.emitters.render import ModuleBuilder
 
 CPU = parse_target("llvm-cpu")
 BF16 = ml_dtypes.bfloat16
 
 
-def _run(text: str, *args: np.ndarray):
-    """The llvm-cpu artifact of `text` called on `args`: its one result, or a tuple of them."""
-    import iree.runtime as rt
-
-    ctx = rt.SystemContext(config=rt.Config("local-task"))
-    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, compile_mlir(text, CPU)))
-    results = ctx.modules.probe["main"](*args)
-    if isinstance(results, (tuple, list)):
-        return tuple(np.asarray(r.to_host()) for r in results)
-    return np.asarray(results.to_host())
+def _run(text: str, *args: np.ndarray, cpu: str = "host") -> list[np.ndarray]:
+    """The llvm-cpu artifact of `text` (for `cpu`) called on `args`: its results."""
+    return run_vmfb(compile_cpu(text, cpu), *args)
 
 
 def _conv_module(contract, conv: str, args: tuple) -> str:
-    module = ModuleBuilder("probe")
-    func = OpEmitter(module, contract, lowering=Lowering(conv)).sscp_conv(*args)
-    module.add_raw("entry:main", "probe_entry.mlir.j2", calls=[func], name="main", func=func)
-    return module.build()
+    return probe_module(contract, lambda e: e.sscp_conv(*args), lowering=Lowering(conv))
 
 
 def _exact_conv(x: np.ndarray, w_ohwi: np.ndarray, stride: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +78,7 @@ def test_both_forms_are_the_convolution_up_to_accumulation_order(
     x = rng.normal(0.0, 1.0, (clips, frames, freq, cin)).astype(BF16).astype(np.float32)
     w_ohwi = rng.normal(0.0, 0.2, (cout, 3, 3, cin)).astype(BF16)
     w = w_ohwi if layout == "ohwi" else np.ascontiguousarray(np.transpose(w_ohwi, (0, 3, 1, 2)))
-    got = _run(_conv_module(contract, conv, (clips, frames, freq, cin, cout, (3, 3), (2, 2), layout)), x, w)
+    got = _run(_conv_module(contract, conv, (clips, frames, freq, cin, cout, (3, 3), (2, 2), layout)), x, w)[0]
     exact, magnitude = _exact_conv(x, w_ohwi, (2, 2))
     k = 9 * cin
     u = 2.0**-24
@@ -105,7 +94,7 @@ def test_a_data_tiled_linears_rows_do_not_depend_on_the_rows_beside_them():
     x = rng.normal(0.0, 1.0, (1, 200, 96)).astype(BF16).astype(np.float32)
     w = rng.normal(0.0, 0.1, (80, 96)).astype(BF16)
     outputs = {
-        rows: _run(probe_module(MLX_CUDA_V1, lambda e, rows=rows: e.linear([1, rows], 96, 80)), x[:, :rows], w)
+        rows: _run(probe_module(MLX_CUDA_V1, lambda e, rows=rows: e.linear([1, rows], 96, 80)), x[:, :rows], w)[0]
         for rows in (1, 7, 64, 200)
     }
     for rows, y in outputs.items():
@@ -170,7 +159,7 @@ def test_a_data_tiled_bf16_linear_sums_in_the_dot_product_instructions_order():
     rng = np.random.default_rng(9)
     x = rng.normal(0.0, 1.0, (1, 64, 97)).astype(BF16).astype(np.float32)  # odd K: the last pair is padded
     w = rng.normal(0.0, 0.1, (48, 97)).astype(BF16)
-    got = _run(probe_module(MLX_CUDA_V1, lambda e: e.linear([1, 64], 97, 48)), x, w)[0]
+    got = _run(probe_module(MLX_CUDA_V1, lambda e: e.linear([1, 64], 97, 48)), x, w)[0][0]
     order = dict(accumulation_orders(97))["pairs-odd-first"]
     products = x[0][:, None, :] * w.astype(np.float32)[None, :, :]  # exact: BF16 x BF16 fits F32
     want = round_bf16(np.array([[order(p) for p in row] for row in products], np.float32))
@@ -180,7 +169,7 @@ def test_a_data_tiled_bf16_linear_sums_in_the_dot_product_instructions_order():
 # ---------------------------------------------------------------------------------------------- no BF16 dot
 
 #: A CPU without a BF16 dot instruction that this machine (x86-64 with AVX2) also runs: AVX2, FMA, BMI.
-NO_BF16_DOT = parse_target("llvm-cpu:x86-64-v3")
+NO_BF16_DOT = parse_target("llvm-cpu:x86-64-v3")  # compiled by `_run(..., cpu="x86-64-v3")`
 
 
 def test_bf16_dots_are_widened_exactly_where_the_cpu_has_no_bf16_dot():
@@ -210,11 +199,7 @@ def test_a_widened_linear_is_the_serial_f32_sum_of_its_bf16_products():
         "(tensor<40x80xbf16>) -> tensor<40x80xf32>" in text
         and "reduce_precision %0, format = e8m7 : tensor<33x80xf32>" in text
     )
-    import iree.runtime as rt
-
-    ctx = rt.SystemContext(config=rt.Config("local-task"))
-    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, compile_mlir(text, NO_BF16_DOT)))
-    got = np.asarray(ctx.modules.probe["main"](x, w).to_host())[0]
+    got = _run(text, x, w, cpu="x86-64-v3")[0][0]
     sequential = dict(accumulation_orders(80))["sequential"]
     products = round_bf16(x[0])[:, None, :] * w.astype(np.float32)[None, :, :]
     want = round_bf16(np.array([[sequential(p) for p in row] for row in products], np.float32))
