@@ -50,7 +50,8 @@ BF16 = "bf16"
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
 #: The linked GEMM kernel serves linears of at least this many rows (a prompt's): its tiles are 128 rows, so a
-#: decode step's few rows would leave almost all of each tile empty and use a handful of SMs.
+#: decode step's few rows would leave almost all of each tile empty and use a handful of SMs (they call the
+#: decode-linear kernel where it covers the shape, IREE's code elsewhere).
 GEMM_MIN_ROWS = 64
 
 
@@ -79,11 +80,11 @@ class DecoderOpEmitter(OpEmitter):
         whether a linear calls it is a function of its shape, as its symbol says."""
         if math.prod(lead) >= GEMM_MIN_ROWS or not self.kernels.links(GEMM_SM90.file):
             return super().linear(lead, k, out, w_dtype, x_dtype, kernel_bf16)
-        rows_only = LinkedKernels(
+        without_gemm = LinkedKernels(
             tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem), self.kernels.complete
         )
         return OpEmitter.linear(
-            dataclasses.replace(self, kernels=rows_only), lead, k, out, w_dtype, x_dtype, kernel_bf16
+            dataclasses.replace(self, kernels=without_gemm), lead, k, out, w_dtype, x_dtype, kernel_bf16
         )
 
     # ------------------------------------------------------------------ reductions and norms

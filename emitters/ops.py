@@ -20,7 +20,16 @@ import numpy as np
 
 from ..contracts.emulation import BF16_MIN, lane_threads, query_scale, timing_signal
 from ..contracts.policy import NumericContract
-from ..kernels import ATTENTION_SM90, GEMM_SM90, GLU_DEPTHWISE_SM90, SILU_SM90, Launch, lane_sum_call, rms_norm_call
+from ..kernels import (
+    ATTENTION_SM90,
+    GEMM_SM90,
+    GLU_DEPTHWISE_SM90,
+    SILU_SM90,
+    Launch,
+    gemv_call,
+    lane_sum_call,
+    rms_norm_call,
+)
 from .kernels import IREE_CODEGEN, LinkedKernels, bf16_rounding
 from .lowering import DEFAULT_LOWERING, IM2COL, Lowering
 from .render import Func, ModuleBuilder
@@ -258,25 +267,42 @@ class OpEmitter:
         x_dtype: str = "f32",
         kernel_bf16: bool = False,
     ) -> Func:
-        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. With
-        `kernel_bf16`, the GEMM kernel's BF16 result is handed over as it is where the kernel serves the
-        shape (an F32 carrier elsewhere)."""
+        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. A linear of a
+        few rows (a decode step's: `kernels/gemv.py`) calls the decode-linear kernel where it is linked and
+        covers the shape, a larger one the GEMM kernel. With `kernel_bf16`, the GEMM kernel's BF16 result is
+        handed over as it is where the kernel serves the shape (an F32 carrier elsewhere)."""
         lead = list(lead)
         n = math.prod(lead)
-        gemm = self.kernels.launch(GEMM_SM90.call(n, out, k))
+        gemv = self.kernels.launch(gemv_call(n, out, k))
+        gemm = None if gemv is not None else self.kernels.launch(GEMM_SM90.call(n, out, k))
         bf16_result = gemm is not None and kernel_bf16
+        splits = gemv.call.constant("S") if gemv is not None else None
         spec = Linear(
             tuple(lead),
             k,
             out,
             self.contract.operand_dtype,
             x_dtype,
-            kernel=gemm is not None,
+            kernel=gemm is not None or gemv is not None,
             bf16_result=bf16_result,
             widened=self.widened,
+            splits=splits,
         )
         y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
         func = Func(spec.symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
+        if gemv is not None:
+            return self._add(
+                "linear.gemv.mlir.j2",
+                func,
+                lead=lead,
+                n=n,
+                k=k,
+                out=out,
+                w_dtype=w_dtype,
+                x_dtype=x_dtype,
+                gemv=gemv,
+                splits=splits,
+            )
         return self._add(
             _variant("linear", gemm is not None),
             func,

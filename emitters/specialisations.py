@@ -92,7 +92,8 @@ class CumulativeGroupNorm(Specialisation):
 
 @dataclass(frozen=True)
 class Linear(Specialisation):
-    """`bf16_result`: the GEMM kernel's BF16 result is handed over as it is."""
+    """`bf16_result`: the GEMM kernel's BF16 result is handed over as it is; `splits`: the decode-linear kernel
+    sums K in that many ranges (its partials are added by the template), where `kernel` is the GEMM otherwise."""
 
     family: ClassVar[str] = "linear"
     lead: tuple[int, ...] = token(Dims())
@@ -103,6 +104,12 @@ class Linear(Specialisation):
     kernel: bool = token(Flag(KERNEL), default=False)
     bf16_result: bool = token(Flag("Ybf16"), default=False)
     widened: bool = token(Flag(WIDENED), default=False)
+    splits: int | None = token(OptionalInt("P"), default=None)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.splits is not None and (not self.kernel or self.bf16_result):
+            raise ValueError("the decode-linear kernel hands an F32 result over, and only as a kernel")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
-Each family's specification (`gemm.py`, `reductions.py`, `attention.py`, `conv.py`, `activation.py`)
+Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `conv.py`, `activation.py`)
 sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the generated files.
 """
 
@@ -8,6 +8,7 @@ from .activation import SILU_SM90, ElementwiseKernel
 from .attention import ATTENTION_SM90, AttentionKernel
 from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .gemm import GEMM_SM90, GemmKernel
+from .gemv import GEMV_SM90, GemvKernel, gemv_call
 from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90, RowKernel, lane_sum_call, rms_norm_call
 from .registry import KERNEL_FILES
 from .spec import (
@@ -27,8 +28,10 @@ __all__ = [
     "ConvKernel",
     "ElementwiseKernel",
     "GEMM_SM90",
+    "GEMV_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
+    "GemvKernel",
     "KERNEL_FILES",
     "KernelCall",
     "KernelFile",
@@ -42,6 +45,7 @@ __all__ = [
     "RowKernel",
     "SILU_SM90",
     "VerifiedKernel",
+    "gemv_call",
     "lane_sum_call",
     "rms_norm_call",
 ]

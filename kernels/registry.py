@@ -12,6 +12,7 @@ from .activation import SILU_SM90
 from .attention import ATTENTION_SM90
 from .conv import GLU_DEPTHWISE_SM90
 from .gemm import GEMM_SM90
+from .gemv import GEMV_SM90
 from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90
 from .spec import KernelFile
 
@@ -22,6 +23,7 @@ KERNEL_DIR = Path(__file__).resolve().parent
 #: kernels that serve only BF16-rounding contracts, then the lane sums and the RMS norms.
 KERNEL_FILES: tuple[KernelFile, ...] = (
     GEMM_SM90.file,
+    *(kernel.file for kernel in GEMV_SM90),
     ATTENTION_SM90.file,
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,

@@ -200,6 +200,10 @@ class KernelCall:
     workgroups: int
     constants: tuple[int, ...]
 
+    def constant(self, name: str) -> int:
+        """The push constant `name` passes (as its i32)."""
+        return self.constants[[c.name for c in self.file.signature.constants].index(name)]
+
 
 @dataclass(frozen=True)
 class Launch:

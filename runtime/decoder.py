@@ -73,8 +73,10 @@ class DecoderSession(LoadedProgram):
         super().__init__(vmfb, parameter_files, device, scope)
         self.cfg = cfg
         self.tables = {name: host_tables[name] for name in ("embed_tokens", "embed_tokens_per_layer")}
-        self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry).items()}
-        self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry).items()}
+        # a program has prefill entries, decode entries or both (DecoderModuleSpec); a call of a kind it lacks is
+        # refused by name (`_bucket`)
+        self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry, False).items()}
+        self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, False).items()}
         cache_entries = self.entry_points(DecoderCacheEntry)
         ((self._cache_entry, cache),) = cache_entries.items()
         self.info = DecoderLayoutInfo(

@@ -218,8 +218,9 @@ class LoadedProgram:
     def reflection(self, name: str) -> dict[str, str]:
         return dict(self.module.lookup_function(name).reflection)
 
-    def entry_points(self, kind: type[E]) -> dict[str, E]:
-        """The module's entries of `kind`, by function name, as their reflection records them."""
+    def entry_points(self, kind: type[E], required: bool = True) -> dict[str, E]:
+        """The module's entries of `kind`, by function name, as their reflection records them (none is an
+        error when `required`)."""
         found = {}
         for name in self.module.function_names:
             try:
@@ -228,7 +229,7 @@ class LoadedProgram:
                 raise SessionError(f"entry {name}: {exc}") from None
             if entry is not None:
                 found[name] = entry
-        if not found:
+        if not found and required:
             raise SessionError(
                 f"the artifact has no {kind.family} entry points (functions whose reflection records "
                 f'gemma3n.stage = "{kind.family}"; an artifact built before entries recorded their '

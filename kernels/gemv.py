@@ -1,0 +1,107 @@
+"""The decode-step linear (`gemv_triton.py`): P[S, M, N] = A[M, K] @ B[N, K]^T in S K ranges, F32 partials.
+
+The linear of a decode step has a handful of rows (one per sequence), so the Hopper GEMM's 128 x 256 tiles
+left most of each tile empty and gave a [2048, 16384] weight 8 programs; IREE's own matvec code read it at
+~31 GB/s. This kernel streams BN weight rows per program along K (BK columns at a time, through a
+multi-stage copy pipeline) and splits K into S ranges where the output alone gives too few programs; the
+template adds the S partials and rounds (`linear.gemv.mlir.j2`). Two files: 16-row tiles for up to 16 rows,
+64-row tiles for up to 64 (a 16-row tile re-reads a weight once per 16 rows, which the 1 GB tied head cannot
+afford at batch 64). Tilings chosen from `scripts/gemv_survey.py` on the H200 (BENCHMARKS.md, "The decode
+linear").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
+
+SIGNATURE = KernelSignature(
+    source="gemv_triton",
+    entry="gemv_bf16_nt_splitk",
+    inputs=(Pointer("a", "bf16"), Pointer("b", "bf16")),
+    output=Pointer("p", "f32"),
+    # N and K multiples of 16 (aligned vector loads); S splits K into equal ranges of whole BK tiles
+    constants=(
+        PushConstant("M"),
+        PushConstant("N", multiple_of_16=True),
+        PushConstant("K", multiple_of_16=True),
+        PushConstant("S"),
+    ),
+    constexprs=("BM", "BN", "BK"),
+)
+
+#: At least this many output tiles keep every SM streaming without a split (132 SMs on the H200).
+UNSPLIT_TILES = 132
+#: The most K ranges a linear is split into (more only adds partials to sum).
+MAX_SPLITS = 16
+
+
+@dataclass(frozen=True)
+class GemvKernel:
+    """One (BM-row, BN-column, K range) tile per workgroup; serves linears of up to `max_rows` rows."""
+
+    file: KernelFile
+    max_rows: int
+
+    @property
+    def bm(self) -> int:
+        return int(self.file.constexpr("BM"))
+
+    @property
+    def bn(self) -> int:
+        return int(self.file.constexpr("BN"))
+
+    @property
+    def bk(self) -> int:
+        return int(self.file.constexpr("BK"))
+
+    def supports(self, rows: int, n: int, k: int) -> bool:
+        """Shapes the kernel covers: its rows, whole column tiles, whole K tiles."""
+        return 1 <= rows <= self.max_rows and n % self.bn == 0 and k % self.bk == 0
+
+    def splits(self, n: int, k: int) -> int:
+        """How many K ranges: none for an output of at least `UNSPLIT_TILES` tiles, else the most whole-tile
+        ranges up to `MAX_SPLITS` (a power of two; the survey's best for every E4B decode shape but one,
+        within 6 % there)."""
+        if n // self.bn >= UNSPLIT_TILES:
+            return 1
+        s = 1
+        while 2 * s <= MAX_SPLITS and k % (2 * s * self.bk) == 0:
+            s *= 2
+        return s
+
+    def call(self, rows: int, cols: int, k: int) -> KernelCall | None:
+        """P[S, rows, cols] for A[rows, k] @ B[cols, k]^T, or None for a shape the kernel does not cover."""
+        if not self.supports(rows, cols, k):
+            return None
+        s = self.splits(cols, k)
+        workgroups = -(-rows // self.bm) * (cols // self.bn) * s
+        return self.file.call(workgroups, M=rows, N=cols, K=k, S=s)
+
+
+def _file(bm: int) -> KernelFile:
+    return KernelFile(
+        f"gemv_bf16_nt_m{bm}_sm90",
+        SIGNATURE,
+        warps=4,
+        stages=3,
+        bf16_rounding_only=True,  # BF16 operands: linked only under a contract whose linears read BF16
+        constexprs=(("BM", bm), ("BN", 64), ("BK", 128)),
+    )
+
+
+#: 16 x 64 tiles, K tile 128, 4 warps, 3 stages (the survey's best single tiling over E4B's decode shapes).
+GEMV_ROWS16_SM90 = GemvKernel(_file(16), max_rows=16)
+#: 64-row tiles for 17 to 64 rows (one weight read for a whole batch of 64).
+GEMV_ROWS64_SM90 = GemvKernel(_file(64), max_rows=64)
+#: The narrowest file that serves a linear of `rows` rows comes first.
+GEMV_SM90 = (GEMV_ROWS16_SM90, GEMV_ROWS64_SM90)
+
+
+def gemv_call(rows: int, cols: int, k: int) -> KernelCall | None:
+    """The decode linear's launch on the narrowest file that serves `rows` rows (None: not covered)."""
+    for kernel in GEMV_SM90:
+        if rows <= kernel.max_rows:
+            return kernel.call(rows, cols, k)
+    return None

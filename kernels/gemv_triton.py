@@ -1,0 +1,46 @@
+"""The decode-step linear, written in Triton and built ahead of time (build time only: imports triton).
+
+P[s, M, N] = A[M, K_s] @ B[N, K_s]^T in F32, for each of S consecutive K ranges K_s of K / S columns: the
+partial sums of the contract's linear for the few rows (M <= 64) of a decode step. The emitter adds the S
+partials and rounds once to BF16 (`linear.gemv.mlir.j2`), so the linear is still BF16 operands, F32
+accumulation, one rounding. B is the checkpoint's [out, in] weight: each program streams BN whole weight
+rows along K (coalesced, each weight byte read once per M tile), where IREE's own matvec code read the
+[16384, 2048] down-projection at ~31 GB/s. Splitting K gives a narrow output (N = 2048 with K = 16384)
+enough programs to keep the H200's 132 SMs streaming.
+
+Each program owns one (M tile, N tile, K range) and sums its K range in order, so a result depends only
+on its row of A, its row of B and S: bit-identical from call to call and for every batch width M.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gemv_bf16_nt_splitk(a_ptr, b_ptr, p_ptr, M, N, K, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Program order: M tiles fastest, so the programs reading one weight tile for several M tiles run
+    # side by side and share it through L2; then N tiles, then K ranges.
+    pid = tl.program_id(0)
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = N // BN  # the emitter guarantees N % BN == 0 and K % (S * BK) == 0
+    tile_m = pid % tiles_m
+    tile_n = (pid // tiles_m) % tiles_n
+    split = pid // (tiles_m * tiles_n)
+    span = K // S
+
+    rows = tile_m * BM + tl.arange(0, BM)
+    cols = tile_n * BN + tl.arange(0, BN)
+    ks = split * span + tl.arange(0, BK)
+    a_tile = a_ptr + rows[:, None].to(tl.int64) * K + ks[None, :]
+    b_tile = b_ptr + cols[None, :].to(tl.int64) * K + ks[:, None]
+    acc = tl.full((BM, BN), 0.0, tl.float32)
+    for _ in range(0, span // BK):
+        a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
+        b = tl.load(b_tile)
+        acc = tl.dot(a, b, acc)
+        a_tile += BK
+        b_tile += BK
+    p_tile = p_ptr + (split * M + rows[:, None]).to(tl.int64) * N + cols[None, :]
+    tl.store(p_tile, acc, mask=rows[:, None] < M)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A decode step of every carried decoder program on the H200, profiled, beside transformers on the same weights.
+#
+#   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile]
+#
+# Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the programs, built on the
+# CPU machine, `*.vmfb`, and a copy of shared/bench/decoder_profile.py). Writes the deterministic random
+# checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then for each program
+# `decoder_profile.py` (step wall time per width, a CUPTI kernel profile) and `decoder_gpu.py torch` (prefill
+# and decode steps of transformers bf16) into $OUT.
+set -u
+V=${1:-e4b}
+WIDTHS=${2:-1}
+TORCH=${3:-eager}
+R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-/tmp/out}
+W=/tmp/w
+mkdir -p "$OUT" "$W"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --upgrade --target /tmp/pkg "$R" || exit 1
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pkg:/tmp/site:$R/tests:$R/scripts
+BUDGET=${BUDGET:-570}
+source "$R/scripts/gpu_budget.sh"
+step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" "$@"
+         echo "rc=$?" >&2; }
+cd /tmp && [ -f $W/decoder-$V/model.safetensors.index.json ] || step 240 python3 -c "
+from synthetic_text import add_random_decoder_tensors
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
+for A in "$R"/.gpu/step/*.vmfb; do
+  N=$(basename "$A" .vmfb)
+  step 150 python3 "$R/.gpu/step/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \
+    --widths $WIDTHS --profile-widths $WIDTHS > "$OUT/profile_$N.jsonl"
+  grep -v '"kernel"' "$OUT/profile_$N.jsonl" >&2
+done
+for M in ${TORCH//,/ }; do
+  step 200 python3 "$R/scripts/decoder_gpu.py" torch --mode "$M" --variant "$V" --workdir $W --repeats 10 \
+    > "$OUT/transformers_$M.json"
+  cat "$OUT/transformers_$M.json" >&2
+done

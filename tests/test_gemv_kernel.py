@@ -1,0 +1,130 @@
+"""The committed decode-linear kernel (kernels/gemv.py, gemv_triton.py) and where the emitters link it.
+
+No GPU is needed: the PTX is pinned (rebuild byte for byte, the parameter list IREE's custom dispatch passes,
+Hopper MMA with F32 accumulation), the Triton source runs in Triton's CPU interpreter against a float64 product
+on data whose sums are exact in F32 (so any accumulation order gives the same bits and the test checks the
+tiling, the K ranges, the masks and the partial layout), the split policy is a pure function checked for every
+shape it can see, and the emitted module calls the kernel for exactly the decode step's linears.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_files import entry_parameters, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
+
+from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
+from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.kernels import select_kernels
+from gemma3n_iree.emitters.probe import probe_module
+from gemma3n_iree.kernels import GEMV_SM90, gemv_call
+from gemma3n_iree.kernels.gemv import GEMV_ROWS16_SM90, GEMV_ROWS64_SM90, MAX_SPLITS, UNSPLIT_TILES
+
+SM90 = parse_target("cuda", "sm_90")
+
+
+@pytest.mark.parametrize("kernel", GEMV_SM90, ids=lambda k: k.file.stem)
+def test_committed_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(kernel, tmp_path):
+    ptx = rebuilt_ptx(kernel.file, tmp_path)
+    assert entry_parameters(ptx, kernel.file.entry) == [".u64"] * 3 + [".u32"] * 4  # A, B, P; M, N, K, S
+    assert f".reqntid {kernel.file.threads}" in ptx and ".target sm_90a" in ptx
+    # BF16 products accumulated in F32 on the tensor cores (wgmma for 64-row tiles), F32 partials stored
+    mma = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" if kernel.bm == 64 else "mma.sync.aligned.m16n8k16"
+    assert mma in ptx
+    assert "cvt.rn.bf16" not in ptx  # no rounding in the kernel: the template rounds once, after the partials
+
+
+def _exact_operands(rng: np.random.Generator, rows: int, n: int, k: int):
+    """BF16-exact small integers: every partial and total sum is an integer below 2**24, exact in F32."""
+    import torch
+
+    a = torch.from_numpy(rng.integers(-4, 5, (rows, k)).astype(np.float32)).to(torch.bfloat16)
+    b = torch.from_numpy(rng.integers(-4, 5, (n, k)).astype(np.float32)).to(torch.bfloat16)
+    return a, b
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    which=st.sampled_from(GEMV_SM90),
+    rows=st.integers(1, 64),
+    tiles_n=st.integers(1, 3),
+    k_tiles=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_kernel_computes_each_k_range_partial(which, rows, tiles_n, k_tiles, seed):
+    import torch
+
+    if rows > which.max_rows:
+        rows = which.max_rows
+    n, k = tiles_n * which.bn, k_tiles * which.bk
+    call = which.call(rows, n, k)
+    assert call is not None
+    s = call.constant("S")
+    a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
+    partials = torch.full((s, rows, n), float("nan"))
+    launch = interpreted_kernels("gemv_triton.py")
+    launch(which.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(which.file.constexprs))
+    expected = np.stack(
+        [a.double().numpy()[:, r] @ b.double().numpy()[:, r].T for r in np.split(np.arange(k), s)]
+    ).astype(np.float32)
+    np.testing.assert_array_equal(partials.numpy(), expected)  # every element written, every range exact
+
+
+def test_split_policy_over_every_shape_it_serves():
+    """S is a power of two up to MAX_SPLITS whose K ranges are whole K tiles; an output of at least
+    UNSPLIT_TILES tiles is never split, a narrower one takes the most ranges allowed."""
+    for kernel in GEMV_SM90:
+        for n in range(kernel.bn, 64 * kernel.bn * 4, kernel.bn):
+            for k in range(kernel.bk, 40 * kernel.bk, kernel.bk):
+                s = kernel.splits(n, k)
+                assert s & (s - 1) == 0 and 1 <= s <= MAX_SPLITS and k % (s * kernel.bk) == 0
+                if n // kernel.bn >= UNSPLIT_TILES:
+                    assert s == 1
+                elif s < MAX_SPLITS:
+                    assert k % (2 * s * kernel.bk) != 0
+
+
+def test_calls_pick_the_narrowest_file_and_refuse_shapes_they_do_not_cover():
+    assert gemv_call(1, 2048, 16384).file is GEMV_ROWS16_SM90.file
+    assert gemv_call(16, 2048, 2048).file is GEMV_ROWS16_SM90.file
+    assert gemv_call(17, 2048, 2048).file is GEMV_ROWS64_SM90.file
+    assert gemv_call(64, 262400, 2048).file is GEMV_ROWS64_SM90.file
+    for rows, n, k in [(65, 2048, 2048), (1, 2048, 64), (1, 4, 2048), (1, 48, 128)]:
+        assert gemv_call(rows, n, k) is None
+    down = gemv_call(8, 2048, 16384)
+    assert down.constant("S") == 16 and down.workgroups == (2048 // 64) * 16
+    head = gemv_call(1, 262400, 2048)
+    assert head.constant("S") == 1 and head.workgroups == 262400 // 64
+
+
+def test_auto_links_it_on_hopper_under_a_bf16_contract_only():
+    for contract, linked in ((MLX_CUDA_V1, True), (F32_REFERENCE, False)):
+        kernels = select_kernels("auto", SM90, contract)
+        assert all(kernels.links(k.file) is linked for k in GEMV_SM90)
+    assert not select_kernels("auto", parse_target("llvm-cpu"), MLX_CUDA_V1).files
+
+
+def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one_rounding():
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 16384, 2048), kernels=linked)
+    m = re.search(
+        r'hal.dispatch.extern "gemv_bf16_nt_splitk"\(%\w+, %\w+(?:, %\w+){4}\) : '
+        r"\(tensor<1x16384xbf16>, tensor<2048x16384xbf16>, i32, i32, i32, i32\) -> tensor<16x1x2048xf32>",
+        text,
+    )
+    assert m is not None, text
+    assert "arith.constant 512 : index" in text  # 2048 / 64 column tiles x 16 K ranges
+    assert "stablehlo.dot_general" not in text
+    assert text.count("stablehlo.reduce(") == 1 and "across dimensions = [0]" in text
+    assert text.count("e8m7") == 1  # the contract's one rounding point, after the partials are added
+    unsplit = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 2048, 16384), kernels=linked)
+    assert "tensor<1x1x16384xf32>" in unsplit and "stablehlo.reduce(" not in unsplit
+    # 65 rows (a prompt) take the GEMM; a shape the kernel does not cover keeps IREE's dot
+    assert '"gemm_bf16_nt"' in probe_module(MLX_CUDA_V1, lambda e: e.linear([65], 2048, 2048), kernels=linked)
+    narrow = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 2048, 4), kernels=linked)
+    assert "hal.dispatch.extern" not in narrow and "stablehlo.dot_general" in narrow
