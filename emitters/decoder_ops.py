@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..kernels import GEMM_SM90
+from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels
-from .ops import OpEmitter, f32
+from .ops import OpEmitter, f32, template_variant
 from .render import Func
 from .render import tensor_type as tensor
 from .specialisations import (
@@ -337,9 +337,21 @@ class DecoderOpEmitter(OpEmitter):
         denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
         q = f32([queries, h, hd])
+        calls = DECODE_ATTENTION_SM90.calls(queries, k, groups, columns, hd) if phase == "decode" else None
+        scores, values = (self.kernels.launch(call) for call in calls) if calls else (None, None)
+        kernel = scores is not None and values is not None
         func = Func(
             DecoderAttention(
-                phase, queries, columns, h, k, hd, window, ring if ring_sum else None, widened=self.widened
+                phase,
+                queries,
+                columns,
+                h,
+                k,
+                hd,
+                window,
+                ring if ring_sum else None,
+                widened=self.widened,
+                kernel=kernel,
             ).symbol,
             (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")),
             (q,),
@@ -365,6 +377,11 @@ class DecoderOpEmitter(OpEmitter):
             stat_rows=stat_rows,
             denominator_sum=denominator,
             denominator_part=part,
+            scores_part=template_variant("decoder_attention.scores", kernel),
+            values_part=template_variant("decoder_attention.values", kernel),
+            scores_kernel=scores,
+            values_kernel=values,
+            value_splits=values.call.constant("S") if kernel else None,
             mask_value=BF16_MIN,
         )
 

@@ -5,7 +5,7 @@ them, never restate another op's types.  Symbols are written by the specialisati
 (`specialisations.py`: `rms_norm_8x750_D1536_scaled`), so a shape used twice is rendered once.
 
 Where a linked kernel (`kernels.py`) replaces IREE's code for an op or a part of one, the template is
-the variant file `<name>.kernel.mlir.j2` instead of `<name>.mlir.j2` (`_variant`): no template
+the variant file `<name>.kernel.mlir.j2` instead of `<name>.mlir.j2` (`template_variant`): no template
 branches on whether a kernel is linked.
 """
 
@@ -67,7 +67,7 @@ def f32(shape: Sequence[int]) -> str:
     return tensor(shape, "f32")
 
 
-def _variant(name: str, kernel: bool) -> str:
+def template_variant(name: str, kernel: bool) -> str:
     """The template of `name` (an op, or a part of one) that calls a linked kernel, or IREE's own code."""
     return f"{name}.kernel.mlir.j2" if kernel else f"{name}.mlir.j2"
 
@@ -106,7 +106,7 @@ class OpEmitter:
         spec = LaneXorSum(rows, width, reads, square, kernel=kernel is not None)
         func = Func(spec.symbol, (f32([rows, width]),), (f32([rows]),))
         return self._add(
-            _variant("lane_xor_sum", kernel is not None),
+            template_variant("lane_xor_sum", kernel is not None),
             func,
             rows=rows,
             width=width,
@@ -304,7 +304,7 @@ class OpEmitter:
                 splits=splits,
             )
         return self._add(
-            _variant("linear", gemm is not None),
+            template_variant("linear", gemm is not None),
             func,
             lead=lead,
             n=n,
@@ -500,7 +500,7 @@ class OpEmitter:
             up=up,
             down=down,
             silu=silu,
-            activation_part=_variant("feed_forward.activation", silu is not None),
+            activation_part=template_variant("feed_forward.activation", silu is not None),
         )
 
     def light_conv(self, clips: int, frames: int, d: int, kernel: int, eps: float, clip: float, dw_layout: str) -> Func:
@@ -542,9 +542,9 @@ class OpEmitter:
             start=start,
             end=end,
             glu_taps=glu_taps,
-            glu_taps_part=_variant("light_conv.glu_taps", glu_taps is not None),
-            activation_part=_variant("light_conv.activation", fused_silu),
-            residual_part=_variant("light_conv.residual", self._carrier(end, lead, d) == "bf16"),
+            glu_taps_part=template_variant("light_conv.glu_taps", glu_taps is not None),
+            activation_part=template_variant("light_conv.activation", fused_silu),
+            residual_part=template_variant("light_conv.residual", self._carrier(end, lead, d) == "bf16"),
         )
 
     def attention(
@@ -615,7 +615,7 @@ class OpEmitter:
             pos_proj=pos_proj,
             softmax_sum=softmax_sum,
             core=core,
-            core_part=_variant("attention.core", core is not None),
+            core_part=template_variant("attention.core", core is not None),
         )
 
     # ------------------------------------------------------------------ stage composition

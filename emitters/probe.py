@@ -37,11 +37,12 @@ def decoder_probe_module(
     build: Callable[[DecoderOpEmitter], Func],
     name: str = "main",
     lowering: Lowering = DEFAULT_LOWERING,
+    kernels: LinkedKernels = IREE_CODEGEN,
 ) -> str:
     """`probe_module` for the decoder's op families (a `DecoderOpEmitter` of configuration `cfg`)."""
     from .decoder_ops import DecoderOpEmitter
 
     module = ModuleBuilder("probe")
-    func = build(DecoderOpEmitter(module, contract, lowering=lowering, cfg=cfg))
+    func = build(DecoderOpEmitter(module, contract, kernels, lowering, cfg=cfg))
     module.add_raw(f"entry:{name}", "probe_entry.mlir.j2", calls=[func], name=name, func=func)
     return module.build()

@@ -364,6 +364,7 @@ class DecoderAttention(Specialisation):
     window: int | None = token(OptionalInt("sw"), default=None)
     ring: int | None = token(OptionalInt("ring"), default=None)
     widened: bool = token(Flag(WIDENED), default=False)
+    kernel: bool = token(Flag(KERNEL), default=False)  # decode: the contractions in the committed kernels
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
-Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `conv.py`, `activation.py`)
-sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the generated files.
+Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `decode_attention.py`,
+`conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
+generated files.
 """
 
 from .activation import SILU_SM90, ElementwiseKernel
 from .attention import ATTENTION_SM90, AttentionKernel
 from .conv import GLU_DEPTHWISE_SM90, ConvKernel
+from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
 from .gemv import GEMV_SM90, GemvKernel, gemv_call
 from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90, RowKernel, lane_sum_call, rms_norm_call
@@ -26,6 +28,8 @@ __all__ = [
     "ATTENTION_SM90",
     "AttentionKernel",
     "ConvKernel",
+    "DECODE_ATTENTION_SM90",
+    "DecodeAttentionKernels",
     "ElementwiseKernel",
     "GEMM_SM90",
     "GEMV_SM90",

@@ -11,6 +11,7 @@ from pathlib import Path
 from .activation import SILU_SM90
 from .attention import ATTENTION_SM90
 from .conv import GLU_DEPTHWISE_SM90
+from .decode_attention import DECODE_ATTENTION_SM90
 from .gemm import GEMM_SM90
 from .gemv import GEMV_SM90
 from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90
@@ -25,6 +26,8 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     GEMM_SM90.file,
     *(kernel.file for kernel in GEMV_SM90),
     ATTENTION_SM90.file,
+    DECODE_ATTENTION_SM90.scores,
+    DECODE_ATTENTION_SM90.values,
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),

@@ -48,7 +48,7 @@ from gemma3n_iree.emitters.render import (
 from gemma3n_iree.kernels.spec import PTX_DIR
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT
-from gemma3n_iree.model.decoder_config import builtin_decoder_config
+from gemma3n_iree.model.decoder_config import DecoderConfig, builtin_decoder_config
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 TINY = builtin_config("tiny")
@@ -131,9 +131,9 @@ def _layer(phase: str, layer: int, tokens: int = 8) -> Callable[[OpEmitter], Fun
     return build
 
 
-def _decoder(build: Callable[[OpEmitter], Func]) -> Callable[[OpEmitter], Func]:
-    """Marks a case rendered by a `DecoderOpEmitter` (the tiny decoder configuration)."""
-    build.decoder = True  # type: ignore[attr-defined]
+def _decoder(build: Callable[[OpEmitter], Func], cfg: DecoderConfig = TINY_DECODER) -> Callable[[OpEmitter], Func]:
+    """Marks a case rendered by a `DecoderOpEmitter` (of the tiny decoder configuration unless `cfg`)."""
+    build.decoder = cfg  # type: ignore[attr-defined]
     return build
 
 
@@ -200,6 +200,12 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
+    ("linear_decode", "linear", lambda o: o.linear([1], 256, 128)),
+    (
+        "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
+        "attention_core",
+        _decoder(lambda o: o.attention_core("decode", 1, 128, False, 128), builtin_decoder_config("e4b")),
+    ),
 ]
 SM90_KERNELS = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
 ALL_CASES = [(GOLDEN_DIR, IREE_CODEGEN, *case) for case in CASES + DECODER_CASES] + [
@@ -211,8 +217,9 @@ CASE_IDS = [f"{folder.name}/{case}" for folder, _, case, _, _ in ALL_CASES]
 def rendered(build: Callable[[OpEmitter], Func], kernels: LinkedKernels = IREE_CODEGEN) -> tuple[Func, ModuleBuilder]:
     builder = ModuleBuilder("golden")
     lowering = getattr(build, "lowering", DEFAULT_LOWERING)
-    if getattr(build, "decoder", False):
-        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, lowering, cfg=TINY_DECODER)), builder
+    cfg = getattr(build, "decoder", None)
+    if cfg is not None:
+        return build(DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, lowering, cfg=cfg)), builder
     return build(OpEmitter(builder, MLX_CUDA_V1, kernels, lowering)), builder
 
 

@@ -1,0 +1,88 @@
+"""The decode step's attention contractions (`decode_attention_triton.py`): the scores q . k and the
+partial products p . v, one program per (sequence, KV head, column tile or column range)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
+
+_SHAPE = (PushConstant("kv_heads"), PushConstant("groups"), PushConstant("columns", multiple_of_16=True))
+SCORES = KernelSignature(
+    source="decode_attention_triton",
+    entry="decode_scores",
+    inputs=(Pointer("q", "bf16"), Pointer("k", "bf16")),
+    output=Pointer("s", "f32"),
+    constants=_SHAPE,
+    constexprs=("ROWS", "BC", "DIMS"),
+)
+VALUES = KernelSignature(
+    source="decode_attention_triton",
+    entry="decode_values",
+    inputs=(Pointer("p", "bf16"), Pointer("v", "bf16")),
+    output=Pointer("o", "f32"),
+    constants=_SHAPE + (PushConstant("S"),),
+    constexprs=("ROWS", "BC", "DIMS"),
+)
+
+#: Programs a column-range split aims for in the values product (the H200 has 132 SMs).
+VALUE_PROGRAMS = 128
+
+
+@dataclass(frozen=True)
+class DecodeAttentionKernels:
+    """Up to `ROWS` query heads per KV head, `DIMS` values per head, columns in tiles of `BC`."""
+
+    scores: KernelFile
+    values: KernelFile
+
+    @property
+    def rows(self) -> int:
+        return int(self.scores.constexpr("ROWS"))
+
+    @property
+    def tile(self) -> int:
+        return int(self.scores.constexpr("BC"))
+
+    @property
+    def dims(self) -> int:
+        return int(self.scores.constexpr("DIMS"))
+
+    def supports(self, groups: int, columns: int, head_dim: int) -> bool:
+        return groups <= self.rows and head_dim == self.dims and columns % self.tile == 0
+
+    def splits(self, sequences: int, kv_heads: int, columns: int) -> int:
+        """Column ranges of the values product: a power of two of whole tiles, enough for `VALUE_PROGRAMS`."""
+        s = 1
+        while sequences * kv_heads * s < VALUE_PROGRAMS and columns % (2 * s * self.tile) == 0:
+            s *= 2
+        return s
+
+    def calls(
+        self, sequences: int, kv_heads: int, groups: int, columns: int, head_dim: int
+    ) -> tuple[KernelCall, KernelCall] | None:
+        """The scores and values launches for `sequences` queries over `columns` cache rows each, or None for a
+        shape the kernels do not cover."""
+        if not self.supports(groups, columns, head_dim):
+            return None
+        shape = {"kv_heads": kv_heads, "groups": groups, "columns": columns}
+        s = self.splits(sequences, kv_heads, columns)
+        return (
+            self.scores.call(sequences * kv_heads * (columns // self.tile), **shape),
+            self.values.call(sequences * kv_heads * s, **shape, S=s),
+        )
+
+
+def _file(signature: KernelSignature, stem: str) -> KernelFile:
+    return KernelFile(
+        stem,
+        signature,
+        warps=4,
+        stages=3,
+        bf16_rounding_only=True,  # BF16 operands: linked only under a contract whose contractions read BF16
+        constexprs=(("ROWS", 16), ("BC", 64), ("DIMS", 256)),
+    )
+
+
+#: Gemma 3n E2B/E4B: 4 query heads per KV head, 256 values per head; 64 cache rows per tile.
+DECODE_ATTENTION_SM90 = DecodeAttentionKernels(_file(SCORES, "decode_scores_sm90"), _file(VALUES, "decode_values_sm90"))

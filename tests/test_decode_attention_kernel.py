@@ -1,0 +1,125 @@
+"""The committed decode-attention contraction kernels (kernels/decode_attention.py, decode_attention_triton.py).
+
+No GPU is needed: the PTX is pinned (rebuild byte for byte, the parameter list IREE's custom dispatch passes,
+tensor-core products with F32 accumulation, no rounding inside), the Triton source runs in Triton's CPU
+interpreter against float64 products on data whose sums are exact in F32 (any accumulation order gives the
+same bits, so the test checks the tiling, the per-(sequence, KV head) addressing, the masks and the partial
+layout), and the emitted decode core calls exactly the two kernels in place of its two dot products, with
+everything between them (mask, max, exp, the pinned denominator, the division and its rounding) unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_files import entry_parameters, rebuilt_ptx
+from triton_interpreter import interpreted_kernels
+
+from gemma3n_iree.contracts.policy import MLX_CUDA_V1
+from gemma3n_iree.emitters.compile import parse_target
+from gemma3n_iree.emitters.kernels import select_kernels
+from gemma3n_iree.emitters.probe import decoder_probe_module
+from gemma3n_iree.kernels import DECODE_ATTENTION_SM90
+from gemma3n_iree.kernels.decode_attention import VALUE_PROGRAMS
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+
+SM90 = parse_target("cuda", "sm_90")
+KERNELS = DECODE_ATTENTION_SM90
+
+
+@pytest.mark.parametrize("file", (KERNELS.scores, KERNELS.values), ids=lambda f: f.stem)
+def test_committed_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(file, tmp_path):
+    ptx = rebuilt_ptx(file, tmp_path)
+    constants = len(file.signature.constants)
+    assert entry_parameters(ptx, file.entry) == [".u64"] * 3 + [".u32"] * constants
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in ptx
+    assert "cvt.rn.bf16" not in ptx  # F32 results: the template rounds where the contract does
+
+
+def _exact(rng: np.random.Generator, *shape: int):
+    import torch
+
+    return torch.from_numpy(rng.integers(-4, 5, shape).astype(np.float32)).to(torch.bfloat16)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    sequences=st.integers(1, 3),
+    kv_heads=st.integers(1, 2),
+    groups=st.integers(1, 4),
+    tiles=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_kernels_compute_each_sequences_scores_and_value_partials(sequences, kv_heads, groups, tiles, seed):
+    """At the interpreter's own sizes (head width 32, tiles of 32 columns), both products exactly."""
+    import torch
+
+    dims, tile = 32, 32
+    columns = tiles * tile
+    rng = np.random.default_rng(seed)
+    q = _exact(rng, sequences, kv_heads * groups, dims)
+    k, v = _exact(rng, sequences, columns, kv_heads, dims), _exact(rng, sequences, columns, kv_heads, dims)
+    p = _exact(rng, sequences, kv_heads, groups, columns)
+    launch = interpreted_kernels("decode_attention_triton.py")
+    sizes = {"ROWS": 16, "BC": tile, "DIMS": dims}
+
+    scores = torch.full((sequences, kv_heads, groups, columns), float("nan"))
+    launch("decode_scores", sequences * kv_heads * tiles, q, k, scores, kv_heads, groups, columns, **sizes)
+    q64 = q.double().numpy().reshape(sequences, kv_heads, groups, dims)
+    expected = np.einsum("bhgd,bchd->bhgc", q64, k.double().numpy()).astype(np.float32)
+    np.testing.assert_array_equal(scores.numpy(), expected)
+
+    s = max(1, tiles)
+    out = torch.full((s, sequences, kv_heads, groups, dims), float("nan"))
+    launch("decode_values", sequences * kv_heads * s, p, v, out, kv_heads, groups, columns, s, **sizes)
+    p64, v64 = p.double().numpy(), v.double().numpy()
+    ranges = np.split(np.arange(columns), s)
+    expected = np.stack([np.einsum("bhgc,bchd->bhgd", p64[..., r], v64[:, r]) for r in ranges]).astype(np.float32)
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_value_splits_are_whole_tiles_and_stop_once_there_are_enough_programs():
+    for sequences in (1, 2, 8, 64):
+        for columns in range(KERNELS.tile, 8192 + 1, KERNELS.tile):
+            s = KERNELS.splits(sequences, 2, columns)
+            assert s & (s - 1) == 0 and columns % (s * KERNELS.tile) == 0
+            if s > 1:
+                assert sequences * 2 * (s // 2) < VALUE_PROGRAMS
+            if sequences * 2 * s < VALUE_PROGRAMS:
+                assert columns % (2 * s * KERNELS.tile) != 0
+    assert KERNELS.calls(1, 2, 4, 100, 256) is None  # columns not a whole number of tiles
+    assert KERNELS.calls(1, 2, 4, 4096, 128) is None  # another head width
+    assert KERNELS.calls(1, 2, 17, 4096, 256) is None  # more query heads per KV head than a tile's rows
+
+
+@pytest.mark.parametrize("columns, window", [(4096, None), (512, 512)])
+def test_the_decode_core_calls_the_two_kernels_in_place_of_its_dot_products(columns, window):
+    cfg = builtin_decoder_config("e4b")
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+
+    def core(e):
+        return e.attention_core("decode", 1, columns, window is not None, columns)
+
+    text = decoder_probe_module(MLX_CUDA_V1, cfg, core, kernels=linked)
+    plain = decoder_probe_module(MLX_CUDA_V1, cfg, core)
+    assert "stablehlo.dot_general" not in text and plain.count("stablehlo.dot_general") == 2
+    scores = re.search(
+        r'hal.dispatch.extern "decode_scores"\(%\w+, %\w+, %\w+, %\w+, %\w+\) : '
+        rf"\(tensor<1x2x4x256xbf16>, tensor<1x{columns}x2x256xbf16>, i32, i32, i32\) -> tensor<1x2x4x{columns}xf32>",
+        text,
+    )
+    splits = KERNELS.splits(1, 2, columns)
+    values = re.search(
+        r'hal.dispatch.extern "decode_values"\((?:%\w+, ){5}%\w+\) : '
+        rf"\(tensor<1x2x4x{columns}xbf16>, tensor<1x{columns}x2x256xbf16>, i32, i32, i32, i32\) "
+        rf"-> tensor<{splits}x1x2x4x256xf32>",
+        text,
+    )
+    assert scores is not None and values is not None, text
+    # what lies between and after the products is the same text: mask, max, exp, denominator, divide, roundings
+    for op in ("stablehlo.exponential", "stablehlo.maximum", "e8m7", "stablehlo.select", "f64"):
+        assert text.count(op) == plain.count(op), op
