@@ -46,7 +46,7 @@ from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
 from gemma3n_iree.emitters.compile import parse_target
-from gemma3n_iree.emitters.decoder import DecoderBucketError, DecoderModuleSpec, emit_decoder_module
+from gemma3n_iree.emitters.decoder import TOP_LOGPROBS, DecoderBucketError, DecoderModuleSpec, emit_decoder_module
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 from gemma3n_iree.model.decoder_weights import read_decoder_weights
 from gemma3n_iree.runtime.artifacts import ArtifactCache
@@ -68,9 +68,13 @@ CONTRACTS = [MLX_CUDA_V1, F32_REFERENCE]
 
 
 def spec(contract: NumericContract) -> DecoderModuleSpec:
-    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32)."""
+    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32, and no
+    top-k entries: the mlx-cuda-v1 one's are the ones tested)."""
     contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
-    return DecoderModuleSpec(CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts)
+    top_k = 0 if contract is F32_REFERENCE else TOP_LOGPROBS
+    return DecoderModuleSpec(
+        CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts, top_k=top_k
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +113,8 @@ CLI = [
     "32",
     "--batch",
     "4",
+    "--top-logprobs",
+    "0",
     "--context",
     "32",
     "--context",
@@ -397,8 +403,12 @@ def test_spec_refuses_buckets_it_cannot_serve():
     assert [e.symbol for e in a.entry_points] == [
         "decoder_prefill_c64_s4_t32",
         "decoder_decode_c64_s4_x64_b4",
+        "decoder_top_k_b1_k20",
+        "decoder_top_k_b4_k20",
         "decoder_cache_c64_s4",
     ]
+    with pytest.raises(DecoderBucketError, match="top-k 262401 must be in"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 64, prompts=(16,), batches=(1,), top_k=CFG.vocab_size + 1)
     assert spec(F32_REFERENCE).context_buckets == (32, 64)
 
 
@@ -430,3 +440,4 @@ def test_emit_gemma3n_stage_decoder(artifacts, checkpoint, tmp_path):
         timeout=600,
     )
     assert bad.returncode != 0 and "batch 8 must be in [1, 4]" in bad.stderr
+
