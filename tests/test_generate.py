@@ -31,6 +31,7 @@ from gemma3n_iree.runtime.generate import (
     GenerationEngine,
     GenerationError,
     GenerationRequest,
+    SelectsOnHost,
     generate,
     greedy_token,
     stop_token_ids,
@@ -42,8 +43,8 @@ TOKENIZER = build_test_tokenizer()
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
 
 
-class ScriptedBackend:
-    """Logits that pick WORDS[(slot + position) % 7]; records every call."""
+class ScriptedBackend(SelectsOnHost):
+    """Logits that pick WORDS[(slot + position) % 7]; records every call (its selections are the host's)."""
 
     def __init__(
         self,
