@@ -495,7 +495,7 @@ def test_greedy_calls_copy_back_only_the_selection(session, weights):
     assert first.top_tokens is None and first.logits is None
     assert first.token[0] == np.argmax(logits_s.prefill(1, *inputs))
     logits_s.prefill(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
-    greedy_s.prefill(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
+    greedy_s.prefill_greedy(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
     token = int(first.token[0])
     for i in range(4):
         step = greedy_s.decode_greedy([1, 2], [len(PROMPT) + i, 2 + i], [token, 7], top_k=5 if i % 2 else 0)
@@ -506,7 +506,7 @@ def test_greedy_calls_copy_back_only_the_selection(session, weights):
     staged = {key: slot for key, slot in greedy_s._staging._slots.items() if key[1] == "result"}  # noqa: SLF001
     selection_entries = {name for name in greedy_s.prefills.values()} | set(greedy_s.decodes.values())
     assert staged and all(index != 0 for name, _, index in staged if name in selection_entries)  # 0: the logits
-    assert max(slot.view.nbytes for slot in staged.values()) == 4 * 20  # [4, 20] top ids (the batch-4 entry)
+    assert max(slot.view.nbytes for slot in staged.values()) == 4 * TOP_LOGPROBS * 4  # [4, 20] top ids, their logprobs
     with pytest.raises(SessionError, match="top_k 21 is outside the program's top-k entries"):
         greedy_s.decode_greedy([1], [30], [5], top_k=21)
     with pytest.raises(SessionError, match="built without top-k entries"):
