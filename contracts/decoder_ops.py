@@ -9,9 +9,9 @@ operations in the same order produces the same bits.  Two freedoms remain, as in
   land on a neighbouring value, which the accumulation envelope (`envelope.py`) judges.  They are evaluated
   row by row (one query, one token), so a token's values never depend on how many rows share the call:
   batching, prefill versus decode and the length of a prompt do not change them;
-* `exp` and `tanh` are the F32 functions of the backend: `CORRECTLY_ROUNDED` (float64 rounded to F32, the
-  same bits on every machine) by default, `IREE_MATH` (IREE 3.13's polynomials, `iree_math.py`) to hold a
-  compiled program to its own functions.
+* `exp`, `tanh` (and the token selection's `log`) are the F32 functions of the backend: `CORRECTLY_ROUNDED`
+  (float64 rounded to F32, the same bits on every machine) by default, `IREE_MATH` (IREE 3.13's
+  polynomials, `iree_math.py`) to hold a compiled program to its own functions.
 
 Weights are addressed by logical name (`decoder_weights.py`) as float32 arrays of BF16 values (any float
 dtype is accepted).
@@ -19,6 +19,7 @@ dtype is accepted).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,11 +39,12 @@ Weights = Mapping[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Transcendentals:
-    """The F32 `exp` and `tanh` of a backend."""
+    """The F32 `exp`, `tanh` and `log` (the token selection's, `token_select`) of a backend."""
 
     name: str
     exp: Callable[[np.ndarray], np.ndarray]
     tanh: Callable[[np.ndarray], np.ndarray]
+    log: Callable[[np.ndarray], np.ndarray]
 
 
 def _rounded(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
@@ -53,8 +55,8 @@ def _rounded(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], n
     return f32
 
 
-CORRECTLY_ROUNDED = Transcendentals("correctly-rounded", _rounded(np.exp), _rounded(np.tanh))
-IREE_MATH = Transcendentals("iree-3.13", iree_math.exp, iree_math.tanh)
+CORRECTLY_ROUNDED = Transcendentals("correctly-rounded", _rounded(np.exp), _rounded(np.tanh), _rounded(np.log))
+IREE_MATH = Transcendentals("iree-3.13", iree_math.exp, iree_math.tanh, iree_math.log)
 
 
 def weight(w: Weights, name: str) -> np.ndarray:
@@ -417,3 +419,150 @@ def logits(c: NumericContract, cfg: DecoderConfig, w: Weights, streams: np.ndarr
         return out
     capped = rnd(c, fn.tanh(rnd(c, out / E.contract_scalar(c, cap), "softcap.divide")), "softcap.tanh")
     return rnd(c, capped * E.contract_scalar(c, cap), "softcap.scale")
+
+
+# ---------------------------------------------------------------------------------------------- token selection
+#: The widest chunk the top-k's first stage reads (`top_k_chunk`).
+TOP_K_CHUNK = 128
+
+
+@dataclass(frozen=True)
+class TokenSelection:
+    """The token selection of R rows of logits (`token_select`, `token_top_k`): what a program's prefill and
+    decode entries return beside the logits, and what a caller that needs no logits reads back.
+
+    `token` is the first index of the largest logit (`numpy.argmax`: ties go to the lowest index); `logprob`
+    its log-softmax in F32.  A row with a non-finite logit has no token: `nonfinite` counts them and
+    `first_nonfinite` is the first one's index (the vocabulary size when there is none); its other fields
+    are meaningless.  `top_tokens` / `top_logprobs` (when asked): the k most likely tokens, by logit
+    descending and index ascending among equal logits (`top_tokens[:, 0] == token`), and their
+    log-softmax; `logits`: the row's logits, when the caller asked for them too."""
+
+    token: np.ndarray  # int32 [R]
+    logprob: np.ndarray  # float32 [R]
+    nonfinite: np.ndarray  # int32 [R]
+    first_nonfinite: np.ndarray  # int32 [R]
+    top_tokens: np.ndarray | None = None  # int32 [R, k]
+    top_logprobs: np.ndarray | None = None  # float32 [R, k]
+    logits: np.ndarray | None = None  # float32 [R, V]
+
+    def __len__(self) -> int:
+        return len(self.token)
+
+    def rows(self, n: int) -> TokenSelection:
+        """The first n rows (a padded call's real ones)."""
+        return TokenSelection(*(None if v is None else v[:n] for v in self._fields()))
+
+    def with_top_k(self, k: int) -> TokenSelection:
+        """The first k of the top tokens (k <= the computed k), or none for k = 0."""
+        if k == 0:
+            return dataclasses.replace(self, top_tokens=None, top_logprobs=None)
+        assert self.top_tokens is not None and k <= self.top_tokens.shape[1], k
+        return dataclasses.replace(self, top_tokens=self.top_tokens[:, :k], top_logprobs=self.top_logprobs[:, :k])
+
+    def _fields(self) -> list[np.ndarray | None]:
+        return [getattr(self, f.name) for f in dataclasses.fields(self)]
+
+
+def _normalizer(x: np.ndarray, fn: Transcendentals) -> tuple[np.ndarray, np.ndarray]:
+    """The row maxima m and L = log(sum(exp(x - m))) in F32: F32 differences, the backend's exp, the sum on
+    the softmax denominators' block schedule, the backend's log."""
+    top = x.max(axis=-1)
+    e = fn.exp((x - top[:, None]).astype(F32))
+    return top, fn.log(block_sum(e, DENOMINATOR_READS))
+
+
+def token_select(logits: np.ndarray, fn: Transcendentals = CORRECTLY_ROUNDED) -> TokenSelection:
+    """The greedy token of each row of logits [R, V] and its log-softmax (F32: -L, `_normalizer`; the token's
+    x - m is 0), with the rows' non-finite counts.  A row with a NaN has the token V."""
+    x = np.asarray(logits, F32)
+    vocab = x.shape[-1]
+    column = np.arange(vocab, dtype=np.int32)
+    with np.errstate(all="ignore"):
+        top, log_sum = _normalizer(x, fn)
+        token = np.where(x == top[:, None], column, np.int32(vocab)).min(axis=-1).astype(np.int32)
+    bad = ~np.isfinite(x)
+    return TokenSelection(
+        token,
+        (-log_sum).astype(F32),
+        bad.sum(axis=-1).astype(np.int32),
+        np.where(bad, column, np.int32(vocab)).min(axis=-1).astype(np.int32),
+    )
+
+
+def top_k_chunk(vocab: int, k: int) -> int:
+    """The top-k's chunk width: the largest power of two <= TOP_K_CHUNK that leaves at least k chunks."""
+    if not 1 <= k <= vocab:
+        raise ValueError(f"top-k needs 1 <= k <= vocabulary size, got k = {k} for {vocab} tokens")
+    width = 1
+    while 2 * width <= TOP_K_CHUNK and vocab // (2 * width) >= k:
+        width *= 2
+    return width
+
+
+def _select(values: np.ndarray, index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k first (value, index) pairs of each row by value descending, index ascending (indices distinct):
+    pair j is the largest of those after pair j - 1 in that order (a max, then the lowest index holding it).
+    Rows with fewer than k pairs end with (-inf, the sentinel) pairs; the sentinel is larger than any index."""
+    sentinel = np.int32(np.iinfo(np.int32).max)
+    picked_v, picked_i = [], []
+    for j in range(k):
+        if j == 0:
+            eligible = np.ones(values.shape, bool)
+        else:
+            v, i = picked_v[-1][:, None], picked_i[-1][:, None]
+            eligible = (values < v) | ((values == v) & (index > i))
+        best = np.where(eligible, values, F32(-np.inf)).max(axis=-1)
+        picked_v.append(best.astype(F32))
+        picked_i.append(np.where(eligible & (values == best[:, None]), index, sentinel).min(axis=-1).astype(np.int32))
+    return np.stack(picked_v, axis=-1), np.stack(picked_i, axis=-1)
+
+
+def token_top_k(logits: np.ndarray, k: int, fn: Transcendentals = CORRECTLY_ROUNDED) -> tuple[np.ndarray, np.ndarray]:
+    """The k most likely tokens of each row of logits [R, V] (ids int32 [R, k], by logit descending, ties by
+    index ascending) and their log-softmax (F32: (x - m) + logprob, `token_select`'s logprob = -L; the first is
+    the greedy token's exactly), in two stages that read the logits once:
+
+    1. the row, padded with -inf to G chunks of `top_k_chunk` columns, gives each chunk's maximum, and the k
+       best chunks are selected by (maximum descending, chunk ascending);
+    2. the k best of those k chunks' columns are selected by (logit descending, index ascending).
+
+    Exact: a chunk outside the k best has k chunks before it, each holding a column before all of its own, so
+    none of its columns is among the k best.  Rows with a non-finite logit give meaningless results."""
+    x = np.asarray(logits, F32)
+    rows, vocab = x.shape
+    width = top_k_chunk(vocab, k)
+    chunks = -(-vocab // width)
+    padded = np.full((rows, chunks * width), F32(-np.inf))
+    padded[:, :vocab] = x
+    grid = padded.reshape(rows, chunks, width)
+    with np.errstate(all="ignore"):
+        maxima = grid.max(axis=-1)
+        _, best_chunks = _select(maxima, np.broadcast_to(np.arange(chunks, dtype=np.int32), maxima.shape), k)
+        best_chunks = np.clip(best_chunks, 0, chunks - 1)
+        candidates = np.take_along_axis(grid, best_chunks[:, :, None], axis=1).reshape(rows, k * width)
+        columns = (best_chunks[:, :, None] * width + np.arange(width, dtype=np.int32)).reshape(rows, k * width)
+        values, ids = _select(candidates, columns.astype(np.int32), k)
+        logprob = token_select(x, fn).logprob
+        return ids, ((values - values[:, :1]).astype(F32) + logprob[:, None]).astype(F32)
+
+
+def logprob_error_bound(vocab: int, logprob: np.ndarray, shift: np.ndarray | float = 0.0) -> np.ndarray:
+    """A bound on |F32 log-softmax - the float64 log-softmax of the same F32 logits| for a row of `vocab`
+    logits, at a computed log-probability `logprob` whose logit is `shift` below the row's maximum (0: the
+    greedy token).  With u = 2^-24 and p the softmax, to first order:
+
+    * each exp(x - m) is off by u |x - m| (the F32 difference) + 2u (IREE's exp: 1.4u measured), which moves
+      the sum by u (sum_i p_i |x_i - m| + 2) <= u (ln V + 2) relative (sum_i p_i |x_i - m| <= the entropy of p);
+    * the block sum of V positive terms, d adds deep (passes x reads per thread, then 5 + 5 butterfly
+      levels), is off by at most d u relative;
+    * the log (within 1 ulp <= 2u relative of L <= ln V; IREE's: 0.8 ulp measured);
+    * for another token, the F32 difference x - m (u |x - m|) and the final add (u |logprob|).
+
+    For V = 262400: d = 270, 309.4u = 1.8e-5 for the greedy token."""
+    reads = DENOMINATOR_READS
+    threads = E.lane_threads(min(vocab, 1024 * reads), reads)
+    depth = -(-vocab // (threads * reads)) * reads + 10
+    u = 2.0**-24
+    shift = np.abs(np.asarray(shift, np.float64))
+    return u * (3 * math.log(vocab) + 2 + depth) + u * (shift + np.abs(np.asarray(logprob, np.float64)) * (shift > 0))

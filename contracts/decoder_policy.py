@@ -250,6 +250,23 @@ FAMILIES: tuple[OpFamily, ...] = (
         "both: three rounded elementwise ops for the soft-cap",
         (Point("head.linear", R), Point("softcap.divide", R), Point("softcap.tanh", R), Point("softcap.scale", R)),
     ),
+    OpFamily(
+        "selection",
+        "logits [R, V] -> the greedy token, its log-softmax, the count and first index of non-finite logits; "
+        "on request the k most likely tokens and their log-softmax",
+        "on the F32 logits, nothing rounded: the first index of the largest logit (numpy.argmax), "
+        "log-softmax (x - m) - log(sum(exp(x - m))) with the backend's exp and log; top-k by logit "
+        "descending, index ascending",
+        (),
+        (
+            Reduction(
+                "selection.denominator",
+                "block-sum",
+                DENOMINATOR_READS,
+                "exp(x - m) over the vocabulary in column order",
+            ),
+        ),
+    ),
 )
 
 POINTS: dict[str, Point] = {p.name: p for f in FAMILIES for p in f.points}

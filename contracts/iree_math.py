@@ -1,12 +1,13 @@
-"""IREE 3.13's F32 `exp` and `tanh`, operation for operation, so a kernel can be held to their bits.
+"""IREE 3.13's F32 `exp`, `tanh` and `log`, operation for operation, so a kernel can be held to their bits.
 
-IREE does not call a math library for `stablehlo.exponential` and `stablehlo.tanh`: it expands them
+IREE does not call a math library for `stablehlo.exponential`, `stablehlo.tanh` and `stablehlo.log`: it expands them
 into MLIR's polynomial approximations (fused multiply-adds, a floor, one division, an exponent
 built from integer bits), on CUDA and on llvm-cpu alike. The LLVM IR IREE emits for them
 (`--iree-hal-dump-executable-intermediates-to`) is the source of every constant and every operation
-order below. A GPU kernel that replaces IREE's code for an op that uses them (the attention's soft
-cap and softmax) must produce these bits, not the correctly rounded function; `tests/test_iree_math.py`
-checks this emulation against IREE's compiled code, and the kernel against this emulation.
+order below (`log` as llvm-cpu compiles it; the CUDA backend's `log` has not been read). A GPU kernel that
+replaces IREE's code for an op that uses them (the attention's soft cap and softmax) must produce these
+bits, not the correctly rounded function; `tests/test_iree_math.py` checks this emulation against IREE's
+compiled code, and the kernel against this emulation.
 """
 
 from __future__ import annotations
@@ -89,6 +90,54 @@ def tanh(x: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = ((clamped * p).astype(F32) / q).astype(F32)
     return np.where(np.abs(x) < F32(4e-4), clamped, ratio).astype(F32)
+
+
+_LOG_MIN_NORMAL = f32_from_bits(0x00800000)
+_LOG_SQRT_HALF = f32_from_bits(0x3F3504F3)
+_LOG_LN2 = f32_from_bits(0x3F317218)
+#: Cephes' logf polynomial in three interleaved chains (p0 x + p1, p3 x + p4, p6 x + p7, ...).
+_LOG_POLY = tuple(
+    f32_from_bits(b)
+    for b in (
+        0x3D9021BB,
+        0xBDEBD1B8,
+        0xBDFE5D4F,
+        0x3E11E9BF,
+        0x3E4CCEAC,
+        0xBE7FFFFC,
+        0x3DEF251A,
+        0xBE2AAE50,
+        0x3EAAAAAA,
+    )
+)
+
+
+def log(x: np.ndarray) -> np.ndarray:
+    """IREE's F32 natural logarithm (MLIR's polynomial approximation): x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+    log x = e ln 2 + (m - 1) - (m - 1)^2 / 2 + (m - 1)^3 p(m - 1); inputs below the smallest normal are read
+    as it, x < 0 (and NaN) give NaN, 0 gives -inf and +inf gives +inf."""
+    x = np.asarray(x, F32)
+    with np.errstate(invalid="ignore"):
+        clamped = np.where(~(x <= _LOG_MIN_NORMAL), x, _LOG_MIN_NORMAL).astype(F32)  # NaN passes
+    bits = clamped.view(np.uint32)
+    m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(F32)  # [0.5, 1)
+    e = ((bits >> np.uint32(23)).astype(np.int32).astype(F32) - F32(126)).astype(F32)
+    small = m < _LOG_SQRT_HALF
+    e = (e - np.where(small, F32(1), F32(0))).astype(F32)
+    r = ((m - F32(1)).astype(F32) + np.where(small, m, F32(0))).astype(F32)
+    r2 = (r * r).astype(F32)
+    r3 = (r2 * r).astype(F32)
+    p = _LOG_POLY
+    a = fma(fma(p[0], r, p[1]), r, p[6])
+    b = fma(fma(p[2], r, p[3]), r, p[7])
+    c = fma(fma(p[4], r, p[5]), r, p[8])
+    y = (fma(fma(a, r3, b), r3, c) * r3).astype(F32)
+    y = fma(F32(-0.5), r2, y)
+    y = fma(e, _LOG_LN2, (r + y).astype(F32))
+    with np.errstate(invalid="ignore"):
+        y = np.where(x == F32(np.inf), F32(np.inf), y)
+        y = np.where(~(x >= F32(0)), F32(np.nan), y)
+        return np.where(x == F32(0), F32(-np.inf), y).astype(F32)
 
 
 def logistic(x: np.ndarray) -> np.ndarray:

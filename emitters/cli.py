@@ -52,10 +52,11 @@ def decoder_spec(
     layout: str,
     kernels=IREE_CODEGEN,
     lowering=DEFAULT_LOWERING,
+    top_k: int | None = None,
 ):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
-    from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, DecoderModuleSpec
+    from .decoder import DEFAULT_BATCHES, DEFAULT_PROMPT_BUCKETS, TOP_LOGPROBS, DecoderModuleSpec
 
     given = [s for s in (checkpoint, config_file, builtin) if s is not None]
     if len(given) > 1:
@@ -82,6 +83,7 @@ def decoder_spec(
         LAYOUTS[layout],
         kernels,
         lowering,
+        TOP_LOGPROBS if top_k is None else top_k,
     )
 
 
@@ -178,6 +180,14 @@ def emit_decoder(spec) -> str:
     "repeatable; default: the capacity).",
 )
 @click.option(
+    "--top-logprobs",
+    "top_k",
+    type=click.IntRange(0),
+    default=None,
+    help="--stage decoder: k of the top-k entries (the most likely tokens of a call's logits, computed on the "
+    "device; default 20, OpenAI's largest top_logprobs; 0: none).",
+)
+@click.option(
     "--contract",
     type=click.Choice(sorted(CONTRACTS)),
     default=DEFAULT_CONTRACT,
@@ -225,6 +235,7 @@ def main(
     prompts: tuple[int, ...],
     batches: tuple[int, ...],
     contexts: tuple[int, ...],
+    top_k: int | None,
     contract: str,
     kernels: str,
     mel: str | None,
@@ -261,6 +272,7 @@ def main(
                 layout,
                 linked,
                 lowering_for(target, get_contract(contract)),
+                top_k,
             )
             emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:

@@ -17,7 +17,16 @@ updates), so two per-layer caches of the same type silently became one buffer. E
 * `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
   sequence, each at its own position in its own slot (positions < context: full-attention layers read only
   the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows;
+* `decoder_top_k_b{B}_k{k}`, one per decode batch B (and B = 1 for the prefill entries) when the program has a
+  top-k (`top_k`, default 20: OpenAI's largest `top_logprobs`): the k most likely tokens of B rows of logits
+  (a prefill or decode entry's logits result, passed back on the device);
 * `decoder_cache_c{capacity}_s{slots}`: one slot's rows of every owning layer (tests, diagnostics).
+
+Prefill and decode entries return the logits and, computed from them on the device (`token_select`,
+`contracts/decoder_ops.token_select`), each row's greedy token, its log-softmax and the count and first index
+of its non-finite logits: results stay on the device until read (IREE's runtime hands back device arrays;
+`runtime/session.py` copies only the results a call names), so a caller that needs only tokens gets B ids,
+log-probabilities and counts back and the logits never cross to the host.
 
 The RoPE tables of the positions are inputs (`contracts/decoder_ops.rope_tables`, computed by the host), so
 every backend rotates by the same bits.
@@ -35,7 +44,7 @@ from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
 from .decoder_ops import DecoderOpEmitter
-from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, EntryPoint
+from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry, EntryPoint
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
 from .render import Func, ModuleBuilder, tensor_type
@@ -44,6 +53,11 @@ from .specialisations import DecoderLayer
 PARAMETER_SCOPE = "model"
 DEFAULT_PROMPT_BUCKETS: tuple[int, ...] = (64, 256, 1024, 4096)
 DEFAULT_BATCHES: tuple[int, ...] = (1, 8, 32)
+#: The top-k of the `decoder_top_k` entries: OpenAI's largest `top_logprobs`.
+TOP_LOGPROBS = 20
+#: What the prefill and decode entries return, in order (the reflection's `gemma3n.outputs`).
+SELECTION_OUTPUTS: tuple[str, ...] = ("logits", "token", "logprob", "nonfinite", "first_nonfinite")
+TOP_K_OUTPUTS: tuple[str, ...] = ("top_tokens", "top_logprobs")
 
 
 class DecoderBucketError(ValueError):
@@ -67,6 +81,8 @@ class DecoderModuleSpec:
     kernels: LinkedKernels = IREE_CODEGEN
     #: the forms the target's code generation wants (emitters/lowering.py lowering_for)
     lowering: Lowering = DEFAULT_LOWERING
+    #: k of the `decoder_top_k` entries (0: none)
+    top_k: int = TOP_LOGPROBS
 
     def __post_init__(self) -> None:
         if self.slots < 1 or self.capacity < 1:
@@ -85,6 +101,8 @@ class DecoderModuleSpec:
                     raise DecoderBucketError(f"{name} {v} must be in [1, {limit}]")
         if not self.prompts and not self.batches:
             raise DecoderBucketError("a decoder program needs at least one prefill or decode entry")
+        if not 0 <= self.top_k <= self.cfg.vocab_size:
+            raise DecoderBucketError(f"top-k {self.top_k} must be in [0, {self.cfg.vocab_size}]")
 
     @property
     def context_buckets(self) -> tuple[int, ...]:
@@ -108,8 +126,21 @@ class DecoderModuleSpec:
         ]
 
     @property
+    def top_k_entries(self) -> list[DecoderTopKEntry]:
+        """One per decode batch, and batch 1 for the prefill entries' one row."""
+        if not self.top_k:
+            return []
+        widths = set(self.batches) | ({1} if self.prompts else set())
+        return [DecoderTopKEntry(b, self.top_k) for b in sorted(widths)]
+
+    @property
     def entry_points(self) -> list[EntryPoint]:
-        return [*self.prefill_entries, *self.decode_entries, DecoderCacheEntry(self.capacity, self.slots)]
+        return [
+            *self.prefill_entries,
+            *self.decode_entries,
+            *self.top_k_entries,
+            DecoderCacheEntry(self.capacity, self.slots),
+        ]
 
     def identity(self) -> str:
         return "|".join(
@@ -125,6 +156,7 @@ class DecoderModuleSpec:
                 "batches=" + ",".join(map(str, sorted(set(self.batches)))),
                 f"kernels={self.kernels.identity}",
                 "lowering=" + self.lowering.identity,
+                f"top_k={self.top_k}",
             ]
         )
 
@@ -171,7 +203,8 @@ class _Entry:
     init: Func | None = None
     head: Func | None = None
     embedding: Func | None = None
-    outputs: str = ""
+    select: Func | None = None  # token_select on the entry's logits (top-k entries: the top-k selection)
+    outputs: str = ",".join(SELECTION_OUTPUTS)
 
     @property
     def name(self) -> str:
@@ -329,6 +362,7 @@ class _ProgramEmitter:
                 self.layers("prefill", entry.tokens, entry.tokens),
                 ops.altup_init(entry.tokens),
                 ops.decoder_head(1),
+                select=ops.token_select(1),
             )
             prefills.append(e)
         for entry in spec.decode_entries:
@@ -338,10 +372,16 @@ class _ProgramEmitter:
                 ops.altup_init(entry.batch),
                 ops.decoder_head(entry.batch),
                 ops.decoder_embedding(entry.batch),
+                ops.token_select(entry.batch),
             )
             decodes.append(e)
-        for e in prefills + decodes:
-            calls += [layer.func for layer in e.layers] + [f for f in (e.init, e.head, e.embedding) if f is not None]
+        top_ks = [
+            _Entry(entry, select=ops.token_select(entry.batch, entry.k), outputs=",".join(TOP_K_OUTPUTS))
+            for entry in spec.top_k_entries
+        ]
+        for e in prefills + decodes + top_ks:
+            calls += [layer.func for layer in e.layers]
+            calls += [f for f in (e.init, e.head, e.embedding, e.select) if f is not None]
         cache_entry = _Entry(
             DecoderCacheEntry(spec.capacity, spec.slots),
             outputs=",".join(f"{kind}_{i}" for i in range(len(self.caches)) for kind in ("keys", "values")),
@@ -359,6 +399,7 @@ class _ProgramEmitter:
             scope=PARAMETER_SCOPE,
             prefills=prefills,
             decodes=decodes,
+            top_ks=top_ks,
             cache_reads=[cache_entry],
             slots=spec.slots,
             d=cfg.hidden_size,

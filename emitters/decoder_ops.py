@@ -44,6 +44,7 @@ from .specialisations import (
     RmsMagnitude,
     Rope,
     RowMean,
+    TokenSelect,
 )
 
 BF16 = "bf16"
@@ -532,4 +533,38 @@ class DecoderOpEmitter(OpEmitter):
             per_layer=p,
             ple=ple,
             embed_scale=self._scalar(d**0.5),
+        )
+
+    def token_select(self, rows: int, top_k: int = 0, vocab: int | None = None) -> Func:
+        """`decoder_ops.token_select` on [rows, vocab] logits (default: the configuration's vocabulary): token,
+        logprob, non-finite count, first non-finite column ([rows] each; i32, f32, i32, i32). With `top_k`,
+        `decoder_ops.token_top_k` instead: the top ids [rows, k] i32 and their log-softmax [rows, k] f32."""
+        v = self._cfg.vocab_size if vocab is None else vocab
+        i32 = lambda shape: tensor(shape, "i32")  # noqa: E731
+        denominator = self.block_sum(rows, v, DENOMINATOR_READS)
+        greedy = self._add(
+            "token_select.mlir.j2",
+            Func(TokenSelect(rows, v).symbol, (f32([rows, v]),), (i32([rows]), f32([rows]), i32([rows]), i32([rows]))),
+            calls=[denominator],
+            rows=rows,
+            vocab=v,
+            reads=DENOMINATOR_READS,
+            denominator=denominator,
+        )
+        if not top_k:
+            return greedy
+        chunk = D.top_k_chunk(v, top_k)
+        func = Func(
+            TokenSelect(rows, v, top_k, chunk).symbol, (f32([rows, v]),), (i32([rows, top_k]), f32([rows, top_k]))
+        )
+        return self._add(
+            "token_select.top_k.mlir.j2",
+            func,
+            calls=[greedy],
+            rows=rows,
+            vocab=v,
+            k=top_k,
+            chunk=chunk,
+            chunks=-(-v // chunk),
+            greedy=greedy,
         )

@@ -89,6 +89,16 @@ class DecoderDecodeEntry(EntryPoint):
 
 
 @dataclass(frozen=True)
+class DecoderTopKEntry(EntryPoint):
+    """The `k` most likely tokens (and their log-softmax) of `batch` rows of logits: a decode entry's (or, with
+    batch 1, a prefill entry's) logits result passed back while it is still on the device."""
+
+    family: ClassVar[str] = "decoder_top_k"
+    batch: int = token(Int("b"))
+    k: int = token(Int("k"))
+
+
+@dataclass(frozen=True)
 class DecoderCacheEntry(EntryPoint):
     """Reads one slot's rows of every owning layer's keys and values (tests, diagnostics)."""
 

@@ -444,3 +444,21 @@ class DecoderLayer(Specialisation):
     columns: int = token(Int("C"))
     window: int | None = token(OptionalInt("sw"), default=None)
     sparsity: float | None = token(Decimal("s"), default=None)
+
+
+@dataclass(frozen=True)
+class TokenSelect(Specialisation):
+    """The token selection of [rows, vocab] F32 logits (`decoder_ops.token_select`: the greedy token, its
+    log-softmax, the non-finite logits' count and first index); with `top_k`, the k most likely tokens and
+    their log-softmax instead (`decoder_ops.token_top_k`, its first stage on chunks of `chunk` columns)."""
+
+    family: ClassVar[str] = "token_select"
+    rows: int = token(Int("R"))
+    vocab: int = token(Int("V"))
+    top_k: int | None = token(OptionalInt("k"), default=None)
+    chunk: int | None = token(OptionalInt("W"), default=None)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if (self.top_k is None) != (self.chunk is None):
+            raise ValueError("a top-k selection has both k and its chunk width, the greedy one neither")

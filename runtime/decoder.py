@@ -3,6 +3,7 @@
     session = DecoderSession.from_checkpoint(vmfb, "~/models/gemma-3n-E4B-it", device="cuda")
     logits = session.prefill(slot=0, inputs_embeds=e, per_layer_inputs=t)        # [V], the prompt's last position
     logits = session.decode(slots=[0, 2], positions=[17, 5], token_ids=[4368, 17])  # [2, V]
+    chosen = session.decode_greedy(slots=[0, 2], positions=[18, 6], token_ids=[9, 3], top_k=5)  # TokenSelection
     tokens, _ = greedy(session, 0, e, t, max_new_tokens=64)
 
 One `VmContext` holds one copy of the weights (IREE parameters read from the checkpoint's safetensors) and the
@@ -12,6 +13,12 @@ checkpoint's memory maps (the per-layer table never reaches the device) and comp
 (`contracts/decoder_ops.rope_tables`, the contract's bits); inputs and results go through the page-locked
 staging buffers of `runtime/session.py`. A call is padded to the smallest compiled bucket that holds it: a
 prompt with zero rows, a batch with rows that write the program's scratch slot; their results are dropped.
+
+What crosses back: `prefill` / `decode` copy the logits (F32 [B, V]: 67 MB a step at batch 64 of Gemma 3n's
+262400 tokens); `prefill_greedy` / `decode_greedy` copy only the entry's token selection, computed on the device
+from the same logits (`decoder_ops.TokenSelection`: each row's greedy token, its F32 log-probability and its
+non-finite count, 16 bytes a row), plus, when asked, the top k tokens and log-probabilities (the program's
+`decoder_top_k` entry run on the logits while they are still on the device: 8k bytes a row) and the logits.
 
 Slots: each sequence has its own; a slot is reused by prefilling it again. The program decides what a query
 sees from positions alone (kv_cache.py), so rows a previous sequence left in a reused slot are never visible.
@@ -32,8 +39,8 @@ from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
 from ..emitters.compile import Target
-from ..emitters.decoder import DecoderModuleSpec, emit_decoder_module
-from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry
+from ..emitters.decoder import SELECTION_OUTPUTS, TOP_K_OUTPUTS, DecoderModuleSpec, emit_decoder_module
+from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.checkpoint_config import CheckpointConfig
 from ..model.decoder_config import DecoderConfig
@@ -54,6 +61,7 @@ class DecoderLayoutInfo:
     prompts: tuple[int, ...]
     contexts: tuple[int, ...]
     batches: tuple[int, ...]
+    top_k: int = 0  # the k of its top-k entries (0: none)
 
 
 class DecoderSession(LoadedProgram):
@@ -77,6 +85,7 @@ class DecoderSession(LoadedProgram):
         # refused by name (`_bucket`)
         self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry, False).items()}
         self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, False).items()}
+        self.top_ks = {e.batch: (name, e.k) for name, e in self.entry_points(DecoderTopKEntry, required=False).items()}
         cache_entries = self.entry_points(DecoderCacheEntry)
         ((self._cache_entry, cache),) = cache_entries.items()
         self.info = DecoderLayoutInfo(
@@ -85,6 +94,7 @@ class DecoderSession(LoadedProgram):
             tuple(sorted(self.prefills)),
             tuple(sorted({x for x, _ in self.decodes})),
             tuple(sorted({b for _, b in self.decodes})),
+            min((k for _, k in self.top_ks.values()), default=0),
         )
         self.contract = self._contract(self.reflection(self._cache_entry).get("gemma3n.contract", ""))
 
@@ -134,6 +144,10 @@ class DecoderSession(LoadedProgram):
     def max_prompt_tokens(self) -> int:
         return max(self.info.prompts, default=0)
 
+    @property
+    def top_k(self) -> int:
+        return self.info.top_k
+
     # ------------------------------------------------------------------ inputs
     def rope_tables(self, positions: np.ndarray) -> list[np.ndarray]:
         """The RoPE inputs of `positions`: cos and sin of the sliding layers, then of the full layers."""
@@ -162,6 +176,20 @@ class DecoderSession(LoadedProgram):
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
         """Run a prompt (the prefill stage's two outputs, positions 0..L-1) into `slot`; the logits [V] of its
         last position."""
+        name, args = self._prefill_call(slot, inputs_embeds, per_layer_inputs)
+        return self.invoke(name, ("logits",), *args)["logits"]
+
+    def prefill_greedy(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+    ) -> D.TokenSelection:
+        """`prefill`, returning the last position's token selection (one row) instead of its logits: its greedy
+        token and log-probability, the top `top_k` (<= the program's `top_k`) and, with `logits`, the logits."""
+        name, args = self._prefill_call(slot, inputs_embeds, per_layer_inputs)
+        return self._select(name, args, 1, 1, top_k, logits, flat_logits=True)
+
+    def _prefill_call(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray
+    ) -> tuple[str, list[np.ndarray]]:
         cfg = self.cfg
         self._check_slot(slot)
         embeds = np.asarray(inputs_embeds, F32)
@@ -177,16 +205,13 @@ class DecoderSession(LoadedProgram):
         padded_embeds[:length] = embeds
         padded_pli = np.zeros((bucket,) + want[1:], F32)
         padded_pli[:length] = pli
-        out = self.invoke(
-            self.prefills[bucket],
-            ("logits",),
+        return self.prefills[bucket], [
             np.array(slot, np.int32),
             np.array(length, np.int32),
             padded_embeds,
             padded_pli,
             *self.rope_tables(np.arange(bucket)),
-        )
-        return out["logits"]
+        ]
 
     def token_rows(self, token_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The host's gathers for new tokens (`contracts.decoder.token_rows`), as BF16."""
@@ -196,6 +221,62 @@ class DecoderSession(LoadedProgram):
     def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray:
         """One token for each sequence: sequence b is at `positions[b]` of slot `slots[b]` (its earlier positions
         already in the cache); returns logits [B, V]."""
+        name, args, rows = self._decode_call(slots, positions, token_ids)
+        return self.invoke(name, ("logits",), *args)["logits"][:rows]
+
+    def decode_greedy(
+        self,
+        slots: Sequence[int],
+        positions: Sequence[int],
+        token_ids: Sequence[int],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> D.TokenSelection:
+        """`decode`, returning each sequence's token selection (B rows) instead of its logits: greedy tokens and
+        log-probabilities, the top `top_k` (<= the program's `top_k`) and, with `logits`, the logits."""
+        name, args, rows = self._decode_call(slots, positions, token_ids)
+        return self._select(name, args, rows, len(args[1]), top_k, logits)
+
+    def _select(
+        self,
+        name: str,
+        args: list[np.ndarray],
+        rows: int,
+        batch: int,
+        top_k: int,
+        logits: bool,
+        flat_logits: bool = False,
+    ) -> D.TokenSelection:
+        """Run a prefill or decode entry of `batch` rows (`rows` of them real) and copy back its selection outputs
+        (and its logits, with `logits`); with `top_k`, the top-k entry of the call's width then runs on the
+        entry's logits where they lie, on the device (a prefill's [V] logits viewed as [1, V])."""
+        outputs = SELECTION_OUTPUTS[1:] + (("logits",) if logits else ())
+        if not 0 <= top_k <= self.info.top_k:
+            raise SessionError(
+                f"top_k {top_k} is outside the program's top-k entries (k = {self.info.top_k})"
+                if self.info.top_k
+                else f"top_k {top_k}: the program was built without top-k entries"
+            )
+        if top_k:
+            then, _ = self.top_ks[batch]
+            shape = (batch, self.cfg.vocab_size) if flat_logits else None
+            out = self.invoke_chained(name, outputs, args, then, TOP_K_OUTPUTS, "logits", shape)
+        else:
+            out = self.invoke(name, outputs, *args)
+        selection = D.TokenSelection(
+            out["token"],
+            out["logprob"],
+            out["nonfinite"],
+            out["first_nonfinite"],
+            out.get("top_tokens"),
+            out.get("top_logprobs"),
+            out["logits"].reshape(batch, -1) if logits else None,
+        )
+        return selection.rows(rows).with_top_k(top_k)
+
+    def _decode_call(
+        self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]
+    ) -> tuple[str, list[np.ndarray], int]:
         slots, positions, ids = ([int(v) for v in seq] for seq in (slots, positions, token_ids))
         if not slots or not len(slots) == len(positions) == len(ids):
             raise SessionError(
@@ -214,16 +295,11 @@ class DecoderSession(LoadedProgram):
         text, ple = self.token_rows(ids + [0] * pad)
         scratch = self.info.slots  # the program's extra slot: padding rows write there
         all_positions = np.array(positions + [0] * pad, np.int32)
-        out = self.invoke(
+        return (
             self.decodes[(context, batch)],
-            ("logits",),
-            np.array(slots + [scratch] * pad, np.int32),
-            all_positions,
-            text,
-            ple,
-            *self.rope_tables(all_positions),
+            [np.array(slots + [scratch] * pad, np.int32), all_positions, text, ple, *self.rope_tables(all_positions)],
+            len(slots),
         )
-        return out["logits"][: len(slots)]
 
     def cache(self, slot: int) -> dict[str, np.ndarray]:
         """One slot's rows of every owning layer's keys and values (`keys_{l}`, `values_{l}`: [rows, kv_heads,

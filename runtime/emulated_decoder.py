@@ -6,6 +6,9 @@ the decoder behind the generation, transcription and serving code until the comp
 only see the interface).  It is numpy on the CPU, float64-exact contractions: meant for tests and the tiny
 configuration (the weights are held as float32, four times their BF16 size).
 
+`prefill_greedy` / `decode_greedy` select tokens as a compiled program's entries do, with the same functions
+(`decoder_ops.token_select` and `token_top_k`, F32, this decoder's transcendentals).
+
 Decode entries are emulated at the given batch widths (a call wider than the widest is refused, as a compiled
 program would refuse it); the emulation's results do not depend on the width (each row is computed on its
 own), which is the property a compiled program must have too.
@@ -13,12 +16,14 @@ own), which is the property a compiled program must have too.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..contracts import decoder as DEC
+from ..contracts import decoder_ops as D
 from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
 from ..contracts.kv_cache import KVCache, KVCacheLayout
 from ..contracts.policy import DEFAULT_CONTRACT, get_contract
@@ -30,6 +35,8 @@ from ..model.decoder_weights import read_decoder_weights
 from .checkpoint import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)
+#: The top-k a selection returns (a compiled program's default, emitters/decoder.py TOP_LOGPROBS).
+DEFAULT_TOP_K = 20
 
 
 def text_layout(checkpoint: str | Path) -> WeightLayout:
@@ -57,6 +64,7 @@ class EmulatedDecoder:
         capacity: int | None = None,
         decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
         transcendentals: Transcendentals = CORRECTLY_ROUNDED,
+        top_k: int = DEFAULT_TOP_K,
     ) -> None:
         self.cfg = CheckpointConfig.read(checkpoint).decoder
         self.contract = get_contract(contract)
@@ -66,6 +74,7 @@ class EmulatedDecoder:
         self.capacity = int(capacity if capacity is not None else self.cfg.max_position_embeddings)
         self.decode_widths = tuple(sorted(set(int(w) for w in decode_widths)))
         self.fn = transcendentals
+        self.top_k = int(top_k)
         self.cache = KVCache(KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity))
 
     @property
@@ -86,4 +95,30 @@ class EmulatedDecoder:
         text, ple = DEC.token_rows(self.cfg, self.weights, token_ids)
         return DEC.decode_step(
             self.contract, self.cfg, self.weights, self.cache, slots, positions, text, ple, fn=self.fn
+        )
+
+    def prefill_greedy(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+    ) -> D.TokenSelection:
+        return self._select(self.prefill(slot, inputs_embeds, per_layer_inputs)[None], top_k, logits)
+
+    def decode_greedy(
+        self,
+        slots: Sequence[int],
+        positions: Sequence[int],
+        token_ids: Sequence[int],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> D.TokenSelection:
+        return self._select(self.decode(slots, positions, token_ids), top_k, logits)
+
+    def _select(self, x: np.ndarray, top_k: int, logits: bool) -> D.TokenSelection:
+        if not 0 <= top_k <= self.top_k:
+            raise ValueError(f"top_k {top_k} is outside this decoder's top-k (k = {self.top_k})")
+        selection = D.token_select(x, self.fn)
+        top_tokens = top_logprobs = None
+        if top_k:
+            top_tokens, top_logprobs = D.token_top_k(x, top_k, self.fn)
+        return dataclasses.replace(
+            selection, top_tokens=top_tokens, top_logprobs=top_logprobs, logits=x if logits else None
         )

@@ -7,13 +7,19 @@ The decoder is anything with the `DecoderBackend` interface: the compiled decode
 * `prefill(slot, inputs_embeds [S, D], per_layer_inputs [S, L, P]) -> logits [V]` runs a prompt (the prefill
   stage's outputs, positions 0..S-1) into a slot and returns its last position's logits;
 * `decode(slots, positions, token_ids) -> logits [B, V]` feeds one token to each of B sequences, sequence b at
-  `positions[b]` of `slots[b]` (the host gathers the tokens' table rows).
+  `positions[b]` of `slots[b]` (the host gathers the tokens' table rows);
+* `prefill_greedy(...)` / `decode_greedy(...)` are the same calls returning the token selection instead
+  (`decoder_ops.TokenSelection`: each row's greedy token, its log-probability and non-finite count, the top
+  `top_k <= backend.top_k` tokens and, when asked, the logits): a compiled program computes it on the device, so
+  only that crosses to the host. `SelectsOnHost` gives them to a backend that computes logits only.
 
 `GenerationEngine` runs greedy sequences over one backend with continuous batching (`serve/batching.py`):
 sequences are submitted at any time, take a free slot, are prefilled, then advance one token per decode call
 together with whatever else is running, and free their slot when they end.  A token is the first index of
 the largest logit (transformers' greedy); a sequence ends after emitting a stop id (the token is kept, as
-`generate` keeps it) or `max_new_tokens` tokens.  Each token's newly final text comes with it
+`generate` keeps it) or `max_new_tokens` tokens.  The engine reads selections, never logits, but for the
+first step's logits of a request with log probabilities (its stop probability): tokens, log probabilities
+and top log probabilities are the backend's.  Each token's newly final text comes with it
 (`runtime.detokenize.TextStream`), so callers stream text as it is generated.  `generate` is the one-sequence
 form.  Nothing here depends on how the backend computes.
 """
@@ -29,6 +35,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..contracts.decoder_ops import TokenSelection
 from ..serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
 from .detokenize import TextStream
 
@@ -46,10 +53,24 @@ class DecoderBackend(Protocol):
     capacity: int
     decode_widths: tuple[int, ...]
     max_prompt_tokens: int  # the longest prompt `prefill` takes
+    top_k: int  # the most top tokens a selection returns
 
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray: ...
 
     def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray: ...
+
+    def prefill_greedy(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+    ) -> TokenSelection: ...
+
+    def decode_greedy(
+        self,
+        slots: Sequence[int],
+        positions: Sequence[int],
+        token_ids: Sequence[int],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> TokenSelection: ...
 
 
 class GenerationError(ValueError):
@@ -64,6 +85,67 @@ def greedy_token(logits: np.ndarray) -> int:
         bad = np.flatnonzero(~np.isfinite(logits))
         raise GenerationError(f"the decoder returned {bad.size} non-finite logit(s) (first at token {int(bad[0])})")
     return int(np.argmax(logits))
+
+
+def selected_token(selection: TokenSelection, row: int) -> int:
+    """Row `row`'s greedy token; a row with non-finite logits is an error (the same one `greedy_token` raises)."""
+    bad = int(selection.nonfinite[row])
+    if bad:
+        raise GenerationError(
+            f"the decoder returned {bad} non-finite logit(s) (first at token {int(selection.first_nonfinite[row])})"
+        )
+    return int(selection.token[row])
+
+
+def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False) -> TokenSelection:
+    """The token selection of logits [R, V] on the host: `greedy_token`'s token (the first index of the largest
+    logit), `token_logprob`'s float64 log-softmax, the top k by logit descending and index ascending."""
+    x = np.asarray(logits)
+    finite = np.isfinite(x)
+    vocab = x.shape[-1]
+    first_bad = np.where(finite, vocab, np.arange(vocab)).min(axis=-1)
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        top = x64.max(axis=-1, keepdims=True)
+        log_softmax = x64 - top - np.log(np.exp(x64 - top).sum(axis=-1, keepdims=True))
+    token = np.argmax(x, axis=-1).astype(np.int32)
+    top_tokens = top_logprobs = None
+    if top_k:
+        top_tokens = np.stack([np.lexsort((np.arange(vocab), -row))[:top_k] for row in x64]).astype(np.int32)
+        top_logprobs = np.take_along_axis(log_softmax, top_tokens, axis=-1)
+    return TokenSelection(
+        token,
+        np.take_along_axis(log_softmax, token[:, None], axis=-1)[:, 0],
+        (~finite).sum(axis=-1).astype(np.int32),
+        first_bad.astype(np.int32),
+        top_tokens,
+        top_logprobs,
+        x if keep_logits else None,
+    )
+
+
+class SelectsOnHost:
+    """`prefill_greedy` and `decode_greedy` for a backend whose calls return logits: `host_selection` of them
+    (float64 log probabilities, as `token_logprob`). The logits have crossed to the host already."""
+
+    top_k: int = 20
+
+    def prefill_greedy(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+    ) -> TokenSelection:
+        row = np.asarray(self.prefill(slot, inputs_embeds, per_layer_inputs))  # type: ignore[attr-defined]
+        return host_selection(row[None], top_k, logits)
+
+    def decode_greedy(
+        self,
+        slots: Sequence[int],
+        positions: Sequence[int],
+        token_ids: Sequence[int],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> TokenSelection:
+        rows = np.asarray(self.decode(slots, positions, token_ids))  # type: ignore[attr-defined]
+        return host_selection(rows, top_k, logits)
 
 
 def token_logprob(logits: np.ndarray, token: int) -> float:
@@ -113,6 +195,7 @@ class GenerationRequest:
     stop_ids: frozenset[int]
     logprobs: bool = False  # also report each token's log probability (a log-softmax over the vocabulary)
     #                         and the first step's probability of stopping
+    top_logprobs: int = 0  # also report each step's most likely tokens and their log probabilities
 
     @property
     def prompt_tokens(self) -> int:
@@ -130,6 +213,8 @@ class TokenEvent:
     text: str
     logprob: float | None = None
     finish_reason: str | None = None
+    #: with top_logprobs: the step's most likely (token, log probability), most likely first
+    top_logprobs: tuple[tuple[int, float], ...] | None = None
 
 
 @dataclass
@@ -143,6 +228,8 @@ class Generation:
     logprobs: list[float] | None = None
     #: with logprobs: the probability that the first token is a stop id (the model ends its turn at once)
     first_stop_probability: float | None = None
+    #: with top_logprobs: each step's most likely (token, log probability)
+    top_logprobs: list[tuple[tuple[int, float], ...]] | None = None
     submitted_at: float = 0.0
     first_token_at: float | None = None
     finished_at: float | None = None
@@ -193,6 +280,10 @@ class GenerationEngine:
             raise GenerationError("the prompt has no tokens")
         if request.max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {request.max_new_tokens}")
+        if not 0 <= request.top_logprobs <= self.backend.top_k:
+            raise GenerationError(
+                f"top_logprobs must be in [0, {self.backend.top_k}] for this decoder, got {request.top_logprobs}"
+            )
         if length > self.backend.max_prompt_tokens:
             raise GenerationError(
                 f"a prompt of {length} tokens is longer than the decoder's longest prompt entry "
@@ -206,7 +297,15 @@ class GenerationEngine:
             )
         seq = self._next_seq
         self._next_seq += 1
-        result = Generation([], "", None, length, [] if request.logprobs else None, submitted_at=self.clock())
+        result = Generation(
+            [],
+            "",
+            None,
+            length,
+            [] if request.logprobs else None,
+            top_logprobs=[] if request.top_logprobs else None,
+            submitted_at=self.clock(),
+        )
         self._sequences[seq] = _Sequence(seq, request, TextStream(self.tokenizer), seq, on_event, result)
         self._waiting.append(seq)
         return seq
@@ -270,42 +369,58 @@ class GenerationEngine:
 
     def _prefill(self, s: _Sequence) -> list[TokenEvent]:
         assert s.slot is not None
+        request = s.request
         try:
-            logits = self.backend.prefill(s.slot, s.request.inputs_embeds, s.request.per_layer_inputs)
+            # the first step's logits only for its stop probability
+            selection = self.backend.prefill_greedy(
+                s.slot, request.inputs_embeds, request.per_layer_inputs, request.top_logprobs, request.logprobs
+            )
         except BaseException:
             self._finish(s, ERROR)
             raise
-        s.prefilled, s.position, s.last_step = True, s.request.prompt_tokens, self._calls
-        return [self._emit(s, np.asarray(logits))]
+        s.prefilled, s.position, s.last_step = True, request.prompt_tokens, self._calls
+        return [self._emit(s, selection, 0)]
 
     def _decode(self, call: DecodeCall) -> list[TokenEvent]:
         members = [self._sequences[m.seq] for m in call.members]
+        top_k = max(s.request.top_logprobs for s in members)
         try:
-            logits = np.asarray(self.backend.decode(call.slots, call.positions, [s.result.tokens[-1] for s in members]))
+            selection = self.backend.decode_greedy(
+                call.slots, call.positions, [s.result.tokens[-1] for s in members], top_k
+            )
         except BaseException:
             for s in members:
                 self._finish(s, ERROR)
             raise
-        if logits.shape[0] != len(members):
+        if len(selection) != len(members):
             raise GenerationError(
-                f"the decoder returned logits for {logits.shape[0]} sequence(s), asked for {len(members)}"
+                f"the decoder returned tokens for {len(selection)} sequence(s), asked for {len(members)}"
             )
         events = []
-        for s, row in zip(members, logits):
+        for row, s in enumerate(members):
             s.position += 1
             s.last_step = self._calls
-            events.append(self._emit(s, row))
+            events.append(self._emit(s, selection, row))
         return events
 
-    def _emit(self, s: _Sequence, logits: np.ndarray) -> TokenEvent:
-        token = greedy_token(logits)
+    def _emit(self, s: _Sequence, selection: TokenSelection, row: int) -> TokenEvent:
+        token = selected_token(selection, row)
         result = s.result
         result.tokens.append(token)
-        logprob = token_logprob(logits, token) if s.request.logprobs else None
+        logprob = float(selection.logprob[row]) if s.request.logprobs else None
         if result.logprobs is not None:
             result.logprobs.append(logprob)  # type: ignore[arg-type]
             if len(result.tokens) == 1:
-                result.first_stop_probability = probability_of(logits, sorted(s.request.stop_ids))
+                assert selection.logits is not None, "the first step's selection comes with its logits"
+                result.first_stop_probability = probability_of(selection.logits[row], sorted(s.request.stop_ids))
+        top = None
+        if s.request.top_logprobs:
+            assert selection.top_tokens is not None and selection.top_logprobs is not None
+            k = s.request.top_logprobs
+            top = tuple(
+                (int(t), float(lp)) for t, lp in zip(selection.top_tokens[row, :k], selection.top_logprobs[row, :k])
+            )
+            result.top_logprobs.append(top)  # type: ignore[union-attr]
         if result.first_token_at is None:
             result.first_token_at = self.clock()
         text = s.stream.push(token)
@@ -315,7 +430,7 @@ class GenerationEngine:
         if reason is not None:
             text += s.stream.finish()
         s.pieces.append(text)
-        event = TokenEvent(s.seq, len(result.tokens) - 1, token, text, logprob, reason)
+        event = TokenEvent(s.seq, len(result.tokens) - 1, token, text, logprob, reason, top)
         if reason is not None:
             self._finish(s, reason)
         if s.on_event is not None:

@@ -115,6 +115,7 @@ def transcription_spec(
         layout=text_layout(checkpoint),
         kernels=linked,
         lowering=lowering_for(compile_target, c),
+        top_k=0,  # no transcription asks for top log probabilities: no top-k entries to compile
     )
 
 

@@ -3,6 +3,7 @@
 #
 #   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile]
 #
+# A program whose name contains `graphs` (batch 1) is run at width 1 with IREE's CUDA graphs (--graphs).
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the programs, built on the
 # CPU machine, `*.vmfb`, and a copy of shared/bench/decoder_profile.py). Writes the deterministic random
 # checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then for each program
@@ -29,8 +30,10 @@ from gemma3n_iree.model.decoder_config import builtin_decoder_config
 add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
 for A in "$R"/.gpu/step/*.vmfb; do
   N=$(basename "$A" .vmfb)
-  step 150 python3 "$R/.gpu/step/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \
-    --widths $WIDTHS --profile-widths $WIDTHS > "$OUT/profile_$N.jsonl"
+  G=""; X=$WIDTHS
+  case "$N" in *graphs*) G="--graphs"; X=1;; esac  # a batch-1 program for IREE's CUDA graphs runs with them
+  step 150 python3 "$R/.gpu/step/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" $G \
+    --widths $X --profile-widths $X > "$OUT/profile_$N.jsonl"
   grep -v '"kernel"' "$OUT/profile_$N.jsonl" >&2
 done
 for M in ${TORCH//,/ }; do

@@ -46,7 +46,7 @@ from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
 from gemma3n_iree.emitters.compile import parse_target
-from gemma3n_iree.emitters.decoder import DecoderBucketError, DecoderModuleSpec, emit_decoder_module
+from gemma3n_iree.emitters.decoder import TOP_LOGPROBS, DecoderBucketError, DecoderModuleSpec, emit_decoder_module
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 from gemma3n_iree.model.decoder_weights import read_decoder_weights
 from gemma3n_iree.runtime.artifacts import ArtifactCache
@@ -58,6 +58,7 @@ pytest.importorskip("transformers", reason="transformers parity needs transforme
 
 from oracles import hf_decoder as H  # noqa: E402
 from oracles.decoder_f64 import DecoderF64  # noqa: E402
+from test_token_select import assert_selection  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
 F32 = np.float32
@@ -68,9 +69,13 @@ CONTRACTS = [MLX_CUDA_V1, F32_REFERENCE]
 
 
 def spec(contract: NumericContract) -> DecoderModuleSpec:
-    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32)."""
+    """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32, and no
+    top-k entries: the mlx-cuda-v1 one's are the ones tested)."""
     contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
-    return DecoderModuleSpec(CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts)
+    top_k = 0 if contract is F32_REFERENCE else TOP_LOGPROBS
+    return DecoderModuleSpec(
+        CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts, top_k=top_k
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +114,8 @@ CLI = [
     "32",
     "--batch",
     "4",
+    "--top-logprobs",
+    "0",
     "--context",
     "32",
     "--context",
@@ -397,8 +404,12 @@ def test_spec_refuses_buckets_it_cannot_serve():
     assert [e.symbol for e in a.entry_points] == [
         "decoder_prefill_c64_s4_t32",
         "decoder_decode_c64_s4_x64_b4",
+        "decoder_top_k_b1_k20",
+        "decoder_top_k_b4_k20",
         "decoder_cache_c64_s4",
     ]
+    with pytest.raises(DecoderBucketError, match="top-k 262401 must be in"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 64, prompts=(16,), batches=(1,), top_k=CFG.vocab_size + 1)
     assert spec(F32_REFERENCE).context_buckets == (32, 64)
 
 
@@ -430,3 +441,98 @@ def test_emit_gemma3n_stage_decoder(artifacts, checkpoint, tmp_path):
         timeout=600,
     )
     assert bad.returncode != 0 and "batch 8 must be in [1, 4]" in bad.stderr
+
+
+# ---------------------------------------------------------------------------------------------- token selection
+def assert_device_selection(selection: D.TokenSelection, rows: int) -> None:
+    """A call's selection, read back with the logits it was computed from: the tokens are numpy's argmax of those
+    logits, the top 20 a stable sort of them (ties to the lower index), the log-probabilities within the F32
+    bound of float64 (test_token_select.assert_selection), and all of it the emulation of the selection
+    (IREE's exp and log) on the same logits, bit for bit."""
+    logits = selection.logits
+    assert logits is not None and logits.shape == (rows, CFG.vocab_size) and len(selection) == rows
+    assert (selection.nonfinite == 0).all() and (selection.first_nonfinite == CFG.vocab_size).all()
+    assert_selection(logits, selection.token, selection.logprob, selection.top_tokens, selection.top_logprobs)
+    want = D.token_select(logits, D.IREE_MATH)
+    np.testing.assert_array_equal(selection.token, want.token)
+    np.testing.assert_array_equal(selection.logprob.view(np.uint32), want.logprob.view(np.uint32))
+    ids, logprobs = D.token_top_k(logits, TOP_LOGPROBS, D.IREE_MATH)
+    np.testing.assert_array_equal(selection.top_tokens, ids)
+    np.testing.assert_array_equal(selection.top_logprobs.view(np.uint32), logprobs.view(np.uint32))
+
+
+def test_the_device_selection_is_that_of_the_entrys_own_logits(session, weights):
+    """Four prefills (their one row, the top 20 by the batch-1 top-k entry on the [V] logits as they lie on the
+    device) and decode steps of 1, 2, 3 and 4 sequences through the width-4 entry (padding rows dropped), each
+    call's selection read back with its logits."""
+    c = MLX_CUDA_V1
+    s = session(c)
+    prompts = {0: PROMPT, 1: [2, 9, 8, 7, 6, 5, 4, 3], 2: PROMPT[:5], 3: CONTINUATION}
+    last, position = {}, {}
+    for slot, prompt in prompts.items():
+        selection = s.prefill_greedy(slot, *DEC.text_inputs(c, CFG, weights, prompt), top_k=TOP_LOGPROBS, logits=True)
+        assert_device_selection(selection, 1)
+        last[slot], position[slot] = int(selection.token[0]), len(prompt)
+    for width in (1, 2, 3, 4, 3):
+        slots = [3, 1, 0, 2][:width]
+        selection = s.decode_greedy(
+            slots, [position[t] for t in slots], [last[t] for t in slots], top_k=TOP_LOGPROBS, logits=True
+        )
+        assert_device_selection(selection, width)
+        for b, slot in enumerate(slots):
+            last[slot], position[slot] = int(selection.token[b]), position[slot] + 1
+
+
+def test_greedy_calls_copy_back_only_the_selection(session, weights):
+    """`prefill_greedy` / `decode_greedy` without logits: the same tokens as argmax of `prefill` / `decode`'s logits
+    (another program instance, the same calls), no host buffer is ever staged for the entries' logits result,
+    and what does come back is the selection's 16 bytes a row (with a top 5: 8 x 20 more; the top-k entry is
+    fed the logits on the device). A k past the program's, or on a program without top-k entries, is refused."""
+    c = MLX_CUDA_V1
+    greedy_s, logits_s = session(c), session(c)
+    inputs = DEC.text_inputs(c, CFG, weights, PROMPT)
+    first = greedy_s.prefill_greedy(1, *inputs)
+    assert first.top_tokens is None and first.logits is None
+    assert first.token[0] == np.argmax(logits_s.prefill(1, *inputs))
+    logits_s.prefill(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
+    greedy_s.prefill_greedy(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
+    token = int(first.token[0])
+    for i in range(4):
+        step = greedy_s.decode_greedy([1, 2], [len(PROMPT) + i, 2 + i], [token, 7], top_k=5 if i % 2 else 0)
+        want = np.argmax(logits_s.decode([1, 2], [len(PROMPT) + i, 2 + i], [token, 7]), axis=-1)
+        np.testing.assert_array_equal(step.token, want)
+        assert (step.top_tokens is not None) == bool(i % 2) and (i % 2 == 0 or step.top_tokens.shape == (2, 5))
+        token = int(step.token[0])
+    staged = {key: slot for key, slot in greedy_s._staging._slots.items() if key[1] == "result"}  # noqa: SLF001
+    selection_entries = {name for name in greedy_s.prefills.values()} | set(greedy_s.decodes.values())
+    assert staged and all(index != 0 for name, _, index in staged if name in selection_entries)  # 0: the logits
+    assert max(slot.view.nbytes for slot in staged.values()) == 4 * TOP_LOGPROBS * 4  # [4, 20] top ids, their logprobs
+    with pytest.raises(SessionError, match="top_k 21 is outside the program's top-k entries"):
+        greedy_s.decode_greedy([1], [30], [5], top_k=21)
+    with pytest.raises(SessionError, match="built without top-k entries"):
+        session(F32_REFERENCE).prefill_greedy(0, *DEC.text_inputs(F32_REFERENCE, CFG, weights, PROMPT), top_k=1)
+
+
+def test_the_engine_on_the_program_selects_on_the_device(session, weights):
+    """`GenerationEngine` over the program (its calls are `prefill_greedy` / `decode_greedy`, top 5): the tokens
+    `greedy` picks from the logits it reads back, the log-probabilities within the F32 bound of `token_logprob`
+    (float64) on those logits, the top 5 their stable sort, and the stop probability of the prefill's logits
+    (the one call whose logits the engine reads, for a request with log probabilities)."""
+    from synthetic_text import build_test_tokenizer
+
+    from gemma3n_iree.runtime.generate import GenerationEngine, GenerationRequest, probability_of, token_logprob
+
+    c, stops = MLX_CUDA_V1, frozenset(CFG.eos_token_ids)
+    inputs = DEC.text_inputs(c, CFG, weights, PROMPT)
+    tokens, logits = greedy(session(c), 0, *inputs, 8, stop_ids=stops)
+    engine = GenerationEngine(session(c), build_test_tokenizer())
+    seq = engine.submit(GenerationRequest(*inputs, 8, stops, logprobs=True, top_logprobs=5))
+    list(engine.run())
+    result = engine.result(seq)
+    assert result.tokens == tokens
+    for step, row in enumerate(logits):
+        exact = token_logprob(row, tokens[step])
+        assert abs(result.logprobs[step] - exact) <= D.logprob_error_bound(CFG.vocab_size, exact)
+        order = np.lexsort((np.arange(CFG.vocab_size), -row.astype(np.float64)))[:5]
+        assert [t for t, _ in result.top_logprobs[step]] == order.tolist()
+    assert result.first_stop_probability == probability_of(logits[0], sorted(stops))

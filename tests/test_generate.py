@@ -31,8 +31,10 @@ from gemma3n_iree.runtime.generate import (
     GenerationEngine,
     GenerationError,
     GenerationRequest,
+    SelectsOnHost,
     generate,
     greedy_token,
+    host_selection,
     stop_token_ids,
     token_logprob,
 )
@@ -42,8 +44,8 @@ TOKENIZER = build_test_tokenizer()
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
 
 
-class ScriptedBackend:
-    """Logits that pick WORDS[(slot + position) % 7]; records every call."""
+class ScriptedBackend(SelectsOnHost):
+    """Logits that pick WORDS[(slot + position) % 7]; records every call (its selections are the host's)."""
 
     def __init__(
         self,
@@ -72,9 +74,9 @@ class ScriptedBackend:
         return np.stack([self._row(s, p + 1) for s, p in zip(slots, positions)])
 
 
-def request(length: int = 5, new: int = 4, stop=frozenset(), logprobs: bool = False) -> GenerationRequest:
+def request(length: int = 5, new: int = 4, stop=frozenset(), logprobs: bool = False, top: int = 0) -> GenerationRequest:
     return GenerationRequest(
-        np.zeros((length, 8), np.float32), np.zeros((length, 2, 4), np.float32), new, frozenset(stop), logprobs
+        np.zeros((length, 8), np.float32), np.zeros((length, 2, 4), np.float32), new, frozenset(stop), logprobs, top
     )
 
 
@@ -156,6 +158,63 @@ def test_logprobs_are_a_log_softmax():
     list(engine.run())
     assert abs(engine.result(seq).first_stop_probability - (np.e + 1.0) / (np.e + 399.0)) < 1e-12
     assert abs(token_logprob(np.array([0.0, np.log(3.0)]), 1) - np.log(0.75)) < 1e-15
+
+
+class SelectingBackend(ScriptedBackend):
+    """A backend whose logits calls fail: the engine must go through the selection calls (recorded)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.selections: list[tuple[str, int, bool]] = []
+
+    def prefill(self, slot, inputs_embeds, per_layer_inputs):
+        raise AssertionError("the engine read a prefill's logits")
+
+    def decode(self, slots, positions, token_ids):
+        raise AssertionError("the engine read a decode call's logits")
+
+    def prefill_greedy(self, slot, inputs_embeds, per_layer_inputs, top_k=0, logits=False):
+        self.selections.append(("prefill", top_k, logits))
+        return host_selection(self._row(slot, len(inputs_embeds))[None], top_k, logits)
+
+    def decode_greedy(self, slots, positions, token_ids, top_k=0, logits=False):
+        self.selections.append(("decode", top_k, logits))
+        return host_selection(np.stack([self._row(s, p + 1) for s, p in zip(slots, positions)]), top_k, logits)
+
+
+def test_the_engine_reads_selections_not_logits():
+    """Without log probabilities no call returns logits; with them only the first step's (its stop
+    probability); top log probabilities come with the events (a decode call asks for the most any of its
+    sequences wants)."""
+    backend = SelectingBackend(slots=2, widths=(1, 2))
+    engine = GenerationEngine(backend, TOKENIZER)
+    plain = engine.submit(request(new=3))
+    ranked = engine.submit(request(length=6, new=3, logprobs=True, top=3))
+    events = list(engine.run())
+    assert ("prefill", 0, False) in backend.selections and ("prefill", 3, True) in backend.selections
+    decodes = {c for c in backend.selections if c[0] == "decode"}
+    assert ("decode", 3, False) in decodes and decodes <= {("decode", 3, False), ("decode", 0, False)}
+    assert engine.result(plain).top_logprobs is None and engine.result(ranked).first_stop_probability == 0.0
+    for e in events:
+        if e.seq == ranked:
+            assert e.top_logprobs[0] == (e.token, e.logprob) and len(e.top_logprobs) == 3
+            assert [t for t, _ in e.top_logprobs[1:]] == [0, 1]  # the tied zeros, lowest index first
+        else:
+            assert e.top_logprobs is None and e.logprob is None
+    assert engine.result(ranked).top_logprobs == [e.top_logprobs for e in events if e.seq == ranked]
+    with pytest.raises(GenerationError, match=r"top_logprobs must be in \[0, 20\] for this decoder, got 21"):
+        engine.submit(request(top=21))
+
+
+def test_non_finite_logits_are_an_error_through_the_selection():
+    class Broken(ScriptedBackend):
+        def _row(self, slot, position):
+            row = super()._row(slot, position)
+            row[[7, 3]] = np.nan
+            return row
+
+    with pytest.raises(GenerationError, match=r"returned 2 non-finite logit\(s\) \(first at token 3\)"):
+        list(generate(Broken(), TOKENIZER, request()))
 
 
 def test_refusals_name_the_problem():

@@ -174,6 +174,8 @@ DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("ple_gate", "ple_gate", _decoder(lambda o: o.ple_gate(3))),
     ("decoder_head", "decoder_head", _decoder(lambda o: o.decoder_head(1))),
     ("decoder_embedding", "decoder_embedding", _decoder(lambda o: o.decoder_embedding(2))),
+    ("token_select", "token_select", _decoder(lambda o: o.token_select(2, vocab=300))),
+    ("token_select_top_k", "token_select", _decoder(lambda o: o.token_select(2, 3, 300))),
     ("layer_prefill_sliding_own", "layer", _decoder(_layer("prefill", 0))),
     ("layer_prefill_full_own", "layer", _decoder(_layer("prefill", 4))),
     ("layer_prefill_shared", "layer", _decoder(_layer("prefill", 5))),

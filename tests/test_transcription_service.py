@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from synthetic_text import build_test_tokenizer
 
+from gemma3n_iree.runtime.generate import SelectsOnHost
 from gemma3n_iree.serve.transcription import TranscriptionService
 
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
@@ -46,7 +47,7 @@ class FakePrefill:
         return Inputs(embeds, np.zeros((len(ids), 1, 1), np.float32))
 
 
-class FakeDecoder:
+class FakeDecoder(SelectsOnHost):
     """Tokens WORDS[(audio + position) % 7]; `gate` (when set) blocks each decode call until released."""
 
     def __init__(self, slots: int = 2, widths: tuple[int, ...] = (1, 2)) -> None:
