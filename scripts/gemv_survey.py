@@ -58,12 +58,11 @@ def split_for(n: int, k: int, m: int, bn: int, bk: int, bm: int, target: int) ->
 
 
 def main() -> None:
-    import torch
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
+    import torch
     kernel = load_kernel()
     dev = "cuda"
     torch.manual_seed(0)
