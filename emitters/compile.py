@@ -410,7 +410,19 @@ def compile_mlir(
 
 
 #: The phases `compile_mlir_to` stops after (iree-compile's --compile-to values that print IR).
-IR_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream")
+IR_PHASES = (
+    "input",
+    "abi",
+    "preprocessing",
+    "global-optimization",
+    "dispatch-creation",
+    "flow",
+    "stream",
+    "executable-sources",
+    "executable-configurations",
+    "executable-targets",
+    "hal",
+)
 
 
 def compile_mlir_to(
