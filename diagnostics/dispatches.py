@@ -277,8 +277,12 @@ class EntryProfile:
     name: str
     dispatches: list[Dispatch] = field(default_factory=list)
     #: the static sizes of the transient allocations of one call (`stream.resource.alloca` of transient
-    #: resources, after IREE packed each execution's temporaries into one allocation)
+    #: resources, after IREE packed each execution's temporaries into one allocation), in program order
     transient_allocations: list[int] = field(default_factory=list)
+    #: the most transient bytes allocated and not yet released at any point of the entry, in program order
+    #: (IREE orders allocations on the device's queue; a release the program states before an allocation may
+    #: land after it, so this is what the program asks for, not a measured peak)
+    transient_peak: int = 0
 
     def by_call(self) -> Counter[str]:
         return Counter(d.origin for d in self.dispatches)
@@ -357,7 +361,10 @@ def _executable_writes(text: str) -> dict[str, list[int]]:
 _DISPATCH = re.compile(r"stream\.cmd\.dispatch (@[\w$.]+(?:::@[\w$.]+)+)")
 _BINDING = re.compile(r"(ro|rw|wo) %\w+\[%[\w]+ for (%[\w]+)\] : !stream\.resource<(\w+)>")
 _CONSTANT = re.compile(r"(%c[\w]*) = arith\.constant (\d+) : index")
-_ALLOCA = re.compile(r"stream\.resource\.alloca uninitialized[^\n]*!stream\.resource<transient>\{(%[\w]+)\}")
+_ALLOCA = re.compile(
+    r"(%\w+), %\w+ = stream\.resource\.alloca uninitialized[^\n]*!stream\.resource<transient>\{(%\w+)\}"
+    r"|stream\.resource\.dealloca [^\n]*=> (%\w+) : !stream\.resource<transient>"
+)
 
 
 def read_stream(text: str, calls: dict[int, Call]) -> StreamProfile:
@@ -386,7 +393,14 @@ def read_stream(text: str, calls: dict[int, Call]) -> StreamProfile:
                 written = stored[k] if k < len(stored) and mode != "ro" else 0
                 bindings.append(Binding(mode, lifetime, constants[length], written))
             profile.dispatches.append(Dispatch(found.group(1), tuple(sorted(origins)), tuple(bindings)))
-        profile.transient_allocations = [constants[size] for size in _ALLOCA.findall(body)]
+        live: dict[str, int] = {}
+        for allocated, size, released in _ALLOCA.findall(body):
+            if allocated:
+                live[allocated] = constants[size]
+                profile.transient_allocations.append(constants[size])
+                profile.transient_peak = max(profile.transient_peak, sum(live.values()))
+            else:
+                live.pop(released, None)
         entries[profile.name] = profile
     return StreamProfile(text, entries)
 
@@ -395,3 +409,32 @@ def stream_profile(emit: Callable[[], str], target: Target, extra_flags: tuple[s
     """Emit a module (with locations), compile it for `target` to the stream level, and read its dispatches."""
     emitted = emit_with_locations(emit)
     return read_stream(compile_mlir_to(emitted.text, target, "stream", extra_flags), emitted.calls)
+
+
+# ---------------------------------------------------------------------------------------------- the decoder
+#: The decoder entry's calls other than its layers, by the name of their result (`decoder_entry.mlir.j2`).
+DECODER_CALLS = {"inputs": "embedding", "streams0": "altup_init", "logits": "head", "entry": "entry"}
+
+
+def decode_step_counts(profile: StreamProfile, spec) -> dict[str, dict]:
+    """Per decode entry of a decoder program (`DecoderModuleSpec`): the dispatches of one call in total, per layer
+    (owning its K/V or sharing them) and per other call (the embedding, AltUp init, the head, and the entry's own
+    ops: the step's cache indices), and the bytes it writes into the KV cache global."""
+    cfg, out = spec.cfg, {}
+    cache_bytes = (spec.slots + 1) * spec.slot_rows * spec.kv_layout.row_bytes
+    for e in spec.decode_entries:
+        entry = profile.entries[e.symbol]
+        by = entry.by_call()
+        layers = [by.pop(f"layer {i}", 0) for i in range(cfg.num_hidden_layers)]
+        out[e.symbol] = {
+            "batch": e.batch,
+            "context": e.context,
+            "total": len(entry.dispatches),
+            "layers": layers,
+            "own_layers": [n for i, n in enumerate(layers) if cfg.owns_kv(i)],
+            "shared_layers": [n for i, n in enumerate(layers) if not cfg.owns_kv(i)],
+            "other": {DECODER_CALLS.get(k, k): v for k, v in sorted(by.items())},
+            "extern": sum(d.extern for d in entry.dispatches),
+            "cache_bytes_written": entry.written("variable", cache_bytes),
+        }
+    return out
