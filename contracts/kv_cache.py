@@ -111,10 +111,23 @@ class KVCacheLayout:
         return (self.slots, self.rows(layer), self.kv_heads, self.head_dim)
 
     @property
+    def element_bytes(self) -> int:
+        return 2 if self.dtype == "bf16" else 4
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one cache row: one position's keys (or values) of one layer, [kv_heads, head_dim]."""
+        return self.kv_heads * self.head_dim * self.element_bytes
+
+    @property
     def nbytes(self) -> int:
         """Device bytes of the whole cache (K and V of every owning layer)."""
-        per = 2 if self.dtype == "bf16" else 4
-        return sum(2 * math.prod(self.shape(i)) * per for i in range(self.layers))
+        return sum(2 * math.prod(self.shape(i)) * self.element_bytes for i in range(self.layers))
+
+    def decode_write_bytes(self, batch: int) -> int:
+        """Bytes one decode step of `batch` sequences writes into the cache: a key row and a value row per sequence
+        and owning layer, nothing else (a padding row writes its rows into the program's scratch slot)."""
+        return batch * self.layers * 2 * self.row_bytes
 
 
 class KVCache:

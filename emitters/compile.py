@@ -48,7 +48,9 @@ __all__ = [
     "TARGET_KINDS",
     "Target",
     "apply_target_to_module",
+    "IR_PHASES",
     "compile_mlir",
+    "compile_mlir_to",
     "compiler_version",
     "cpu_features",
     "parse_target",
@@ -303,6 +305,7 @@ class _Lib:
         self.diag_note = sig("mlirDiagnosticGetNote", vp, [vp, ctypes.c_ssize_t])
         self.diag_print = sig("mlirDiagnosticPrint", None, [vp, self.STRING_CB, vp])
         self.loc_print = sig("mlirLocationPrint", None, [vp, self.STRING_CB, vp])
+        self.set_compile_to = sig("ireeCompilerInvocationSetCompileToPhase", None, [vp, ctypes.c_char_p])
         self.revision = sig("ireeCompilerGetRevision", ctypes.c_char_p, [])
         self.api_version = sig("ireeCompilerGetAPIVersion", ctypes.c_int, [])
 
@@ -401,12 +404,52 @@ def compile_mlir(
     first (unless already present).  extra_flags are appended to
     target.flags().  Raises CompileError on failure.
     """
+    if isinstance(extra_flags, str):
+        raise TypeError("extra_flags must be a sequence of flags, not one string")
+    return _compile(mlir_text, target, tuple(extra_flags), source_name, None)
+
+
+#: The phases `compile_mlir_to` stops after (iree-compile's --compile-to values that print IR).
+IR_PHASES = (
+    "input",
+    "abi",
+    "preprocessing",
+    "global-optimization",
+    "dispatch-creation",
+    "flow",
+    "stream",
+    "executable-sources",
+    "executable-configurations",
+    "executable-targets",
+    "hal",
+)
+
+
+def compile_mlir_to(
+    mlir_text: str,
+    target: Target,
+    phase: str,
+    extra_flags: Sequence[str] = (),
+    *,
+    source_name: str = DEFAULT_SOURCE_NAME,
+) -> str:
+    """Compile StableHLO MLIR text in process up to `phase` (`--compile-to`, e.g. "flow" or "stream") and
+    return the module IR IREE holds there, with locations (`compile_mlir`'s target handling and errors)."""
+    if phase not in IR_PHASES:
+        raise ValueError(f"phase must be one of {', '.join(IR_PHASES)}, got {phase!r}")
+    if isinstance(extra_flags, str):
+        raise TypeError("extra_flags must be a sequence of flags, not one string")
+    return _compile(mlir_text, target, tuple(extra_flags), source_name, phase).decode("utf-8")
+
+
+def _compile(
+    mlir_text: str, target: Target, extra_flags: tuple[str, ...], source_name: str, phase: str | None
+) -> bytes:
+    """compile_mlir (phase None: the vmfb) and compile_mlir_to (the IR after `phase`)."""
     from iree.compiler.api import Output, Session, Source
 
     if not isinstance(target, Target):
         raise TypeError(f"target must be a Target, got {type(target).__name__}")
-    if isinstance(extra_flags, str):
-        raise TypeError("extra_flags must be a sequence of flags, not one string")
     flags = target.flags() + tuple(extra_flags)
     problem = _check_extra_flags(target, tuple(extra_flags))
     if problem:
@@ -440,19 +483,25 @@ def compile_mlir(
             ) from None
         collector = _DiagnosticCollector(lib, session)
         inv = session.invocation()
+        if phase is not None:
+            lib.set_compile_to(inv._inv_p, phase.encode())
         data = edit.text.encode("utf-8")
         source = Source.wrap_buffer(session, data, buffer_name=source_name)
         ok = inv.parse_source(source) and inv.execute()
         vmfb = None
         if ok:
             try:
-                output = Output.open_membuffer()
-                inv.output_vm_bytecode(output)
-                mapped = output.map_memory()
-                vmfb = bytes(mapped)
-                del mapped
+                if phase is None:
+                    output = Output.open_membuffer()
+                    inv.output_vm_bytecode(output)
+                    mapped = output.map_memory()
+                    vmfb = bytes(mapped)
+                    del mapped
+                else:  # printed here, with every op's location (the C API's IR output has none)
+                    vmfb = inv.export_module().get_asm(binary=True, enable_debug_info=True, assume_verified=True)
             except ValueError as e:
-                collector.diagnostics.append(Diagnostic("error", "loc(unknown)", f"writing the vmfb failed: {e}"))
+                what = "the vmfb" if phase is None else f"the IR after {phase}"
+                collector.diagnostics.append(Diagnostic("error", "loc(unknown)", f"writing {what} failed: {e}"))
                 ok = False
         diagnostics = [_remap_diagnostic(d, edit, source_name) for d in collector.diagnostics]
     finally:

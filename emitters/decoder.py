@@ -5,9 +5,12 @@ of `decoder_weight_specs` but the host-only `embed_tokens_per_layer`) and its KV
 (`contracts/kv_cache.py`'s layout for `slots` sequences of up to `capacity` positions, plus one scratch slot):
 ONE mutable `util.global` [slots + 1, rows, kv_heads, head_dim] in which each owning layer's keys and values
 occupy their own row range, updated in place (a prompt's rows by `dynamic_update_slice`, a decode step's by
-one `scatter` per layer and K/V, its indices computed on the device; IREE keeps a mutable global in one
-device buffer and runs the update as a read-write dispatch on it: no copy of the cache per call,
-`tests/test_decoder_program.py` guards it on the stream dialect). One global, not one per layer and K/V:
+one `scatter` per layer and K/V into the global seen as one row per (slot, row), its indices computed on the
+device once per step for every layer and distinct by construction, so the scatter's `unique_indices` promise
+holds and IREE spreads its rows over threads: `decoder_layer.attend.decode_own.mlir.j2` says why; IREE keeps a
+mutable global in one device buffer and runs the update as a read-write dispatch on it: no copy of the cache
+per call, `tests/test_decoder_program.py` guards it on the stream dialect, and a step writes exactly
+`KVCacheLayout.decode_write_bytes`, `tests/test_dispatch_counts.py`). One global, not one per layer and K/V:
 IREE 3.13's stream-level global fusion merges mutable globals whose stores it folds away (the in-place
 updates), so two per-layer caches of the same type silently became one buffer. Entries (emitters/entries.py):
 
@@ -16,7 +19,8 @@ updates), so two per-layer caches of the same type silently became one buffer. E
   returns the logits of position L-1. The KV-shared layers run on that row only (spec §7.5);
 * `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
   sequence, each at its own position in its own slot (positions < context: full-attention layers read only
-  the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows;
+  the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows (each
+  writes its own scratch rows);
 * `decoder_top_k_b{B}_k{k}`, one per decode batch B (and B = 1 for the prefill entries) when the program has a
   top-k (`top_k`, default 20: OpenAI's largest `top_logprobs`): the k most likely tokens of B rows of logits
   (a prefill or decode entry's logits result, passed back on the device);
@@ -103,10 +107,24 @@ class DecoderModuleSpec:
             raise DecoderBucketError("a decoder program needs at least one prefill or decode entry")
         if not 0 <= self.top_k <= self.cfg.vocab_size:
             raise DecoderBucketError(f"top-k {self.top_k} must be in [0, {self.cfg.vocab_size}]")
+        rows = self.slot_rows
+        if self.batches and 2 * max(self.batches) > rows:
+            raise DecoderBucketError(
+                f"batch {max(self.batches)} needs {2 * max(self.batches)} scratch rows for its padding rows' "
+                f"distinct writes; a slot has {rows}"
+            )
+        if (self.slots + 1) * rows >= 2**31:
+            raise DecoderBucketError(f"{self.slots + 1} slots of {rows} cache rows overflow the int32 row index")
 
     @property
     def context_buckets(self) -> tuple[int, ...]:
         return tuple(sorted(set(self.contexts))) or (self.capacity,)
+
+    @property
+    def slot_rows(self) -> int:
+        """Rows of one slot in the cache global: every owning layer's keys, then its values."""
+        layout = self.kv_layout
+        return sum(2 * layout.rows(layer) for layer in range(layout.layers))
 
     @property
     def kv_layout(self) -> KVCacheLayout:
@@ -183,6 +201,7 @@ class _Cache:
     keys: int  # row offset of the keys
     values: int  # row offset of the values
     rows: list[int]  # [rows, kv_heads, head_dim] of one slot
+    ring: bool  # a sliding layer's ring: position p in row p mod window
 
 
 @dataclass
@@ -244,9 +263,13 @@ class _ProgramEmitter:
         self.caches, offset = [], 0
         for layer in range(layout.layers):
             rows = layout.rows(layer)
-            self.caches.append(_Cache(offset, offset + rows, [rows, cfg.num_key_value_heads, cfg.head_dim]))
+            shape = [rows, cfg.num_key_value_heads, cfg.head_dim]
+            self.caches.append(_Cache(offset, offset + rows, shape, layout.sliding[layer]))
             offset += 2 * rows
+        self.slot_rows = offset
         self.cache_type = tensor_type([spec.slots + 1, offset, cfg.num_key_value_heads, cfg.head_dim], layout.dtype)
+        #: the same buffer as one row per (slot, row): what a decode step's scatter and gathers index
+        self.flat_type = tensor_type([(spec.slots + 1) * offset, cfg.num_key_value_heads, cfg.head_dim], layout.dtype)
 
     # ------------------------------------------------------------------ one layer
     def layer(self, phase: str, tokens: int, layer: int, columns: int) -> Func:
@@ -294,8 +317,10 @@ class _ProgramEmitter:
         elif phase == "prefill":
             args += [("%keys", tensor_type([columns, k, hd], "f32")), ("%values", tensor_type([columns, k, hd], "f32"))]
         else:
-            args += [("%slots", tensor_type([tokens], "i32"))] + offsets
+            at = tensor_type([tokens, 1], "i32")
+            args += [("%cache", self.cache_type), ("%k_at", at), ("%v_at", at)]
             if owns:
+                args += [("%k_write", at), ("%v_write", at)]
                 results += [("%cache_out", self.cache_type)]
         specs = decoder_weight_specs(cfg, self.spec.layout)
         args += [(_short(name), tensor_type(specs[name].shape, "bf16")) for name in layer_weight_names(cfg, layer)]
@@ -325,6 +350,7 @@ class _ProgramEmitter:
             columns=attn_columns,
             cache_dtype=self.cache_dtype,
             cache_type=self.cache_type,
+            flat_type=self.flat_type,
             **calls,
         )
 
@@ -395,6 +421,9 @@ class _ProgramEmitter:
             caches=self.caches,
             cache_global=CACHE_GLOBAL,
             cache_type=self.cache_type,
+            slot_rows=self.slot_rows,
+            capacity=spec.capacity,
+            window=cfg.sliding_window,
             cache_dtype=self.cache_dtype,
             scope=PARAMETER_SCOPE,
             prefills=prefills,

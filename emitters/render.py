@@ -150,12 +150,15 @@ class ModuleBuilder:
         if key not in self.fragments:
             self.fragments[key] = Fragment(template, render(template, **params), tuple(calls))
 
-    def build(self, inline: bool = True) -> str:
+    def build(self, inline: bool = True, locations: bool = False) -> str:
         """Parse + verify every fragment, merge them, and return the module text.
 
         With `inline` every private function is inlined into the entry points and removed: IREE
         3.13's StableHLO input conversion fails ("unresolved source materialization") on some
         functions that stay un-inlined with several callers, and codegen wants one flat graph anyway.
+        With `locations` the text carries every op's location: `"-":line:col` of its fragment's source
+        (`fragment_source`), and for an inlined op `callsite(<that> at <the call's location>)`, out to the
+        call in an entry's fragment (what `diagnostics/dispatches.py` attributes dispatches by).
         """
         from iree.compiler import ir
         from iree.compiler.api import Session
@@ -177,7 +180,7 @@ class ModuleBuilder:
                     _inline_all(module)
             except ir.MLIRError as exc:  # pragma: no cover - fragments verify individually
                 raise FragmentParseError(f"assembled module @{self.name} does not verify: {exc}") from None
-            text = str(module)
+            text = module.operation.get_asm(enable_debug_info=True) if locations else str(module)
         del session
         return text
 

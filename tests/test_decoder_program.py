@@ -323,6 +323,31 @@ def test_a_reused_slot_exposes_no_stale_rows(session, weights, contract):
     np.testing.assert_array_equal(run_program(s, weights, slot=1), fresh)
 
 
+def test_a_step_writes_only_the_rows_that_may_land(session, weights):
+    """The batch-4 entry called directly, past the session's checks, with slot 1 named twice, a position at the
+    capacity (slot 2) and a slot outside the program (9): the first row of slot 1 lands as if it were alone, the
+    repeated row, the position past the capacity and the foreign slot write scratch rows only, so every other
+    slot's rows are unchanged. This is what keeps the cache scatters' `unique_indices` promise true whatever a
+    caller passes (`decoder_entry.mlir.j2`'s `decode_indices`)."""
+    c = MLX_CUDA_V1
+    s, alone = session(c), session(c)
+    for program in (s, alone):
+        for slot in range(SLOTS):
+            program.prefill(slot, *DEC.text_inputs(c, CFG, weights, PROMPT[: 5 + slot]))
+    before = {slot: s.cache(slot) for slot in range(SLOTS)}
+    slots, positions, tokens = [1, 1, 2, 9], [6, 6, CAPACITY, 0], [4368, 107, 302, 303]
+    text, ple = s.token_rows(tokens)
+    at = np.array(positions, np.int32)
+    got = s.invoke(s.decodes[(CAPACITY, 4)], ("logits",), np.array(slots, np.int32), at, text, ple, *s.rope_tables(at))
+    want = alone.decode([1], [6], [4368])[0]
+    np.testing.assert_array_equal(got["logits"][0], want)
+    for name, value in s.cache(1).items():
+        np.testing.assert_array_equal(value, alone.cache(1)[name], err_msg=name)
+    for slot in (0, 2, 3):
+        for name, value in s.cache(slot).items():
+            np.testing.assert_array_equal(value, before[slot][name], err_msg=f"slot {slot}: {name}")
+
+
 def test_greedy_f32_reference_equals_generate(session, weights, model):
     """32 new tokens, EOS ignored on both sides."""
     want = H.generate_tokens(model, PROMPT, 32)

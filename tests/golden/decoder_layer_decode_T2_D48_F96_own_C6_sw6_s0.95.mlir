@@ -1,7 +1,7 @@
 !s = tensor<4x2x48xf32>
 !one = tensor<1x2x48xf32>
 !x = tensor<2x48xf32>
-func.func private @decoder_layer_decode_T2_D48_F96_own_C6_sw6_s0.95(%streams: tensor<4x2x48xf32>, %ple: tensor<2x16xf32>, %cos: tensor<2x16xf32>, %sin: tensor<2x16xf32>, %qpos: tensor<2xi32>, %slots: tensor<2xi32>, %cache: tensor<3x80x2x16xbf16>, %offset_k: tensor<i32>, %offset_v: tensor<i32>, %w_self_attn_q_proj: tensor<64x48xbf16>, %w_self_attn_q_norm: tensor<16xbf16>, %w_self_attn_k_proj: tensor<32x48xbf16>, %w_self_attn_v_proj: tensor<32x48xbf16>, %w_self_attn_k_norm: tensor<16xbf16>, %w_self_attn_o_proj: tensor<48x64xbf16>, %w_mlp_gate_proj: tensor<96x48xbf16>, %w_mlp_up_proj: tensor<96x48xbf16>, %w_mlp_down_proj: tensor<48x96xbf16>, %w_input_layernorm: tensor<48xbf16>, %w_post_attention_layernorm: tensor<48xbf16>, %w_pre_feedforward_layernorm: tensor<48xbf16>, %w_post_feedforward_layernorm: tensor<48xbf16>, %w_altup_correct_output_scale: tensor<48xbf16>, %w_altup_correction_coefs: tensor<4x4xbf16>, %w_altup_prediction_coefs: tensor<16x4xbf16>, %w_altup_modality_router: tensor<4x48xbf16>, %w_altup_router_norm: tensor<48xbf16>, %w_laurel_linear_left: tensor<4x48xbf16>, %w_laurel_linear_right: tensor<48x4xbf16>, %w_laurel_post_laurel_norm: tensor<48xbf16>, %w_per_layer_input_gate: tensor<16x48xbf16>, %w_per_layer_projection: tensor<48x16xbf16>, %w_post_per_layer_input_norm: tensor<48xbf16>) -> (tensor<4x2x48xf32>, tensor<3x80x2x16xbf16>) {
+func.func private @decoder_layer_decode_T2_D48_F96_own_C6_sw6_s0.95(%streams: tensor<4x2x48xf32>, %ple: tensor<2x16xf32>, %cos: tensor<2x16xf32>, %sin: tensor<2x16xf32>, %qpos: tensor<2xi32>, %cache: tensor<3x80x2x16xbf16>, %k_at: tensor<2x1xi32>, %v_at: tensor<2x1xi32>, %k_write: tensor<2x1xi32>, %v_write: tensor<2x1xi32>, %w_self_attn_q_proj: tensor<64x48xbf16>, %w_self_attn_q_norm: tensor<16xbf16>, %w_self_attn_k_proj: tensor<32x48xbf16>, %w_self_attn_v_proj: tensor<32x48xbf16>, %w_self_attn_k_norm: tensor<16xbf16>, %w_self_attn_o_proj: tensor<48x64xbf16>, %w_mlp_gate_proj: tensor<96x48xbf16>, %w_mlp_up_proj: tensor<96x48xbf16>, %w_mlp_down_proj: tensor<48x96xbf16>, %w_input_layernorm: tensor<48xbf16>, %w_post_attention_layernorm: tensor<48xbf16>, %w_pre_feedforward_layernorm: tensor<48xbf16>, %w_post_feedforward_layernorm: tensor<48xbf16>, %w_altup_correct_output_scale: tensor<48xbf16>, %w_altup_correction_coefs: tensor<4x4xbf16>, %w_altup_prediction_coefs: tensor<16x4xbf16>, %w_altup_modality_router: tensor<4x48xbf16>, %w_altup_router_norm: tensor<48xbf16>, %w_laurel_linear_left: tensor<4x48xbf16>, %w_laurel_linear_right: tensor<48x4xbf16>, %w_laurel_post_laurel_norm: tensor<48xbf16>, %w_per_layer_input_gate: tensor<16x48xbf16>, %w_per_layer_projection: tensor<48x16xbf16>, %w_post_per_layer_input_norm: tensor<48xbf16>) -> (tensor<4x2x48xf32>, tensor<3x80x2x16xbf16>) {
   %predictions = func.call @altup_predict_T2_D48_N4_A0_clip42f00000(%streams, %w_altup_router_norm, %w_altup_modality_router, %w_altup_prediction_coefs) : (tensor<4x2x48xf32>, tensor<48xbf16>, tensor<4x48xbf16>, tensor<16x4xbf16>) -> (tensor<4x2x48xf32>)
   %active_3d = "stablehlo.slice"(%predictions) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 2, 48>, strides = array<i64: 1, 1, 1>} : (!s) -> !one
   %active = stablehlo.reshape %active_3d : (!one) -> !x
@@ -9,35 +9,21 @@ func.func private @decoder_layer_decode_T2_D48_F96_own_C6_sw6_s0.95(%streams: te
   %lau = func.call @laurel_T2_D48_R4(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<2x48xf32>, tensor<4x48xbf16>, tensor<48x4xbf16>, tensor<48xbf16>) -> (tensor<2x48xf32>)
   %q = func.call @query_projection_T2_D48_H4_hd16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<64x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x4x16xf32>)
   %kv:2 = func.call @key_value_projection_T2_D48_K2_hd16(%xn, %w_self_attn_k_proj, %w_self_attn_v_proj, %w_self_attn_k_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<32x48xbf16>, tensor<32x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x2x16xf32>, tensor<2x2x16xf32>)
-  %window_b = stablehlo.constant dense<6> : tensor<2xi32>
-  %rows = stablehlo.remainder %qpos, %window_b : tensor<2xi32>
-  %slot_column = stablehlo.reshape %slots : (tensor<2xi32>) -> tensor<2x1xi32>
+  %cache_rows = stablehlo.reshape %cache : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
   %k_store = stablehlo.convert %kv#0 : (tensor<2x2x16xf32>) -> tensor<2x2x16xbf16>
-  %k_row_offset = stablehlo.broadcast_in_dim %offset_k, dims = [] : (tensor<i32>) -> tensor<2xi32>
-  %k_at = stablehlo.add %rows, %k_row_offset : tensor<2xi32>
-  %k_at_column = stablehlo.reshape %k_at : (tensor<2xi32>) -> tensor<2x1xi32>
-  %k_index = stablehlo.concatenate %slot_column, %k_at_column, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
-  %cache_k_written = "stablehlo.scatter"(%cache, %k_index, %k_store) ({
+  %k_written = "stablehlo.scatter"(%cache_rows, %k_write, %k_store) ({
   ^bb0(%k_old: tensor<bf16>, %k_new: tensor<bf16>):
     stablehlo.return %k_new : tensor<bf16>
-  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>, tensor<2x2x16xbf16>) -> tensor<3x80x2x16xbf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<2x1xi32>, tensor<2x2x16xbf16>) -> tensor<240x2x16xbf16>
   %v_store = stablehlo.convert %kv#1 : (tensor<2x2x16xf32>) -> tensor<2x2x16xbf16>
-  %v_row_offset = stablehlo.broadcast_in_dim %offset_v, dims = [] : (tensor<i32>) -> tensor<2xi32>
-  %v_at = stablehlo.add %rows, %v_row_offset : tensor<2xi32>
-  %v_at_column = stablehlo.reshape %v_at : (tensor<2xi32>) -> tensor<2x1xi32>
-  %v_index = stablehlo.concatenate %slot_column, %v_at_column, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
-  %cache_out = "stablehlo.scatter"(%cache_k_written, %v_index, %v_store) ({
+  %written = "stablehlo.scatter"(%k_written, %v_write, %v_store) ({
   ^bb0(%v_old: tensor<bf16>, %v_new: tensor<bf16>):
     stablehlo.return %v_new : tensor<bf16>
-  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>, tensor<2x2x16xbf16>) -> tensor<3x80x2x16xbf16>
-  %slot_index = stablehlo.reshape %slots : (tensor<2xi32>) -> tensor<2x1xi32>
-  %k_offset_b = stablehlo.broadcast_in_dim %offset_k, dims = [] : (tensor<i32>) -> tensor<2x1xi32>
-  %k_start = stablehlo.concatenate %slot_index, %k_offset_b, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
-  %k_slot_rows = "stablehlo.gather"(%cache_out, %k_start) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2, 3], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 6, 2, 16>} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>) -> tensor<2x6x2x16xbf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<2x1xi32>, tensor<2x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache_out = stablehlo.reshape %written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
+  %k_slot_rows = "stablehlo.gather"(%written, %k_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2, 3], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 6, 2, 16>} : (tensor<240x2x16xbf16>, tensor<2x1xi32>) -> tensor<2x6x2x16xbf16>
   %k_columns = stablehlo.convert %k_slot_rows : (tensor<2x6x2x16xbf16>) -> tensor<2x6x2x16xf32>
-  %v_offset_b = stablehlo.broadcast_in_dim %offset_v, dims = [] : (tensor<i32>) -> tensor<2x1xi32>
-  %v_start = stablehlo.concatenate %slot_index, %v_offset_b, dim = 1 : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
-  %v_slot_rows = "stablehlo.gather"(%cache_out, %v_start) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2, 3], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 6, 2, 16>} : (tensor<3x80x2x16xbf16>, tensor<2x2xi32>) -> tensor<2x6x2x16xbf16>
+  %v_slot_rows = "stablehlo.gather"(%written, %v_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2, 3], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 6, 2, 16>} : (tensor<240x2x16xbf16>, tensor<2x1xi32>) -> tensor<2x6x2x16xbf16>
   %v_columns = stablehlo.convert %v_slot_rows : (tensor<2x6x2x16xbf16>) -> tensor<2x6x2x16xf32>
   %attended = func.call @decoder_attention_decode_T2_C6_H4_K2_hd16_sw6(%q, %k_columns, %v_columns, %qpos) : (tensor<2x4x16xf32>, tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>, tensor<2xi32>) -> (tensor<2x4x16xf32>)
   %h = func.call @attention_residual_T2_D48_Q64(%active, %attended, %w_self_attn_o_proj, %w_post_attention_layernorm, %lau) : (tensor<2x48xf32>, tensor<2x4x16xf32>, tensor<48x64xbf16>, tensor<48xbf16>, tensor<2x48xf32>) -> (tensor<2x48xf32>)

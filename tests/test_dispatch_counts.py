@@ -1,0 +1,161 @@
+"""The dispatches one decode step launches on the H200, pinned here from the compiled program (no GPU needed).
+
+A decode step is launch-bound long before it is bandwidth-bound (shared/notes/decode-speed.md: ~2,400 launches
+of a few microseconds each per E4B step), so the number of kernel launches of one call of a decode entry is
+pinned exactly: the tiny decoder program compiled for cuda sm_90 with `--kernels auto` under mlx-cuda-v1, read at
+IREE's stream level, where every launch of an entry is one `stream.cmd.dispatch` of its public function
+(`diagnostics/dispatches.py`: how they are counted and attributed to the embedding, the AltUp init, each decoder
+layer and the head).
+
+**A change that brings launches back must fail here.** The expected counts are updated on purpose, only when a
+change reduces them: `python scripts/dispatch_counts.py --variant tiny --slots 4 --capacity 64 --batch 1
+--batch 4` prints the numbers of `EXPECTED` (and `--variant e4b --slots 1 --capacity 64` those of the real shapes).
+
+The KV cache write of a step is checked here too: it stores exactly `KVCacheLayout.decode_write_bytes` into the
+cache global (each owning layer's key and value rows of each sequence: a regression to writing the whole cache
+fails), bound in place, and IREE spreads each scatter's rows over threads (a scatter without its
+`unique_indices` promise runs as one thread: `decoder_layer.attend.decode_own.mlir.j2`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from functools import cache
+
+import pytest
+
+from gemma3n_iree.contracts import MLX_CUDA_V1
+from gemma3n_iree.diagnostics.dispatches import decode_step_counts, emit_with_locations, read_stream, stream_profile
+from gemma3n_iree.emitters.compile import compile_mlir_to, parse_target
+from gemma3n_iree.emitters.decoder import DecoderModuleSpec, emit_decoder_module
+from gemma3n_iree.emitters.kernels import select_kernels
+from gemma3n_iree.emitters.lowering import lowering_for
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+
+CFG = builtin_decoder_config("tiny")
+SM90 = parse_target("cuda", "sm_90")
+
+#: One call of each decode entry of the tiny program (10 layers: 0-4 own their K/V, 5-9 share them; layers 0-2
+#: are sparse). "entry": the step's cache indices (`decoder_entry.mlir.j2`'s `decode_indices`), one dispatch,
+#: and at B > 1 one more for the repeated-slot check. "extern": the committed kernels among them (the lane sums).
+#: Before the KV write's indices moved to the entry (this file's first version): 637 and 660 in total, own
+#: layers 71/70/70/66/66 (B = 1) and 75/73/73/69/69 (B = 4).
+EXPECTED = {
+    "decoder_decode_c64_s4_x64_b1": {
+        "total": 628,
+        "layers": [69, 68, 68, 64, 64, 54, 52, 52, 52, 52],
+        "other": {"altup_init": 12, "embedding": 5, "entry": 1, "head": 15},
+        "extern": 126,
+    },
+    "decoder_decode_c64_s4_x64_b4": {
+        "total": 631,
+        "layers": [68, 67, 67, 63, 63, 54, 52, 52, 52, 52],
+        "other": {"altup_init": 15, "embedding": 5, "entry": 2, "head": 19},
+        "extern": 126,
+    },
+}
+
+
+def spec(cfg=CFG, slots: int = 4, capacity: int = 64, batches: tuple[int, ...] = (1, 4)) -> DecoderModuleSpec:
+    return DecoderModuleSpec(
+        cfg,
+        MLX_CUDA_V1,
+        slots,
+        capacity,
+        prompts=(),
+        batches=batches,
+        kernels=select_kernels("auto", SM90, MLX_CUDA_V1),
+        lowering=lowering_for(SM90, MLX_CUDA_V1),
+    )
+
+
+def three_layers() -> DecoderModuleSpec:
+    """A sliding and a full layer owning K/V and a sliding layer sharing them (short compiles)."""
+    three = dataclasses.replace(
+        CFG,
+        num_hidden_layers=3,
+        intermediate_sizes=CFG.intermediate_sizes[:3],
+        layer_types=(CFG.layer_types[0], CFG.layer_types[4], CFG.layer_types[0]),
+        activation_sparsity=CFG.activation_sparsity[:3],
+        num_kv_shared_layers=1,
+    )
+    return spec(three, slots=2, capacity=16, batches=(1, 2))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    s = spec()
+    return s, stream_profile(lambda: emit_decoder_module(s), SM90)
+
+
+def test_decode_step_dispatches_are_pinned(tiny):
+    s, profile = tiny
+    counts = decode_step_counts(profile, s)
+    for name, want in EXPECTED.items():
+        got = counts[name]
+        assert got["own_layers"] + got["shared_layers"] == got["layers"]
+        assert got["total"] == sum(got["layers"]) + sum(got["other"].values())
+        assert {key: got[key] for key in want} == want, f"{name}: {got}"
+
+
+def test_a_decode_step_writes_only_the_new_cache_rows(tiny):
+    """Every dispatch that writes the cache global is one layer's key or value scatter, writing one row per
+    sequence; together exactly `decode_write_bytes`. The global stays one resource, bound in place, never
+    copied."""
+    s, profile = tiny
+    layout = s.kv_layout
+    size = (s.slots + 1) * s.slot_rows * layout.row_bytes
+    for e in s.decode_entries:
+        entry = profile.entries[e.symbol]
+        writes = [(d, b) for d in entry.dispatches for b in d.bindings if b.lifetime == "variable" and b.mode != "ro"]
+        assert len(writes) == 2 * layout.layers, e.symbol
+        for d, b in writes:
+            assert "_scatter_" in d.symbol and b.mode == "rw" and b.length == size, d
+            assert b.written == e.batch * layout.row_bytes, d
+        assert (
+            entry.written("variable", size)
+            == layout.decode_write_bytes(e.batch)
+            == (e.batch * CFG.first_kv_shared_layer * 2 * CFG.num_key_value_heads * CFG.head_dim * 2)
+        )
+    text = profile.text
+    assert re.findall(r"util\.global private @(\w+) : !stream\.resource<variable>", text) == ["kv_cache"]
+    for op in ("stream.cmd.copy", "stream.async.copy", "stream.async.clone"):
+        assert not re.search(rf"{op}[^\n]*!stream\.resource<variable>", text), op
+
+
+@cache
+def _three_layer_configurations() -> str:
+    return compile_mlir_to(emit_decoder_module(three_layers()), SM90, "executable-configurations")
+
+
+def test_the_cache_scatters_are_spread_over_threads():
+    """IREE's CUDA configuration of every cache write: a scatter with its `unique_indices` promise, tiled to
+    threads storing at most 8 elements each (16 bytes of BF16), not the single thread it runs a scatter without
+    that promise on."""
+    text = _three_layer_configurations()
+    scatters = re.findall(
+        r"iree_linalg_ext\.scatter \{lowering_config = (.*?)\} dimension_map = [^\n]*unique_indices\((\w+)\)", text
+    )
+    assert len(scatters) >= 2 * 2  # (at least) two owning layers' keys and values
+    for config, unique in scatters:
+        assert unique == "true"
+        thread = re.search(r"thread = \[([\d, ]+)\]", config)
+        assert thread, f"a cache scatter is not tiled to threads: {config}"
+        assert math.prod(int(n) for n in thread.group(1).split(",")) <= 8, config
+
+
+def test_locations_do_not_change_the_dispatches():
+    """The counted program (emitted with locations) has the production program's dispatches, call for call."""
+    s = three_layers()
+    plain = read_stream(compile_mlir_to(emit_decoder_module(s), SM90, "stream"), {})
+    located = emit_with_locations(lambda: emit_decoder_module(s))
+    counted = read_stream(compile_mlir_to(located.text, SM90, "stream"), located.calls)
+    assert plain.entries.keys() == counted.entries.keys()
+    for name, entry in plain.entries.items():
+        assert [d.symbol for d in entry.dispatches] == [d.symbol for d in counted.entries[name].dispatches]
+        assert entry.transient_allocations == counted.entries[name].transient_allocations
+    assert {d.origin for d in plain.entries["decoder_decode_c16_s2_x16_b2"].dispatches} == {"entry"}
+    calls = {"entry", "inputs", "streams0", "layer 0", "layer 1", "layer 2", "logits"}
+    assert set(counted.entries["decoder_decode_c16_s2_x16_b2"].by_call()) == calls
