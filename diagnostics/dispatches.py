@@ -413,7 +413,14 @@ def stream_profile(emit: Callable[[], str], target: Target, extra_flags: tuple[s
 
 # ---------------------------------------------------------------------------------------------- the decoder
 #: The decoder entry's calls other than its layers, by the name of their result (`decoder_entry.mlir.j2`).
-DECODER_CALLS = {"inputs": "embedding", "streams0": "altup_init", "logits": "head", "entry": "entry"}
+DECODER_CALLS = {
+    "inputs": "embedding",
+    "streams0": "altup_init",
+    "logits": "head",
+    "logits_raw": "head",
+    "selection": "token_select",
+    "entry": "entry",
+}
 
 
 def decode_step_counts(profile: StreamProfile, spec) -> dict[str, dict]:

@@ -40,20 +40,21 @@ SM90 = parse_target("cuda", "sm_90")
 #: One call of each decode entry of the tiny program (10 layers: 0-4 own their K/V, 5-9 share them; layers 0-2
 #: are sparse). "entry": the step's cache indices (`decoder_entry.mlir.j2`'s `decode_indices`), one dispatch,
 #: and at B > 1 one more for the repeated-slot check. "extern": the committed kernels among them (the lane sums).
-#: Before the KV write's indices moved to the entry (this file's first version): 637 and 660 in total, own
-#: layers 71/70/70/66/66 (B = 1) and 75/73/73/69/69 (B = 4).
+#: "token_select": the device's token selection after the head (greedy token, log-probability, non-finite
+#: count), added with it (9 dispatches, one a committed kernel). Before the KV write's indices moved to the entry
+#: and without the selection: 637 and 660 in total, own layers 71/70/70/66/66 (B = 1) and 75/73/73/69/69 (B = 4).
 EXPECTED = {
     "decoder_decode_c64_s4_x64_b1": {
-        "total": 628,
+        "total": 637,
         "layers": [69, 68, 68, 64, 64, 54, 52, 52, 52, 52],
-        "other": {"altup_init": 12, "embedding": 5, "entry": 1, "head": 15},
-        "extern": 126,
+        "other": {"altup_init": 12, "embedding": 5, "entry": 1, "head": 15, "token_select": 9},
+        "extern": 127,
     },
     "decoder_decode_c64_s4_x64_b4": {
-        "total": 631,
+        "total": 640,
         "layers": [68, 67, 67, 63, 63, 54, 52, 52, 52, 52],
-        "other": {"altup_init": 15, "embedding": 5, "entry": 2, "head": 19},
-        "extern": 126,
+        "other": {"altup_init": 15, "embedding": 5, "entry": 2, "head": 19, "token_select": 9},
+        "extern": 127,
     },
 }
 
@@ -157,5 +158,5 @@ def test_locations_do_not_change_the_dispatches():
         assert [d.symbol for d in entry.dispatches] == [d.symbol for d in counted.entries[name].dispatches]
         assert entry.transient_allocations == counted.entries[name].transient_allocations
     assert {d.origin for d in plain.entries["decoder_decode_c16_s2_x16_b2"].dispatches} == {"entry"}
-    calls = {"entry", "inputs", "streams0", "layer 0", "layer 1", "layer 2", "logits"}
+    calls = {"entry", "inputs", "streams0", "layer 0", "layer 1", "layer 2", "logits_raw", "selection"}
     assert set(counted.entries["decoder_decode_c16_s2_x16_b2"].by_call()) == calls
