@@ -63,6 +63,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     import torch
+
     kernel = load_kernel()
     dev = "cuda"
     torch.manual_seed(0)

@@ -3,12 +3,12 @@
 #
 #   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile]
 #
-# A program whose name contains `graphs` (batch 1) is run at width 1 with IREE's CUDA graphs (--graphs).
-# Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the programs, built on the
-# CPU machine, `*.vmfb`, and a copy of shared/bench/decoder_profile.py). Writes the deterministic random
-# checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then for each program
-# `decoder_profile.py` (step wall time per width, a CUPTI kernel profile) and `decoder_gpu.py torch` (prefill
-# and decode steps of transformers bf16) into $OUT.
+# Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the variant's programs, built
+# on the CPU machine, as `.gpu/step/<variant>/*.vmfb`, and a copy of shared/bench/decoder_profile.py). Writes the
+# deterministic random checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then
+# for each program `decoder_profile.py` (step wall time per width, a CUPTI kernel profile) and `decoder_gpu.py
+# torch` (prefill and decode steps of transformers bf16) into $OUT. A program whose name contains `graphs`
+# (batch 1) runs at width 1 with IREE's CUDA graphs (--graphs).
 set -u
 V=${1:-e4b}
 WIDTHS=${2:-1}
@@ -28,7 +28,7 @@ cd /tmp && [ -f $W/decoder-$V/model.safetensors.index.json ] || step 240 python3
 from synthetic_text import add_random_decoder_tensors
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
-for A in "$R"/.gpu/step/*.vmfb; do
+for A in "$R"/.gpu/step/$V/*.vmfb; do
   N=$(basename "$A" .vmfb)
   G=""; X=$WIDTHS
   case "$N" in *graphs*) G="--graphs"; X=1;; esac  # a batch-1 program for IREE's CUDA graphs runs with them
