@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
+from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant, TiledKernel
 
 SIGNATURE = KernelSignature(
     source="gemm_sm90_triton",
@@ -18,22 +18,8 @@ SIGNATURE = KernelSignature(
 
 
 @dataclass(frozen=True)
-class GemmKernel:
+class GemmKernel(TiledKernel):
     """One output tile of BM x BN per workgroup, K in steps of BK."""
-
-    file: KernelFile
-
-    @property
-    def bm(self) -> int:
-        return int(self.file.constexpr("BM"))
-
-    @property
-    def bn(self) -> int:
-        return int(self.file.constexpr("BN"))
-
-    @property
-    def bk(self) -> int:
-        return int(self.file.constexpr("BK"))
 
     def supports(self, n: int, k: int) -> bool:
         """Shapes the kernel's compile-time promises cover (N, K multiples of 16, K of the K tile)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
+from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant, TiledKernel
 
 SIGNATURE = KernelSignature(
     source="gemv_triton",
@@ -38,23 +38,10 @@ MAX_SPLITS = 16
 
 
 @dataclass(frozen=True)
-class GemvKernel:
+class GemvKernel(TiledKernel):
     """One (BM-row, BN-column, K range) tile per workgroup; serves linears of up to `max_rows` rows."""
 
-    file: KernelFile
     max_rows: int
-
-    @property
-    def bm(self) -> int:
-        return int(self.file.constexpr("BM"))
-
-    @property
-    def bn(self) -> int:
-        return int(self.file.constexpr("BN"))
-
-    @property
-    def bk(self) -> int:
-        return int(self.file.constexpr("BK"))
 
     def supports(self, rows: int, n: int, k: int) -> bool:
         """Shapes the kernel covers: its rows, whole column tiles, whole K tiles."""

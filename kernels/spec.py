@@ -246,3 +246,22 @@ class Launch:
         if sorted(values) != sorted(names):
             raise ValueError(f"kernel {self.entry}: the template binds {sorted(values)}, the kernel reads {names}")
         return [tuple(values[name]) for name in names]
+
+
+@dataclass(frozen=True)
+class TiledKernel:
+    """A matrix-product kernel file whose workgroups own BM x BN output tiles, K in steps of BK."""
+
+    file: KernelFile
+
+    @property
+    def bm(self) -> int:
+        return int(self.file.constexpr("BM"))
+
+    @property
+    def bn(self) -> int:
+        return int(self.file.constexpr("BN"))
+
+    @property
+    def bk(self) -> int:
+        return int(self.file.constexpr("BK"))
