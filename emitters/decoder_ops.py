@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90
+from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90, Launch, gemv_call
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels
 from .ops import OpEmitter, f32, template_variant
@@ -87,6 +87,11 @@ class DecoderOpEmitter(OpEmitter):
         return OpEmitter.linear(
             dataclasses.replace(self, kernels=without_gemm), lead, k, out, w_dtype, x_dtype, kernel_bf16
         )
+
+    def _decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
+        """A decode step's linear (up to 64 rows) in the decode-linear kernel, where linked and it covers the
+        shape (`kernels/gemv.py`)."""
+        return self.kernels.launch(gemv_call(rows, out, k))
 
     # ------------------------------------------------------------------ reductions and norms
     def block_sum(self, rows: int, width: int, reads: int) -> Func:

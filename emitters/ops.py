@@ -26,7 +26,6 @@ from ..kernels import (
     GLU_DEPTHWISE_SM90,
     SILU_SM90,
     Launch,
-    gemv_call,
     lane_sum_call,
     rms_norm_call,
 )
@@ -267,13 +266,13 @@ class OpEmitter:
         x_dtype: str = "f32",
         kernel_bf16: bool = False,
     ) -> Func:
-        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. A linear of a
-        few rows (a decode step's: `kernels/gemv.py`) calls the decode-linear kernel where it is linked and
-        covers the shape, a larger one the GEMM kernel. With `kernel_bf16`, the GEMM kernel's BF16 result is
-        handed over as it is where the kernel serves the shape (an F32 carrier elsewhere)."""
+        """y = round(x @ W^T); `x_dtype` "bf16" takes an input already in the BF16 operand type. A decode step's
+        linear calls the decode-linear kernel (`_decode_linear`), a larger one the GEMM kernel where linked.
+        With `kernel_bf16`, the GEMM kernel's BF16 result is handed over as it is where the kernel serves the
+        shape (an F32 carrier elsewhere)."""
         lead = list(lead)
         n = math.prod(lead)
-        gemv = self.kernels.launch(gemv_call(n, out, k))
+        gemv = self._decode_linear(n, out, k)
         gemm = None if gemv is not None else self.kernels.launch(GEMM_SM90.call(n, out, k))
         bf16_result = gemm is not None and kernel_bf16
         splits = gemv.call.constant("S") if gemv is not None else None
@@ -315,6 +314,12 @@ class OpEmitter:
             gemm=gemm,
             bf16_result=bf16_result,
         )
+
+    def _decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
+        """The decode-linear kernel's launch for a linear of `rows` rows: none in the audio stages, whose
+        linears are prompt-sized (their few-row ones, the attention's relative positions, keep the GEMM, whose
+        BF16 result the attention kernel reads); the decoder's emitter serves its decode steps with it."""
+        return None
 
     @staticmethod
     def _carrier(producer: Func, lead: Sequence[int], width: int) -> str:

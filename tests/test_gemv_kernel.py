@@ -21,9 +21,10 @@ from triton_interpreter import interpreted_kernels
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
-from gemma3n_iree.emitters.probe import probe_module
+from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import GEMV_SM90, gemv_call
 from gemma3n_iree.kernels.gemv import GEMV_ROWS16_SM90, GEMV_ROWS64_SM90, MAX_SPLITS, UNSPLIT_TILES
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
 SM90 = parse_target("cuda", "sm_90")
 
@@ -109,9 +110,14 @@ def test_auto_links_it_on_hopper_under_a_bf16_contract_only():
     assert not select_kernels("auto", parse_target("llvm-cpu"), MLX_CUDA_V1).files
 
 
-def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one_rounding():
+def _decoder_linear(rows: int, k: int, out: int) -> str:
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
-    text = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 16384, 2048), kernels=linked)
+    cfg = builtin_decoder_config("e4b")
+    return decoder_probe_module(MLX_CUDA_V1, cfg, lambda e: e.linear([rows], k, out), kernels=linked)
+
+
+def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one_rounding():
+    text = _decoder_linear(1, 16384, 2048)
     m = re.search(
         r'hal.dispatch.extern "gemv_bf16_nt_splitk"\(%\w+, %\w+(?:, %\w+){4}\) : '
         r"\(tensor<1x16384xbf16>, tensor<2048x16384xbf16>, i32, i32, i32, i32\) -> tensor<16x1x2048xf32>",
@@ -122,9 +128,17 @@ def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one
     assert "stablehlo.dot_general" not in text
     assert text.count("stablehlo.reduce(") == 1 and "across dimensions = [0]" in text
     assert text.count("e8m7") == 1  # the contract's one rounding point, after the partials are added
-    unsplit = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 2048, 16384), kernels=linked)
+    unsplit = _decoder_linear(1, 2048, 16384)
     assert "tensor<1x1x16384xf32>" in unsplit and "stablehlo.reduce(" not in unsplit
     # 65 rows (a prompt) take the GEMM; a shape the kernel does not cover keeps IREE's dot
-    assert '"gemm_bf16_nt"' in probe_module(MLX_CUDA_V1, lambda e: e.linear([65], 2048, 2048), kernels=linked)
-    narrow = probe_module(MLX_CUDA_V1, lambda e: e.linear([1], 2048, 4), kernels=linked)
+    assert '"gemm_bf16_nt"' in _decoder_linear(65, 2048, 2048)
+    narrow = _decoder_linear(1, 2048, 4)
     assert "hal.dispatch.extern" not in narrow and "stablehlo.dot_general" in narrow
+
+
+def test_the_audio_stages_keep_the_gemm_for_their_few_row_linears():
+    """The encoder's relative-position projection (13 rows) hands the attention kernel the GEMM's BF16 result;
+    the audio modules are unchanged by the decode-linear kernel."""
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    text = probe_module(MLX_CUDA_V1, lambda e: e.linear([13], 1536, 1536), kernels=linked)
+    assert '"gemm_bf16_nt"' in text and "gemv" not in text

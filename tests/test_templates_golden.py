@@ -202,7 +202,7 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("feed_forward", "feed_forward", lambda o: o.feed_forward(B, T, D, EPS, CLIP, 0.5)),
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
-    ("linear_decode", "linear", lambda o: o.linear([1], 256, 128)),
+    ("linear_decode", "linear", _decoder(lambda o: o.linear([1], 256, 128))),
     (
         "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
         "attention_core",

@@ -16,7 +16,7 @@ func.func private @feed_forward_B1_T25_D64(%x: !x, %pre_norm: !wn, %w1: tensor<2
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/silu_bf16_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 0>
   %act = stablehlo.reshape %act_flat : (tensor<6400xbf16>) -> tensor<1x25x256xbf16>
-  %down = func.call @linear_1x25_K256_N64_Ibf16_Xbf16_Ksm90_P2(%act, %w2) : (tensor<1x25x256xbf16>, tensor<64x256xbf16>) -> (tensor<1x25x64xf32>)
-  %y = func.call @rms_norm_1x25_D64_scaled_clip501502f9_res0.5_Ksm90(%down, %post_norm, %x) : (tensor<1x25x64xf32>, tensor<64xbf16>, tensor<1x25x64xf32>) -> (tensor<1x25x64xf32>)
+  %down = func.call @linear_1x25_K256_N64_Ibf16_Xbf16_Ksm90_Ybf16(%act, %w2) : (tensor<1x25x256xbf16>, tensor<64x256xbf16>) -> (tensor<1x25x64xbf16>)
+  %y = func.call @rms_norm_1x25_D64_scaled_clip501502f9_res0.5_Xbf16_Ksm90(%down, %post_norm, %x) : (tensor<1x25x64xbf16>, tensor<64xbf16>, tensor<1x25x64xf32>) -> (tensor<1x25x64xf32>)
   return %y : !x
 }
