@@ -207,8 +207,9 @@ class _LocationParser:
         raise ValueError(f"cannot read a location at {self.i}: {self.s[self.i : self.i + 80]!r}")
 
 
-def _location_text(text: str, start: int) -> tuple[str, int]:
-    """The text inside `loc(...)` that starts at `start` (just after 'loc('), and the index after its ')'."""
+def _closing(text: str, start: int, opening: str, closing: str) -> int:
+    """The index after the `closing` bracket that matches an `opening` one just before `start` (nesting
+    counted, quoted strings skipped)."""
     depth, i = 1, start
     while depth:
         c = text[i]
@@ -216,12 +217,18 @@ def _location_text(text: str, start: int) -> tuple[str, int]:
             i += 1
             while text[i] != '"':
                 i += 2 if text[i] == "\\" else 1
-        elif c == "(":
+        elif c == opening:
             depth += 1
-        elif c == ")":
+        elif c == closing:
             depth -= 1
         i += 1
-    return text[start : i - 1], i
+    return i
+
+
+def _location_text(text: str, start: int) -> tuple[str, int]:
+    """The text inside `loc(...)` that starts at `start` (just after 'loc('), and the index after its ')'."""
+    end = _closing(text, start, "(", ")")
+    return text[start : end - 1], end
 
 
 class _Locations:
@@ -310,19 +317,8 @@ def _body(text: str, start: int) -> tuple[str, int]:
     i = text.index("\n", start)
     if text[i - 1] != "{":
         raise ValueError(f"no region opens at the end of: {text[start:i][:200]}")
-    depth, begin = 1, i
-    while depth:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        i += 1
-    return text[begin : i - 1], i
+    end = _closing(text, i, "{", "}")
+    return text[i : end - 1], end
 
 
 def _element_bytes(tensor: str) -> int:

@@ -289,21 +289,9 @@ class OpEmitter:
         )
         y = tensor(lead + [out], self.contract.operand_dtype) if bf16_result else f32(lead + [out])
         func = Func(spec.symbol, (tensor(lead + [k], x_dtype), tensor([out, k], w_dtype)), (y,))
-        if gemv is not None:
-            return self._add(
-                "linear.gemv.mlir.j2",
-                func,
-                lead=lead,
-                n=n,
-                k=k,
-                out=out,
-                w_dtype=w_dtype,
-                x_dtype=x_dtype,
-                gemv=gemv,
-                splits=splits,
-            )
+        kernel = {"gemv": gemv, "splits": splits} if gemv is not None else {"gemm": gemm, "bf16_result": bf16_result}
         return self._add(
-            template_variant("linear", gemm is not None),
+            "linear.gemv.mlir.j2" if gemv is not None else template_variant("linear", gemm is not None),
             func,
             lead=lead,
             n=n,
@@ -311,8 +299,7 @@ class OpEmitter:
             out=out,
             w_dtype=w_dtype,
             x_dtype=x_dtype,
-            gemm=gemm,
-            bf16_result=bf16_result,
+            **kernel,
         )
 
     def _decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
