@@ -330,20 +330,24 @@ def test_islands_keep_products_apart_from_adds(c):
 
 
 def test_gemm_kernel_serves_prompt_sized_linears_only():
-    """With the Hopper kernels linked, a decode step's linear (few rows) keeps IREE's code and a prompt's calls the
-    wgmma GEMM; which one is a function of the shape, as the symbol says. The row sums call their kernel."""
+    """With the Hopper kernels linked, a decode step's linear (few rows) calls the decode-linear kernel where it
+    covers the shape and keeps IREE's code elsewhere, and a prompt's calls the wgmma GEMM; which one is a function
+    of the shape, as the symbol says. The row sums call their kernel."""
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder_ops import GEMM_MIN_ROWS
     from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.emitters.specialisations import Linear
+    from gemma3n_iree.kernels import GEMV_SM90
 
     kernels = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
     builder = ModuleBuilder("kernels")
     o = DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=CFG)
-    small, large = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS], 128, 64)
+    decode, uncovered = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS - 1], 64, 64)
+    large = o.linear([GEMV_SM90[-1].max_rows + 1], 128, 64)
+    assert Linear.from_symbol(decode.symbol).splits and "gemv_bf16" in builder.fragments[decode.symbol].text
     assert (
-        not Linear.from_symbol(small.symbol).kernel
-        and "hal.dispatch.extern" not in builder.fragments[small.symbol].text
+        not Linear.from_symbol(uncovered.symbol).kernel
+        and "hal.dispatch.extern" not in builder.fragments[uncovered.symbol].text
     )
     assert Linear.from_symbol(large.symbol).kernel and "gemm_bf16" in builder.fragments[large.symbol].text
     mean = o.row_mean(4, 48)
