@@ -404,9 +404,7 @@ def compile_mlir(
     first (unless already present).  extra_flags are appended to
     target.flags().  Raises CompileError on failure.
     """
-    if isinstance(extra_flags, str):
-        raise TypeError("extra_flags must be a sequence of flags, not one string")
-    return _compile(mlir_text, target, tuple(extra_flags), source_name, None)
+    return _compile(mlir_text, target, extra_flags, source_name, None)
 
 
 #: The phases `compile_mlir_to` stops after (iree-compile's --compile-to values that print IR).
@@ -437,19 +435,17 @@ def compile_mlir_to(
     return the module IR IREE holds there, with locations (`compile_mlir`'s target handling and errors)."""
     if phase not in IR_PHASES:
         raise ValueError(f"phase must be one of {', '.join(IR_PHASES)}, got {phase!r}")
-    if isinstance(extra_flags, str):
-        raise TypeError("extra_flags must be a sequence of flags, not one string")
-    return _compile(mlir_text, target, tuple(extra_flags), source_name, phase).decode("utf-8")
+    return _compile(mlir_text, target, extra_flags, source_name, phase).decode("utf-8")
 
 
-def _compile(
-    mlir_text: str, target: Target, extra_flags: tuple[str, ...], source_name: str, phase: str | None
-) -> bytes:
+def _compile(mlir_text: str, target: Target, extra_flags: Sequence[str], source_name: str, phase: str | None) -> bytes:
     """compile_mlir (phase None: the vmfb) and compile_mlir_to (the IR after `phase`)."""
     from iree.compiler.api import Output, Session, Source
 
     if not isinstance(target, Target):
         raise TypeError(f"target must be a Target, got {type(target).__name__}")
+    if isinstance(extra_flags, str):
+        raise TypeError("extra_flags must be a sequence of flags, not one string")
     flags = target.flags() + tuple(extra_flags)
     problem = _check_extra_flags(target, tuple(extra_flags))
     if problem:

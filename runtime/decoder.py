@@ -83,8 +83,10 @@ class DecoderSession(LoadedProgram):
         self.tables = {name: host_tables[name] for name in ("embed_tokens", "embed_tokens_per_layer")}
         # a program has prefill entries, decode entries or both (DecoderModuleSpec); a call of a kind it lacks is
         # refused by name (`_bucket`)
-        self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry, False).items()}
-        self.decodes = {(e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, False).items()}
+        self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry, required=False).items()}
+        self.decodes = {
+            (e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, required=False).items()
+        }
         self.top_ks = {e.batch: (name, e.k) for name, e in self.entry_points(DecoderTopKEntry, required=False).items()}
         cache_entries = self.entry_points(DecoderCacheEntry)
         ((self._cache_entry, cache),) = cache_entries.items()
