@@ -60,7 +60,13 @@ def artifact_path(variant: str, contract: str, target: str) -> Path:
     return ARTIFACTS / f"decoder_{variant}_{contract}_{target.replace('-', '')}.vmfb"
 
 
-def module_spec(variant: str, contract: str, target: str, kernels: str):
+#: `build --step`: the decode-step programs `scripts/gpu_decode_step.sh` times (decode entries only, context =
+#: capacity): (slots, capacity, batches) per variant.
+STEP_SPEC = {"e4b": (64, 4096, (1, 8, 64)), "e2b": (8, 4096, (1, 8)), "tiny": (4, 64, (1, 4))}
+STEP_ARTIFACTS = ROOT / ".gpu" / "step"
+
+
+def module_spec(variant: str, contract: str, target: str, kernels: str, step: bool = False):
     from gemma3n_iree.contracts import get_contract
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
@@ -72,6 +78,8 @@ def module_spec(variant: str, contract: str, target: str, kernels: str):
     slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]
     if variant == "tiny":  # the smoke run on the CPU machine: the tiny model's 256 positions
         slots, capacity, prompts, batches, contexts = 2, 64, (32,), (1, 2), (64,)
+    if step:
+        (slots, capacity, batches), prompts, contexts = STEP_SPEC[variant], (), ()
     compile_target = parse_target(target, "sm_90" if target == "cuda" else None)
     linked = select_kernels(kernels, compile_target, c)
     lowering = lowering_for(compile_target, c)
@@ -83,7 +91,7 @@ def build(args: argparse.Namespace) -> None:
     from gemma3n_iree.emitters.decoder import emit_decoder_module
     from gemma3n_iree.files import write_atomically
 
-    spec = module_spec(args.variant, args.contract, args.target, args.kernels)
+    spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target("llvm-cpu")
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
@@ -95,7 +103,11 @@ def build(args: argparse.Namespace) -> None:
         flush=True,
     )
     vmfb = compile_mlir(mlir, target)
-    path = artifact_path(args.variant, args.contract, args.target)
+    path = (
+        STEP_ARTIFACTS / args.variant / f"step_{args.contract}_{args.target.replace('-', '')}.vmfb"
+        if args.step
+        else artifact_path(args.variant, args.contract, args.target)
+    )
     write_atomically(path, vmfb)
     print(
         json.dumps(
@@ -334,6 +346,12 @@ def main() -> None:
                 choices=["auto", "iree"],
                 default="auto",
                 help="auto: the committed Hopper kernels (row sums; the GEMM for prompt-sized linears)",
+            )
+            p.add_argument(
+                "--step",
+                action="store_true",
+                help="the decode-step program of STEP_SPEC (no prompt entries) into .gpu/step/<variant>/, "
+                "for scripts/gpu_decode_step.sh",
             )
         if name != "build":
             p.add_argument(

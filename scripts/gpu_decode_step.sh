@@ -4,7 +4,8 @@
 #   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile]
 #
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the variant's programs, built
-# on the CPU machine, as `.gpu/step/<variant>/*.vmfb`, and a copy of shared/bench/decoder_profile.py). Writes the
+# on the CPU machine by `scripts/decoder_gpu.py build --step --variant <variant>` into `.gpu/step/<variant>/*.vmfb`,
+# and a copy of shared/bench/decoder_profile.py). Writes the
 # deterministic random checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then
 # for each program `decoder_profile.py` (step wall time per width, a CUPTI kernel profile) and `decoder_gpu.py
 # torch` (prefill and decode steps of transformers bf16) into $OUT. A program whose name contains `graphs`

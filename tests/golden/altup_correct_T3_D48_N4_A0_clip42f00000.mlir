@@ -8,41 +8,21 @@ func.func private @altup_correct_T3_D48_N4_A0_clip42f00000(%predictions: !s, %ac
   %w_lo = stablehlo.constant dense<0xC2F00000> : tensor<f32>
   %w_hi = stablehlo.constant dense<0x42F00000> : tensor<f32>
   %w = stablehlo.clamp %w_lo, %w_f32, %w_hi : (tensor<f32>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
-  %products_a0_2d = "stablehlo.slice"(%modalities) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 3, 1>, strides = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-  %products_a0 = stablehlo.reshape %products_a0_2d : (tensor<3x1xf32>) -> tensor<3xf32>
-  %products_w0_2d = "stablehlo.slice"(%w) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 1>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x1xf32>
-  %products_w0 = stablehlo.reshape %products_w0_2d : (tensor<4x1xf32>) -> tensor<4xf32>
-  %products_ab0 = stablehlo.broadcast_in_dim %products_a0, dims = [0] : (tensor<3xf32>) -> tensor<3x4xf32>
-  %products_wb0 = stablehlo.broadcast_in_dim %products_w0, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
-  %products_p0_raw = stablehlo.multiply %products_ab0, %products_wb0 : tensor<3x4xf32>
-  %products_p0 = stablehlo.optimization_barrier %products_p0_raw : tensor<3x4xf32>
+  %products_ab = stablehlo.broadcast_in_dim %modalities, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3x4xf32>
+  %products_wb = stablehlo.broadcast_in_dim %w, dims = [2, 0] : (tensor<4x4xf32>) -> tensor<4x3x4xf32>
+  %products_p_raw = stablehlo.multiply %products_ab, %products_wb : tensor<4x3x4xf32>
+  %products_p = stablehlo.optimization_barrier %products_p_raw : tensor<4x3x4xf32>
+  %products_p0_3d = "stablehlo.slice"(%products_p) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x3x4xf32>) -> tensor<1x3x4xf32>
+  %products_p0 = stablehlo.reshape %products_p0_3d : (tensor<1x3x4xf32>) -> tensor<3x4xf32>
   %products_s0 = stablehlo.reshape %products_p0 : (tensor<3x4xf32>) -> tensor<3x4xf32>
-%products_a1_2d = "stablehlo.slice"(%modalities) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 3, 2>, strides = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-  %products_a1 = stablehlo.reshape %products_a1_2d : (tensor<3x1xf32>) -> tensor<3xf32>
-  %products_w1_2d = "stablehlo.slice"(%w) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 4, 2>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x1xf32>
-  %products_w1 = stablehlo.reshape %products_w1_2d : (tensor<4x1xf32>) -> tensor<4xf32>
-  %products_ab1 = stablehlo.broadcast_in_dim %products_a1, dims = [0] : (tensor<3xf32>) -> tensor<3x4xf32>
-  %products_wb1 = stablehlo.broadcast_in_dim %products_w1, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
-  %products_p1_raw = stablehlo.multiply %products_ab1, %products_wb1 : tensor<3x4xf32>
-  %products_p1 = stablehlo.optimization_barrier %products_p1_raw : tensor<3x4xf32>
+  %products_p1_3d = "stablehlo.slice"(%products_p) {start_indices = array<i64: 1, 0, 0>, limit_indices = array<i64: 2, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x3x4xf32>) -> tensor<1x3x4xf32>
+  %products_p1 = stablehlo.reshape %products_p1_3d : (tensor<1x3x4xf32>) -> tensor<3x4xf32>
   %products_s1 = stablehlo.add %products_s0, %products_p1 : tensor<3x4xf32>
-%products_a2_2d = "stablehlo.slice"(%modalities) {start_indices = array<i64: 0, 2>, limit_indices = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-  %products_a2 = stablehlo.reshape %products_a2_2d : (tensor<3x1xf32>) -> tensor<3xf32>
-  %products_w2_2d = "stablehlo.slice"(%w) {start_indices = array<i64: 0, 2>, limit_indices = array<i64: 4, 3>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x1xf32>
-  %products_w2 = stablehlo.reshape %products_w2_2d : (tensor<4x1xf32>) -> tensor<4xf32>
-  %products_ab2 = stablehlo.broadcast_in_dim %products_a2, dims = [0] : (tensor<3xf32>) -> tensor<3x4xf32>
-  %products_wb2 = stablehlo.broadcast_in_dim %products_w2, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
-  %products_p2_raw = stablehlo.multiply %products_ab2, %products_wb2 : tensor<3x4xf32>
-  %products_p2 = stablehlo.optimization_barrier %products_p2_raw : tensor<3x4xf32>
+  %products_p2_3d = "stablehlo.slice"(%products_p) {start_indices = array<i64: 2, 0, 0>, limit_indices = array<i64: 3, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x3x4xf32>) -> tensor<1x3x4xf32>
+  %products_p2 = stablehlo.reshape %products_p2_3d : (tensor<1x3x4xf32>) -> tensor<3x4xf32>
   %products_s2 = stablehlo.add %products_s1, %products_p2 : tensor<3x4xf32>
-%products_a3_2d = "stablehlo.slice"(%modalities) {start_indices = array<i64: 0, 3>, limit_indices = array<i64: 3, 4>, strides = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-  %products_a3 = stablehlo.reshape %products_a3_2d : (tensor<3x1xf32>) -> tensor<3xf32>
-  %products_w3_2d = "stablehlo.slice"(%w) {start_indices = array<i64: 0, 3>, limit_indices = array<i64: 4, 4>, strides = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x1xf32>
-  %products_w3 = stablehlo.reshape %products_w3_2d : (tensor<4x1xf32>) -> tensor<4xf32>
-  %products_ab3 = stablehlo.broadcast_in_dim %products_a3, dims = [0] : (tensor<3xf32>) -> tensor<3x4xf32>
-  %products_wb3 = stablehlo.broadcast_in_dim %products_w3, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
-  %products_p3_raw = stablehlo.multiply %products_ab3, %products_wb3 : tensor<3x4xf32>
-  %products_p3 = stablehlo.optimization_barrier %products_p3_raw : tensor<3x4xf32>
+  %products_p3_3d = "stablehlo.slice"(%products_p) {start_indices = array<i64: 3, 0, 0>, limit_indices = array<i64: 4, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<4x3x4xf32>) -> tensor<1x3x4xf32>
+  %products_p3 = stablehlo.reshape %products_p3_3d : (tensor<1x3x4xf32>) -> tensor<3x4xf32>
   %products_s3 = stablehlo.add %products_s2, %products_p3 : tensor<3x4xf32>
 %products = stablehlo.reshape %products_s3 : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %one_s = stablehlo.constant dense<0x3F800000> : tensor<f32>

@@ -1,0 +1,83 @@
+"""The logits of a fixed run of decode steps, to hold two builds of a decoder program to each other bit for bit.
+
+    python scripts/decode_logits.py run --artifact A.vmfb --checkpoint DIR --out a.npz [--widths 1 8] [--steps 8]
+    python scripts/decode_logits.py compare a.npz b.npz
+
+`run` feeds each width's sequences (slots 0..w-1, fresh) one token per step from position 0, so the steps fill
+the cache as a prompt would, and saves every step's logits (`w<width>`: [steps, w, V] F32). One program per
+process: IREE's CUDA driver refuses a second device context in a process. `compare` prints, per width, whether
+the two runs are bit-identical and otherwise how many logits differ and by how much, and exits 1 on a difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def tokens(width: int, step: int) -> list[int]:
+    """A deterministic token per sequence and step, distinct across sequences."""
+    return [(1000 + 37 * b + 11 * step) % 30000 for b in range(width)]
+
+
+def run(args: argparse.Namespace) -> None:
+    from gemma3n_iree.runtime.decoder import DecoderSession
+
+    session = DecoderSession.from_checkpoint(args.artifact, args.checkpoint, device=args.device)
+    saved = {}
+    for width in args.widths:
+        if width > session.slots:
+            raise SystemExit(f"--widths: {width} sequences need {width} slots; {args.artifact} has {session.slots}")
+        slots = list(range(width))
+        saved[f"w{width}"] = np.stack(
+            [session.decode(slots, [step] * width, tokens(width, step)) for step in range(args.steps)]
+        ).astype(np.float32)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(args.out, **saved)
+    print(json.dumps({"artifact": str(args.artifact), "out": str(args.out), "widths": args.widths}))
+
+
+def compare(args: argparse.Namespace) -> None:
+    a, b = np.load(args.a), np.load(args.b)
+    if sorted(a.files) != sorted(b.files):
+        raise SystemExit(f"{args.a} holds {sorted(a.files)}, {args.b} holds {sorted(b.files)}")
+    report, same = {}, True
+    for key in sorted(a.files):
+        x, y = a[key], b[key]
+        if x.shape != y.shape:
+            raise SystemExit(f"{key}: shapes {x.shape} and {y.shape}")
+        differ = x.view(np.uint32) != y.view(np.uint32)
+        report[key] = {
+            "bit_identical": not differ.any(),
+            "differing": int(differ.sum()),
+            "of": int(x.size),
+            "max_abs_difference": float(np.abs(x.astype(np.float64) - y).max()),
+        }
+        same &= not differ.any()
+    print(json.dumps(report, indent=1))
+    sys.exit(0 if same else 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="decode a fixed run and save its logits")
+    r.add_argument("--artifact", type=Path, required=True)
+    r.add_argument("--checkpoint", type=Path, required=True)
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--widths", type=int, nargs="+", default=[1])
+    r.add_argument("--steps", type=int, default=8)
+    r.add_argument("--device", default="cuda", help="IREE device (cuda, local-task)")
+    c = sub.add_parser("compare", help="hold two saved runs to each other bit for bit")
+    c.add_argument("a", type=Path)
+    c.add_argument("b", type=Path)
+    args = ap.parse_args()
+    {"run": run, "compare": compare}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

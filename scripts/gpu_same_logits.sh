@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Two builds of a decode-step program on the H200, held to each other bit for bit (a change meant to move no
+# number: the logits of the same decode run must be identical).
+#
+#   bash scripts/gpu_same_logits.sh tiny "1 4" [STEPS]
+#
+# Carry `.whl` (iree-base-runtime 3.13.0) and `.gpu/step/<variant>/` holding `step_mlx-cuda-v1_cuda.vmfb` (this
+# tree's, `scripts/decoder_gpu.py build --step`) and the builds to compare it with (`old_<commit>.vmfb`). Writes
+# the deterministic random checkpoint (seed 0) to /tmp/w, then for each program `scripts/decode_logits.py run`
+# (one process each) and `compare` against this tree's, into $OUT.
+set -u
+V=${1:-tiny}
+WIDTHS=${2:-1}
+STEPS=${3:-8}
+R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-/tmp/out}
+W=/tmp/w
+mkdir -p "$OUT" "$W"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --upgrade --target /tmp/pkg "$R" || exit 1
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pkg:/tmp/site:$R/tests:$R/scripts
+BUDGET=${BUDGET:-570}
+source "$R/scripts/gpu_budget.sh"
+step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" "$@"
+         echo "rc=$?" >&2; }
+cd /tmp && [ -f $W/decoder-$V/model.safetensors.index.json ] || step 240 python3 -c "
+from synthetic_text import add_random_decoder_tensors
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
+add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
+D=$R/.gpu/step/$V
+step 120 python3 "$R/scripts/decode_logits.py" run --artifact "$D/step_mlx-cuda-v1_cuda.vmfb" \
+  --checkpoint "$W/decoder-$V" --widths $WIDTHS --steps "$STEPS" --out "$OUT/logits_${V}_this.npz"
+for A in "$D"/old_*.vmfb; do
+  N=$(basename "$A" .vmfb)
+  step 120 python3 "$R/scripts/decode_logits.py" run --artifact "$A" --checkpoint "$W/decoder-$V" \
+    --widths $WIDTHS --steps "$STEPS" --out "$OUT/logits_${V}_$N.npz"
+  step 60 python3 "$R/scripts/decode_logits.py" compare "$OUT/logits_${V}_this.npz" "$OUT/logits_${V}_$N.npz" \
+    | tee "$OUT/same_logits_${V}_$N.json" >&2
+done
