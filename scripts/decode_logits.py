@@ -6,7 +6,8 @@
 `run` feeds each width's sequences (slots 0..w-1, fresh) one token per step from position 0, so the steps fill
 the cache as a prompt would, and saves every step's logits (`w<width>`: [steps, w, V] F32). One program per
 process: IREE's CUDA driver refuses a second device context in a process. `compare` prints, per width, whether
-the two runs are bit-identical and otherwise how many logits differ and by how much, and exits 1 on a difference.
+the two runs are bit-identical and otherwise how many logits differ (NaNs whose bits differ counted apart) and by
+how much where both are finite, and exits 1 on any differing bit.
 """
 
 from __future__ import annotations
@@ -51,11 +52,17 @@ def compare(args: argparse.Namespace) -> None:
         if x.shape != y.shape:
             raise SystemExit(f"{key}: shapes {x.shape} and {y.shape}")
         differ = x.view(np.uint32) != y.view(np.uint32)
+        both_nan = np.isnan(x) & np.isnan(y)
+        finite = np.isfinite(x) & np.isfinite(y)
         report[key] = {
             "bit_identical": not differ.any(),
             "differing": int(differ.sum()),
             "of": int(x.size),
-            "max_abs_difference": float(np.abs(x.astype(np.float64) - y).max()),
+            # NaNs in both at the same place whose bits (sign, payload) differ
+            "differing_nan_bits": int((differ & both_nan).sum()),
+            "nan": [int(np.isnan(x).sum()), int(np.isnan(y).sum())],
+            "nan_rows_by_step": [int(r) for r in np.isnan(x).any(axis=-1).sum(axis=-1)],
+            "max_abs_difference_finite": float(np.abs(x.astype(np.float64) - y)[finite].max(initial=0.0)),
         }
         same &= not differ.any()
     print(json.dumps(report, indent=1))

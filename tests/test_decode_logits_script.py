@@ -37,4 +37,16 @@ def test_identical_runs_pass_and_one_bit_fails(tmp_path, capsys):
     np.savez(tmp_path / "b.npz", w2=moved)
     code, report = compare(tmp_path / "a.npz", tmp_path / "b.npz", capsys)
     assert code == 1 and not report["w2"]["bit_identical"] and report["w2"]["differing"] == 2
-    assert report["w2"]["max_abs_difference"] > 0
+    assert report["w2"]["max_abs_difference_finite"] > 0 and report["w2"]["differing_nan_bits"] == 0
+
+
+def test_nans_whose_bits_differ_are_counted_apart(tmp_path, capsys):
+    a = np.zeros((1, 1, 8), np.float32)
+    a[0, 0, 2] = np.nan
+    b = a.copy()
+    b[0, 0, 2] = -b[0, 0, 2]  # the other sign: the same NaN place, other bits
+    np.savez(tmp_path / "a.npz", w1=a)
+    np.savez(tmp_path / "b.npz", w1=b)
+    code, report = compare(tmp_path / "a.npz", tmp_path / "b.npz", capsys)
+    assert code == 1 and report["w1"]["differing"] == report["w1"]["differing_nan_bits"] == 1
+    assert report["w1"]["nan"] == [1, 1] and report["w1"]["nan_rows_by_step"] == [1]
