@@ -39,6 +39,7 @@ from .specialisations import (
     GeluTanh,
     KeyValueProjection,
     Laurel,
+    MlxRmsNorm,
     PleGate,
     QueryProjection,
     RmsMagnitude,
@@ -129,8 +130,17 @@ class DecoderOpEmitter(OpEmitter):
         )
 
     def norm(self, rows: int, d: int) -> Func:
-        """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`."""
-        return self.mlx_rms_norm(rows, d, self._cfg.rms_norm_eps)
+        """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`, or
+        the same arithmetic in one dispatch of the RMS-norm kernel's MLX variant where it is linked (IREE's code
+        takes two: the lane sum, then the normalization)."""
+        eps = self._cfg.rms_norm_eps
+        kernel = self._norm_kernel("mlx", [rows], d, BF16, eps, None)
+        if kernel is None:
+            return self.mlx_rms_norm(rows, d, eps)
+        func = Func(MlxRmsNorm(rows, d, kernel=True).symbol, (f32([rows, d]), _bf16([d])), (f32([rows, d]),))
+        return self._add(
+            "rms_norm.kernel.mlir.j2", func, lead=[rows], n=rows, d=d, w_dtype=BF16, result_dtype="f32", kernel=kernel
+        )
 
     # ------------------------------------------------------------------ AltUp
     def rms_magnitude(self, rows: int, d: int, floor: bool) -> Func:

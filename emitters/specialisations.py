@@ -213,6 +213,7 @@ class MlxRmsNorm(Specialisation):
     family: ClassVar[str] = "mlx_rms_norm"
     rows: int = token(Int("R"))
     d: int = token(Int("D"))
+    kernel: bool = token(Flag(KERNEL), default=False)
 
 
 @dataclass(frozen=True)

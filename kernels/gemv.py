@@ -6,8 +6,9 @@ left most of each tile empty and gave a [2048, 16384] weight 8 programs; IREE's 
 multi-stage copy pipeline) and splits K into S ranges where the output alone gives too few programs; the
 template adds the S partials and rounds (`linear.gemv.mlir.j2`). Two files: 16-row tiles for up to 16 rows,
 64-row tiles for up to 64 (a 16-row tile re-reads a weight once per 16 rows, which the 1 GB tied head cannot
-afford at batch 64). Tilings chosen from `scripts/gemv_survey.py` on the H200 (BENCHMARKS.md, "The decode
-linear").
+afford at batch 64), and a narrow file for outputs no whole 64-column tile covers (AltUp's 4-output router,
+which IREE's own `vecmat_4x2048` took 36 µs for). Tilings chosen from `scripts/gemv_survey.py` on the H200
+(BENCHMARKS.md, "The decode linear").
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ from dataclasses import dataclass
 
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant, TiledKernel
 
-SIGNATURE = KernelSignature(
-    source="gemv_triton",
-    entry="gemv_bf16_nt_splitk",
-    inputs=(Pointer("a", "bf16"), Pointer("b", "bf16")),
-    output=Pointer("p", "f32"),
-    # N and K multiples of 16 (aligned vector loads); S splits K into equal ranges of whole BK tiles
-    constants=(
-        PushConstant("M"),
-        PushConstant("N", multiple_of_16=True),
-        PushConstant("K", multiple_of_16=True),
-        PushConstant("S"),
-    ),
-    constexprs=("BM", "BN", "BK"),
-)
+
+def _signature(narrow: bool) -> KernelSignature:
+    """N and K multiples of 16 (aligned vector loads), N any width for the narrow file; S splits K into equal
+    ranges of whole BK tiles."""
+    return KernelSignature(
+        source="gemv_triton",
+        entry="gemv_bf16_nt_splitk",
+        inputs=(Pointer("a", "bf16"), Pointer("b", "bf16")),
+        output=Pointer("p", "f32"),
+        constants=(
+            PushConstant("M"),
+            PushConstant("N", multiple_of_16=not narrow),
+            PushConstant("K", multiple_of_16=True),
+            PushConstant("S"),
+        ),
+        constexprs=("BM", "BN", "BK", "NARROW"),
+    )
+
 
 #: At least this many output tiles keep every SM streaming without a split (132 SMs on the H200).
 UNSPLIT_TILES = 132
@@ -43,15 +48,20 @@ class GemvKernel(TiledKernel):
 
     max_rows: int
 
+    @property
+    def narrow(self) -> bool:
+        return bool(self.file.constexpr("NARROW"))
+
     def supports(self, rows: int, n: int, k: int) -> bool:
-        """Shapes the kernel covers: its rows, whole column tiles, whole K tiles."""
-        return 1 <= rows <= self.max_rows and n % self.bn == 0 and k % self.bk == 0
+        """Shapes the kernel covers: its rows, whole column tiles (any width for the narrow file), whole K tiles."""
+        return 1 <= rows <= self.max_rows and n >= 1 and (self.narrow or n % self.bn == 0) and k % self.bk == 0
 
     def splits(self, n: int, k: int) -> int:
-        """How many K ranges: none for an output of at least `UNSPLIT_TILES` tiles, else the most whole-tile
-        ranges up to `MAX_SPLITS` (a power of two; the survey's best for every E4B decode shape but one,
-        within 6 % there)."""
-        if n // self.bn >= UNSPLIT_TILES:
+        """How many K ranges: none for an output of at least `UNSPLIT_TILES` tiles, or on the narrow file (its
+        weight is a few rows: a split would only add the partials' sum, one more dispatch), else the most
+        whole-tile ranges up to `MAX_SPLITS` (a power of two; the survey's best for every E4B decode shape but
+        one, within 6 % there)."""
+        if self.narrow or n // self.bn >= UNSPLIT_TILES:
             return 1
         s = 1
         while 2 * s <= MAX_SPLITS and k % (2 * s * self.bk) == 0:
@@ -63,18 +73,18 @@ class GemvKernel(TiledKernel):
         if not self.supports(rows, cols, k):
             return None
         s = self.splits(cols, k)
-        workgroups = -(-rows // self.bm) * (cols // self.bn) * s
+        workgroups = -(-rows // self.bm) * -(-cols // self.bn) * s
         return self.file.call(workgroups, M=rows, N=cols, K=k, S=s)
 
 
-def _file(bm: int) -> KernelFile:
+def _file(bm: int, bn: int = 64, narrow: bool = False) -> KernelFile:
     return KernelFile(
-        f"gemv_bf16_nt_m{bm}_sm90",
-        SIGNATURE,
+        f"gemv_bf16_nt_{'narrow' if narrow else f'm{bm}'}_sm90",
+        _signature(narrow),
         warps=4,
         stages=3,
         bf16_rounding_only=True,  # BF16 operands: linked only under a contract whose linears read BF16
-        constexprs=(("BM", bm), ("BN", 64), ("BK", 128)),
+        constexprs=(("BM", bm), ("BN", bn), ("BK", 128), ("NARROW", narrow)),
     )
 
 
@@ -82,13 +92,16 @@ def _file(bm: int) -> KernelFile:
 GEMV_ROWS16_SM90 = GemvKernel(_file(16), max_rows=16)
 #: 64-row tiles for 17 to 64 rows (one weight read for a whole batch of 64).
 GEMV_ROWS64_SM90 = GemvKernel(_file(64), max_rows=64)
-#: The narrowest file that serves a linear of `rows` rows comes first.
-GEMV_SM90 = (GEMV_ROWS16_SM90, GEMV_ROWS64_SM90)
+#: 16 x 16 tiles, the columns past N masked, for any output width up to 64 rows: what no whole 64-column
+#: tile covers (the weight is a few rows, so re-reading it for each 16 rows costs nothing).
+GEMV_NARROW_SM90 = GemvKernel(_file(16, bn=16, narrow=True), max_rows=64)
+#: The files of whole 64-column tiles, the narrowest that serves a linear of `rows` rows first.
+GEMV_WIDE_SM90 = (GEMV_ROWS16_SM90, GEMV_ROWS64_SM90)
+GEMV_SM90 = (*GEMV_WIDE_SM90, GEMV_NARROW_SM90)
 
 
 def gemv_call(rows: int, cols: int, k: int) -> KernelCall | None:
-    """The decode linear's launch on the narrowest file that serves `rows` rows (None: not covered)."""
-    for kernel in GEMV_SM90:
-        if rows <= kernel.max_rows:
-            return kernel.call(rows, cols, k)
-    return None
+    """The decode linear's launch: on the narrowest whole-tile file that serves `rows` rows, else on the narrow
+    file (None: not covered)."""
+    wide = next((kernel for kernel in GEMV_WIDE_SM90 if rows <= kernel.max_rows), None)
+    return (wide.call(rows, cols, k) if wide else None) or GEMV_NARROW_SM90.call(rows, cols, k)

@@ -10,6 +10,9 @@ enough programs to keep the H200's 132 SMs streaming.
 
 Each program owns one (M tile, N tile, K range) and sums its K range in order, so a result depends only
 on its row of A, its row of B and S: bit-identical from call to call and for every batch width M.
+
+NARROW serves outputs narrower than one column tile (AltUp's 4-output router): N is then any width, the last
+tile's columns past N masked (their weight rows never read, their partials never stored).
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ import triton.language as tl
 
 
 @triton.jit
-def gemv_bf16_nt_splitk(a_ptr, b_ptr, p_ptr, M, N, K, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def gemv_bf16_nt_splitk(
+    a_ptr, b_ptr, p_ptr, M, N, K, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, NARROW: tl.constexpr
+):
     # Program order: M tiles fastest, so the programs reading one weight tile for several M tiles run
     # side by side and share it through L2; then N tiles, then K ranges.
     pid = tl.program_id(0)
     tiles_m = (M + BM - 1) // BM
-    tiles_n = N // BN  # the emitter guarantees N % BN == 0 and K % (S * BK) == 0
+    if NARROW:
+        tiles_n = (N + BN - 1) // BN
+    else:
+        tiles_n = N // BN  # the emitter guarantees N % BN == 0 (but NARROW) and K % (S * BK) == 0
     tile_m = pid % tiles_m
     tile_n = (pid // tiles_m) % tiles_n
     split = pid // (tiles_m * tiles_n)
@@ -38,9 +46,15 @@ def gemv_bf16_nt_splitk(a_ptr, b_ptr, p_ptr, M, N, K, S, BM: tl.constexpr, BN: t
     acc = tl.full((BM, BN), 0.0, tl.float32)
     for _ in range(0, span // BK):
         a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
-        b = tl.load(b_tile)
+        if NARROW:
+            b = tl.load(b_tile, mask=cols[None, :] < N, other=0.0)
+        else:
+            b = tl.load(b_tile)
         acc = tl.dot(a, b, acc)
         a_tile += BK
         b_tile += BK
     p_tile = p_ptr + (split * M + rows[:, None]).to(tl.int64) * N + cols[None, :]
-    tl.store(p_tile, acc, mask=rows[:, None] < M)
+    if NARROW:
+        tl.store(p_tile, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+    else:
+        tl.store(p_tile, acc, mask=rows[:, None] < M)

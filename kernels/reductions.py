@@ -50,22 +50,27 @@ def _norm(x: str, y: str, residual: bool) -> KernelSignature:
         inputs=(Pointer("x", x), Pointer("w", "bf16")),
         output=Pointer("y", y),
         constants=(PushConstant("rows"), PushConstant("width"), *scalars, PushConstant("round_bf16")),
-        constexprs=_ROWS + ("SILU",),
+        constexprs=_ROWS + _NORM_FLAGS,
     )
 
+
+#: The plain norm's compile-time switches (`reductions_triton.rms_norm`): the SiLU after it, MLX's rounding
+#: before the weight.
+_NORM_FLAGS = ("SILU", "MLX")
 
 #: The RMS norm's variants, by output: "f32" carrier, "bf16" for a matmul operand, "silu_bf16" the BF16
 #: matmul operand round(silu(norm)) (the light convolution's activation after its norm), "residual" =
 #: round(RES + norm * weight) (a conformer module's tail), "residual_bf16" the same reading X as BF16 (a
-#: GEMM kernel's result, handed over without an F32 pass): (file stem, signature, SiLU after the norm).
-#: The SiLU variant rounds to BF16 at the template's points whatever the contract says, so it serves
-#: only contracts that do.
-RMS_NORM_OUTPUTS: dict[str, tuple[str, KernelSignature, bool]] = {
-    "f32": ("rms_norm", _norm("f32", "f32", residual=False), False),
-    "bf16": ("rms_norm_bf16", _norm("f32", "bf16", residual=False), False),
-    "residual": ("rms_norm_residual", _norm("f32", "f32", residual=True), False),
-    "residual_bf16": ("rms_norm_residual_xbf16", _norm("bf16", "f32", residual=True), False),
-    "silu_bf16": ("rms_norm_silu_bf16", _norm("f32", "bf16", residual=False), True),
+#: GEMM kernel's result, handed over without an F32 pass), "mlx" the text decoder's F32 norm with MLX's
+#: two rounding points: (file stem, signature, the switches set). The SiLU variant rounds to BF16 at the
+#: template's points whatever the contract says, so it serves only contracts that do.
+RMS_NORM_OUTPUTS: dict[str, tuple[str, KernelSignature, tuple[str, ...]]] = {
+    "f32": ("rms_norm", _norm("f32", "f32", residual=False), ()),
+    "bf16": ("rms_norm_bf16", _norm("f32", "bf16", residual=False), ()),
+    "residual": ("rms_norm_residual", _norm("f32", "f32", residual=True), ()),
+    "residual_bf16": ("rms_norm_residual_xbf16", _norm("bf16", "f32", residual=True), ()),
+    "silu_bf16": ("rms_norm_silu_bf16", _norm("f32", "bf16", residual=False), ("SILU",)),
+    "mlx": ("rms_norm_mlx", _norm("f32", "f32", residual=False), ("MLX",)),
 }
 
 
@@ -89,13 +94,15 @@ class RowKernel:
 
 
 def _row_kernel(
-    stem: str, signature: KernelSignature, threads: int, warps: int, row_budget: int, silu: bool | None = None
+    stem: str, signature: KernelSignature, threads: int, warps: int, row_budget: int, switches: tuple[str, ...] = ()
 ) -> RowKernel:
-    """Each workgroup takes `row_budget` schedule threads' worth of rows; `silu`: the norm's SiLU
-    constexpr (None for a kernel without it)."""
+    """Each workgroup takes `row_budget` schedule threads' worth of rows; `switches`: the norm's flags set
+    (`_NORM_FLAGS`, for a kernel that has them)."""
     rows = max(1, row_budget // threads)
-    constexprs = (("THREADS", threads), ("ROWS_PER_BLOCK", rows)) + ((("SILU", silu),) if silu is not None else ())
-    return RowKernel(KernelFile(f"{stem}_t{threads}_sm90", signature, warps, constexprs, bf16_rounding_only=bool(silu)))
+    flags = tuple((flag, flag in switches) for flag in signature.constexprs if flag in _NORM_FLAGS)
+    constexprs = (("THREADS", threads), ("ROWS_PER_BLOCK", rows)) + flags
+    file = KernelFile(f"{stem}_t{threads}_sm90", signature, warps, constexprs, bf16_rounding_only="SILU" in switches)
+    return RowKernel(file)
 
 
 #: 4 warps, 2048 schedule threads' worth of rows per workgroup.
@@ -103,10 +110,8 @@ LANE_SUMS_SM90 = {t: _row_kernel("lane_xor_sum", LANE_SUM, t, warps=4, row_budge
 
 #: 8 warps, since a workgroup then normalizes its rows, reading them again (schedule threads x 8 values each).
 RMS_NORMS_SM90 = {
-    (output, t): _row_kernel(
-        stem, signature, t, warps=8, row_budget=1024, silu=silu if "SILU" in signature.constexprs else None
-    )
-    for output, (stem, signature, silu) in RMS_NORM_OUTPUTS.items()
+    (output, t): _row_kernel(stem, signature, t, warps=8, row_budget=1024, switches=switches)
+    for output, (stem, signature, switches) in RMS_NORM_OUTPUTS.items()
     for t in SCHEDULE_THREADS
 }
 

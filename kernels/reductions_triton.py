@@ -85,9 +85,20 @@ def lane_xor_sum(x_ptr, s_ptr, rows, width, reads, square, THREADS: tl.constexpr
 
 @triton.jit
 def _normalized(
-    x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr
+    x_ptr,
+    w_ptr,
+    row,
+    rows,
+    width,
+    eps_bits,
+    clip_bits,
+    round_bf16,
+    R: tl.constexpr,
+    THREADS: tl.constexpr,
+    MLX: tl.constexpr = False,
 ):
-    """round(clamp(X) * (1 / sqrt(sum(clamp(X)^2) / width + eps)) * W) for rows `row`, as [R, THREADS * 8].
+    """round(clamp(X) * (1 / sqrt(sum(clamp(X)^2) / width + eps)) * W) for rows `row`, as [R, THREADS * 8];
+    with MLX, round(round(X * (1 / sqrt(...))) * W): MLX's `fast.rms_norm`, which rounds before the weight too.
 
     Returns the values, their offsets and the mask of real elements. The sum of squares is the 8-read
     schedule; the divisions are IEEE (div.rn) and the square root is correctly rounded (sqrt.rn: the
@@ -105,7 +116,11 @@ def _normalized(
     inv = tl.math.div_rn(tl.full((R,), 1.0, tl.float32), tl.math.sqrt_rn(stab))
     x = _clamp(tl.load(x_ptr + at, mask=live, other=0.0).to(tl.float32), clip)
     w = tl.load(w_ptr + col, mask=col < width, other=0.0).to(tl.float32)
-    y = (x * inv[:, None]) * w[None, :]
+    y = x * inv[:, None]
+    if MLX:
+        if round_bf16:
+            y = _round_to_bf16(y)
+    y = y * w[None, :]
     if round_bf16:
         y = _round_to_bf16(y)
     return y, at, live
@@ -124,12 +139,16 @@ def rms_norm(
     THREADS: tl.constexpr,
     ROWS_PER_BLOCK: tl.constexpr,
     SILU: tl.constexpr = False,
+    MLX: tl.constexpr = False,
 ):
     """Y = the scaled RMS norm of clamp(X): F32 carrier, or BF16 when Y feeds a matmul (BF16-valued);
     with SILU (rounding contracts only), Y = round(y * logistic(y)) of the rounded norm y, with IREE's
-    logistic 1 / (exp(-y) + 1): the light convolution's norm and activation."""
+    logistic 1 / (exp(-y) + 1): the light convolution's norm and activation; with MLX, the text decoder's
+    two-rounding norm (`_normalized`)."""
     row = tl.program_id(0) * ROWS_PER_BLOCK + tl.arange(0, ROWS_PER_BLOCK)
-    y, at, live = _normalized(x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, ROWS_PER_BLOCK, THREADS)
+    y, at, live = _normalized(
+        x_ptr, w_ptr, row, rows, width, eps_bits, clip_bits, round_bf16, ROWS_PER_BLOCK, THREADS, MLX
+    )
     if SILU:
         y = _round_to_bf16(y * tl.math.div_rn(1.0, _iree_exp(-y) + 1.0))
     tl.store(y_ptr + at, y.to(y_ptr.dtype.element_ty), mask=live)

@@ -23,7 +23,13 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import GEMV_SM90, gemv_call
-from gemma3n_iree.kernels.gemv import GEMV_ROWS16_SM90, GEMV_ROWS64_SM90, MAX_SPLITS, UNSPLIT_TILES
+from gemma3n_iree.kernels.gemv import (
+    GEMV_NARROW_SM90,
+    GEMV_ROWS16_SM90,
+    GEMV_ROWS64_SM90,
+    MAX_SPLITS,
+    UNSPLIT_TILES,
+)
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
 SM90 = parse_target("cuda", "sm_90")
@@ -76,6 +82,25 @@ def test_interpreted_kernel_computes_each_k_range_partial(which, rows, tiles_n, 
     np.testing.assert_array_equal(partials.numpy(), expected)  # every element written, every range exact
 
 
+@settings(max_examples=10, deadline=None)
+@given(rows=st.integers(1, 64), n=st.integers(1, 40), k_tiles=st.sampled_from([1, 2, 16]), seed=st.integers(0, 2**16))
+def test_interpreted_narrow_kernel_computes_any_width_without_touching_past_it(rows, n, k_tiles, seed):
+    """The narrow file (AltUp's 4-output router) for widths no 16-column tile divides: the weight is exactly
+    [N, K] and the partials exactly [1, rows, N], so a read or store past N would fail or show."""
+    import torch
+
+    which = GEMV_NARROW_SM90
+    k = k_tiles * which.bk
+    call = gemv_call(rows, n, k)
+    assert call is not None and call.file is which.file and call.constant("S") == 1
+    a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
+    partials = torch.full((1, rows, n), float("nan"))
+    launch = interpreted_kernels("gemv_triton.py")
+    launch(which.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(which.file.constexprs))
+    expected = (a.double().numpy() @ b.double().numpy().T).astype(np.float32)[None]
+    np.testing.assert_array_equal(partials.numpy(), expected)
+
+
 def test_split_policy_over_every_shape_it_serves():
     """S is a power of two up to MAX_SPLITS whose K ranges are whole K tiles; an output of at least
     UNSPLIT_TILES tiles is never split, a narrower one takes the most ranges allowed."""
@@ -84,7 +109,7 @@ def test_split_policy_over_every_shape_it_serves():
             for k in range(kernel.bk, 40 * kernel.bk, kernel.bk):
                 s = kernel.splits(n, k)
                 assert s & (s - 1) == 0 and 1 <= s <= MAX_SPLITS and k % (s * kernel.bk) == 0
-                if n // kernel.bn >= UNSPLIT_TILES:
+                if kernel.narrow or n // kernel.bn >= UNSPLIT_TILES:
                     assert s == 1
                 elif s < MAX_SPLITS:
                     assert k % (2 * s * kernel.bk) != 0
@@ -95,8 +120,13 @@ def test_calls_pick_the_narrowest_file_and_refuse_shapes_they_do_not_cover():
     assert gemv_call(16, 2048, 2048).file is GEMV_ROWS16_SM90.file
     assert gemv_call(17, 2048, 2048).file is GEMV_ROWS64_SM90.file
     assert gemv_call(64, 262400, 2048).file is GEMV_ROWS64_SM90.file
-    for rows, n, k in [(65, 2048, 2048), (1, 2048, 64), (1, 4, 2048), (1, 48, 128)]:
+    for rows, n, k in [(65, 2048, 2048), (1, 2048, 64), (1, 4, 2000), (65, 4, 2048)]:
         assert gemv_call(rows, n, k) is None
+    # widths no whole 64-column tile covers take the narrow file, unsplit (AltUp's router: 4 outputs)
+    for rows, n, k in [(1, 4, 2048), (64, 4, 2048), (1, 48, 128), (8, 100, 256)]:
+        narrow = gemv_call(rows, n, k)
+        assert narrow.file is GEMV_NARROW_SM90.file and narrow.constant("S") == 1
+        assert narrow.workgroups == -(-rows // 16) * -(-n // 16)
     down = gemv_call(8, 2048, 16384)
     assert down.constant("S") == 16 and down.workgroups == (2048 // 64) * 16
     head = gemv_call(1, 262400, 2048)
@@ -132,8 +162,11 @@ def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one
     assert "tensor<1x1x16384xf32>" in unsplit and "stablehlo.reduce(" not in unsplit
     # 65 rows (a prompt) take the GEMM; a shape the kernel does not cover keeps IREE's dot
     assert '"gemm_bf16_nt"' in _decoder_linear(65, 2048, 2048)
-    narrow = _decoder_linear(1, 2048, 4)
-    assert "hal.dispatch.extern" not in narrow and "stablehlo.dot_general" in narrow
+    router = _decoder_linear(1, 2048, 4)
+    assert "tensor<1x1x4xf32>" in router and "stablehlo.reduce(" not in router and "dot_general" not in router
+    assert str(GEMV_NARROW_SM90.file.ptx_path()) in router
+    uncovered = _decoder_linear(1, 2000, 4)
+    assert "hal.dispatch.extern" not in uncovered and "stablehlo.dot_general" in uncovered
 
 
 def test_the_audio_stages_keep_the_gemm_for_their_few_row_linears():

@@ -20,13 +20,15 @@ from hypothesis import strategies as st
 from kernel_files import entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
+from gemma3n_iree.contracts.decoder_ops import rms_norm as decoder_rms_norm
 from gemma3n_iree.contracts.emulation import BF16_MIN, lane_threads, lane_xor_sum, rms_norm, rnd
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
-from gemma3n_iree.emitters.probe import probe_module
+from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.registry import KERNEL_DIR
+from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
 SM90 = parse_target("cuda", "sm_90")
 # The interpreter's numpy arithmetic warns on the overflowing and NaN rows the tests feed on purpose.
@@ -40,9 +42,7 @@ def interpreted():
     import torch
 
     def launch(name: str, kernel, rows: int, *args) -> None:
-        run(
-            name, kernel.workgroups(rows), *args, THREADS=kernel.block_threads, ROWS_PER_BLOCK=kernel.rows_per_workgroup
-        )
+        run(name, kernel.workgroups(rows), *args, **dict(kernel.file.constexprs))  # the file's own switches
 
     def lane_sum(x: np.ndarray, reads: int, square: bool) -> np.ndarray:
         rows, width = x.shape
@@ -70,6 +70,7 @@ def interpreted():
         weight: float = 0.0,
         out_bf16: bool = False,
         x_bf16: bool = False,
+        mlx: bool = False,
     ) -> np.ndarray:
         rows, width = x.shape
         bits = lambda v: int(np.float32(v).view(np.int32))  # noqa: E731
@@ -78,7 +79,7 @@ def interpreted():
         head = [as_bf16(x) if x_bf16 else torch.from_numpy(np.ascontiguousarray(x)), as_bf16(w)]
         tail = [rows, width, bits(eps), bits(clip)]
         if res is None:
-            variant = "bf16" if out_bf16 else "f32"
+            variant = "mlx" if mlx else "bf16" if out_bf16 else "f32"
             args = head + [out] + tail + [int(round_bf16)]
         else:
             variant = "residual_bf16" if x_bf16 else "residual"
@@ -192,6 +193,22 @@ def test_norm_kernel_reads_a_gemm_kernels_bf16_result(interpreted):
     assert np.isnan(want[5]).all() and _same(got, want)
 
 
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+@pytest.mark.parametrize("width", [2048, 256, 2560, 24, 300])  # the decoders' hidden and head widths, odd ones
+def test_mlx_norm_kernel_is_the_decoders_two_rounding_norm_bit_for_bit(interpreted, contract, width):
+    """The text decoder's norm (MLX's `fast.rms_norm`, rounded before and after the weight) against the
+    decoder's emulation, which the llvm-cpu program matches bit for bit; the data tells the two roundings from
+    the audio norm's one (checked)."""
+    x, w = _norm_case(width)
+    cfg = builtin_decoder_config("e4b")
+    got = interpreted[1](x, w, cfg.rms_norm_eps, contract.rounds_at(None), mlx=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = decoder_rms_norm(contract, cfg, x, w)
+        one_rounding = rms_norm(contract, x, w, cfg.rms_norm_eps)
+    assert np.isnan(want[5]).all() and _same(got, want)
+    assert contract.rounds_at(None) != _same(one_rounding, want)  # the variants differ only where rounding
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -210,6 +227,7 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_residual", "residual", [".u64"] * 4 + [".u32"] * 6),
         ("rms_norm_residual", "residual_bf16", [".u64"] * 4 + [".u32"] * 6),
         ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
+        ("rms_norm", "mlx", [".u64"] * 3 + [".u32"] * 5),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
@@ -271,6 +289,23 @@ def test_an_rms_norm_is_one_kernel_dispatch(contract, rounds, out):
     # The unscaled norm (the embedder's) keeps the template's arithmetic around the lane-sum kernel.
     unscaled = probe_module(contract, lambda e: e.rms_norm([8, 188], 2048, 1e-6, scaled=False), kernels=linked)
     assert '"lane_xor_sum"' in unscaled and '"rms_norm"' not in unscaled
+
+
+def test_a_decoder_norm_is_one_kernel_dispatch_of_the_mlx_variant():
+    """The text decoder's norm (q_norm at a decode step of 8 sequences x 8 heads) is one dispatch of the MLX
+    variant where the kernels are linked, and the lane sum plus IREE's normalization where they are not."""
+    cfg = builtin_decoder_config("e4b")
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+    text = decoder_probe_module(MLX_CUDA_V1, cfg, lambda e: e.norm(64, 256), kernels=linked)
+    assert text.count("hal.dispatch.extern") == 1 and "stablehlo.multiply" not in text
+    assert re.search(
+        r'hal.dispatch.extern "rms_norm"\(%\w+, %\w+(, %\w+){5}\) : '
+        r"\(tensor<64x256xf32>, tensor<256xbf16>, i32, i32, i32, i32, i32\) -> tensor<64x256xf32>",
+        text,
+    )
+    assert str(RMS_NORMS_SM90["mlx", 32].file.ptx_path()) in text
+    unlinked = decoder_probe_module(MLX_CUDA_V1, cfg, lambda e: e.norm(64, 256))
+    assert "hal.dispatch.extern" not in unlinked and "stablehlo.multiply" in unlinked
 
 
 def test_a_modules_last_gemm_hands_its_residual_norm_bf16():
