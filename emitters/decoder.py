@@ -47,7 +47,7 @@ from ..contracts.policy import NumericContract
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
-from .decoder_ops import DecoderOpEmitter
+from .decoder_ops import DecoderOpEmitter, carrier
 from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry, EntryPoint
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
@@ -287,11 +287,12 @@ class _ProgramEmitter:
         window = cfg.sliding_window if sliding else None
         queries = 1 if (phase == "prefill" and not owns) else tokens
         attn_columns = (ring if sliding else columns) if phase == "decode" else columns
+        norm = ops.norm(queries, d, feeds_linear=True)  # its only readers are linears (and LAuReL's residual)
         calls = {
             "predict": ops.altup_predict(queries),
-            "norm": ops.norm(queries, d),
-            "laurel": ops.laurel(queries),
-            "query": ops.query_projection(queries),
+            "norm": norm,
+            "laurel": ops.laurel(queries, carrier(norm)),
+            "query": ops.query_projection(queries, carrier(norm)),
             "residual": ops.attention_residual(queries),
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
@@ -299,7 +300,7 @@ class _ProgramEmitter:
             "core": ops.attention_core(phase, queries, attn_columns, sliding, ring),
         }
         if owns:
-            calls["kv_proj"] = ops.key_value_projection(queries)
+            calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm))
         x = tensor_type([n, queries, d], "f32")
         args = [
             ("%streams", x),

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90, Launch, gemv_call
+from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90, Launch, gemv_call, partial_norm_call
 from ..model.decoder_config import DecoderConfig
-from .kernels import LinkedKernels
+from .kernels import LinkedKernels, bf16_rounding
 from .ops import OpEmitter, f32, template_variant
 from .render import Func
 from .render import tensor_type as tensor
@@ -41,6 +41,7 @@ from .specialisations import (
     Laurel,
     MlxRmsNorm,
     PleGate,
+    ProjectedNorm,
     QueryProjection,
     RmsMagnitude,
     Rope,
@@ -59,6 +60,11 @@ GEMM_MIN_ROWS = 64
 
 def _bf16(shape: list[int] | tuple[int, ...]) -> str:
     return tensor(list(shape), BF16)
+
+
+def carrier(norm: Func) -> str:
+    """The dtype a norm's result travels in: BF16 from the kernel that feeds a linear, else F32."""
+    return BF16 if norm.result_types[0].endswith("xbf16>") else "f32"
 
 
 @dataclass
@@ -129,17 +135,50 @@ class DecoderOpEmitter(OpEmitter):
             scale=self._scalar(1.0 / width),
         )
 
-    def norm(self, rows: int, d: int) -> Func:
+    def norm(self, rows: int, d: int, feeds_linear: bool = False) -> Func:
         """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`, or
         the same arithmetic in one dispatch of the RMS-norm kernel's MLX variant where it is linked (IREE's code
-        takes two: the lane sum, then the normalization)."""
+        takes two: the lane sum, then the normalization). With `feeds_linear` under a contract whose linears read
+        BF16 values, the kernel hands its (BF16-valued) result over as BF16 (`carrier` tells which)."""
         eps = self._cfg.rms_norm_eps
-        kernel = self._norm_kernel("mlx", [rows], d, BF16, eps, None)
+        output = BF16 if feeds_linear and bf16_rounding(self.contract) else "f32"
+        kernel = self._norm_kernel("mlx" if output == "f32" else "mlx_bf16", [rows], d, BF16, eps, None)
         if kernel is None:
             return self.mlx_rms_norm(rows, d, eps)
-        func = Func(MlxRmsNorm(rows, d, kernel=True).symbol, (f32([rows, d]), _bf16([d])), (f32([rows, d]),))
+        func = Func(
+            MlxRmsNorm(rows, d, kernel=True, output=output).symbol,
+            (f32([rows, d]), _bf16([d])),
+            (tensor([rows, d], output),),
+        )
         return self._add(
-            "rms_norm.kernel.mlir.j2", func, lead=[rows], n=rows, d=d, w_dtype=BF16, result_dtype="f32", kernel=kernel
+            "rms_norm.kernel.mlir.j2", func, lead=[rows], n=rows, d=d, w_dtype=BF16, result_dtype=output, kernel=kernel
+        )
+
+    def projected_norm(self, tokens: int, k: int, out: int, groups: int = 1, x_dtype: str = "f32") -> Func:
+        """norm(round(x @ W^T)) on [tokens * groups, out / groups] (a linear whose only reader is the decoder's
+        norm: q/k/v per head, the output projection, the MLP's down-projection, the per-layer projection). A
+        decode linear the decode-linear kernel serves hands its partial sums to the partials-norm kernel, which
+        adds them, rounds and normalizes in one dispatch; elsewhere it is the linear, then the norm. `x_dtype`:
+        the input's carrier (BF16 from a norm kernel that feeds the linear)."""
+        width, rows = out // groups, tokens * groups
+        gemv = self._decode_linear(tokens, out, k)
+        splits = gemv.call.constant("S") if gemv is not None else None
+        norm_kernel = None
+        if gemv is not None:
+            norm_kernel = self.kernels.launch(
+                partial_norm_call(
+                    lane_threads(width, 8), rows, width, splits, self._cfg.rms_norm_eps, self.contract.rounds_at(None)
+                )
+            )
+        spec = ProjectedNorm(tokens, k, out, groups, kernel=norm_kernel is not None, x_dtype=x_dtype)
+        x = tensor([tokens, k], x_dtype)
+        func = Func(spec.symbol, (x, _bf16([out, k]), _bf16([width])), (f32([rows, width]),))
+        shape = dict(tokens=tokens, k=k, out=out, rows=rows, width=width, x_dtype=x_dtype)
+        if norm_kernel is None:
+            linear, norm = self.linear([tokens], k, out, x_dtype=x_dtype), self.norm(rows, width)
+            return self._add("projected_norm.mlir.j2", func, calls=[linear, norm], linear=linear, norm=norm, **shape)
+        return self._add(
+            "projected_norm.kernel.mlir.j2", func, gemv=gemv, splits=splits, norm_kernel=norm_kernel, **shape
         )
 
     # ------------------------------------------------------------------ AltUp
@@ -261,12 +300,13 @@ class DecoderOpEmitter(OpEmitter):
         )
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
-    def laurel(self, tokens: int) -> Func:
+    def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        left, right, norm = self.linear([tokens], d, r), self.linear([tokens], r, d), self.norm(tokens, d)
+        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
+        norm = self.norm(tokens, d)
         func = Func(
-            Laurel(tokens, d, r).symbol,
-            (f32([tokens, d]), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
+            Laurel(tokens, d, r, x_dtype).symbol,
+            (tensor([tokens, d], x_dtype), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
             (f32([tokens, d]),),
         )
         return self._add(
@@ -276,6 +316,7 @@ class DecoderOpEmitter(OpEmitter):
             tokens=tokens,
             d=d,
             rank=r,
+            x_dtype=x_dtype,
             left=left,
             right=right,
             norm=norm,
@@ -287,37 +328,37 @@ class DecoderOpEmitter(OpEmitter):
         func = Func(Rope(tokens, heads, hd).symbol, (x, f32([tokens, hd]), f32([tokens, hd])), (x,))
         return self._add("rope.mlir.j2", func, tokens=tokens, heads=heads, head_dim=hd)
 
-    def query_projection(self, tokens: int) -> Func:
+    def query_projection(self, tokens: int, x_dtype: str = "f32") -> Func:
         cfg = self._cfg
         h, hd, d = cfg.num_attention_heads, cfg.head_dim, cfg.hidden_size
-        linear, norm, rope = self.linear([tokens], d, h * hd), self.norm(tokens * h, hd), self.rope(tokens, h)
+        projected, rope = self.projected_norm(tokens, d, h * hd, h, x_dtype), self.rope(tokens, h)
         func = Func(
-            QueryProjection(tokens, d, h, hd).symbol,
-            (f32([tokens, d]), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
+            QueryProjection(tokens, d, h, hd, x_dtype).symbol,
+            (tensor([tokens, d], x_dtype), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
             (f32([tokens, h, hd]),),
         )
         return self._add(
             "query_projection.mlir.j2",
             func,
-            calls=[linear, norm, rope],
+            calls=[projected, rope],
             tokens=tokens,
             d=d,
             heads=h,
             head_dim=hd,
-            linear=linear,
-            norm=norm,
+            x_dtype=x_dtype,
+            projected=projected,
             rope=rope,
         )
 
-    def key_value_projection(self, tokens: int) -> Func:
+    def key_value_projection(self, tokens: int, x_dtype: str = "f32") -> Func:
         cfg = self._cfg
         k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
-        linear, norm, rope = self.linear([tokens], d, k * hd), self.norm(tokens * k, hd), self.rope(tokens, k)
+        projected, rope = self.projected_norm(tokens, d, k * hd, k, x_dtype), self.rope(tokens, k)
         kv = f32([tokens, k, hd])
         func = Func(
-            KeyValueProjection(tokens, d, k, hd).symbol,
+            KeyValueProjection(tokens, d, k, hd, x_dtype).symbol,
             (
-                f32([tokens, d]),
+                tensor([tokens, d], x_dtype),
                 _bf16([k * hd, d]),
                 _bf16([k * hd, d]),
                 _bf16([hd]),
@@ -329,13 +370,13 @@ class DecoderOpEmitter(OpEmitter):
         return self._add(
             "key_value_projection.mlir.j2",
             func,
-            calls=[linear, norm, rope],
+            calls=[projected, rope],
             tokens=tokens,
             d=d,
             kv_heads=k,
             head_dim=hd,
-            linear=linear,
-            norm=norm,
+            x_dtype=x_dtype,
+            projected=projected,
             rope=rope,
         )
 
@@ -404,7 +445,7 @@ class DecoderOpEmitter(OpEmitter):
     def attention_residual(self, tokens: int) -> Func:
         cfg = self._cfg
         d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
-        linear, norm = self.linear([tokens], h * hd, d), self.norm(tokens, d)
+        projected = self.projected_norm(tokens, h * hd, d)
         x = f32([tokens, d])
         func = Func(
             AttentionResidual(tokens, d, h * hd).symbol,
@@ -414,14 +455,13 @@ class DecoderOpEmitter(OpEmitter):
         return self._add(
             "attention_residual.mlir.j2",
             func,
-            calls=[linear, norm],
+            calls=[projected],
             tokens=tokens,
             d=d,
             heads=h,
             head_dim=hd,
             width=h * hd,
-            linear=linear,
-            norm=norm,
+            projected=projected,
             scale=self._scalar(2.0**-0.5),
         )
 
@@ -452,10 +492,14 @@ class DecoderOpEmitter(OpEmitter):
 
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
         d = self._cfg.hidden_size
-        norm, up, down = self.norm(tokens, d), self.linear([tokens], d, width), self.linear([tokens], width, d)
+        norm = self.norm(tokens, d, feeds_linear=True)
+        up, down_norm = (
+            self.linear([tokens], d, width, x_dtype=carrier(norm)),
+            self.projected_norm(tokens, width, d),
+        )
         gelu = self.gelu_tanh([tokens, width])
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
-        calls = [norm, up, down, gelu] + ([topk] if topk else [])
+        calls = [norm, up, down_norm, gelu] + ([topk] if topk else [])
         x = f32([tokens, d])
         func = Func(
             DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
@@ -471,17 +515,16 @@ class DecoderOpEmitter(OpEmitter):
             width=width,
             norm=norm,
             up=up,
-            down=down,
+            down_norm=down_norm,
             gelu=gelu,
             topk=topk,
-            post_norm=norm,
         )
 
     def ple_gate(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
-        gate, projection = self.linear([tokens], d, p), self.linear([tokens], p, d)
-        gelu, norm = self.gelu_tanh([tokens, p]), self.norm(tokens, d)
+        gate, projection = self.linear([tokens], d, p), self.projected_norm(tokens, p, d)
+        gelu = self.gelu_tanh([tokens, p])
         func = Func(
             PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
             (f32([n, tokens, d]), f32([tokens, p]), _bf16([d]), _bf16([p, d]), _bf16([d, p]), _bf16([d])),
@@ -490,7 +533,7 @@ class DecoderOpEmitter(OpEmitter):
         return self._add(
             "ple_gate.mlir.j2",
             func,
-            calls=[gate, projection, gelu, norm],
+            calls=[gate, projection, gelu],
             tokens=tokens,
             d=d,
             streams=n,
@@ -500,7 +543,6 @@ class DecoderOpEmitter(OpEmitter):
             gate=gate,
             projection=projection,
             gelu=gelu,
-            norm=norm,
         )
 
     # ------------------------------------------------------------------ the model's ends

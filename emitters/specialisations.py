@@ -214,6 +214,7 @@ class MlxRmsNorm(Specialisation):
     rows: int = token(Int("R"))
     d: int = token(Int("D"))
     kernel: bool = token(Flag(KERNEL), default=False)
+    output: str = token(Choice("Y", DTYPES, omitted="f32"), default="f32")  # a kernel's BF16 operand of a linear
 
 
 @dataclass(frozen=True)
@@ -321,6 +322,21 @@ class Laurel(Specialisation):
     tokens: int = token(Int("T"))
     d: int = token(Int("D"))
     rank: int = token(Int("R"))
+    x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+
+
+@dataclass(frozen=True)
+class ProjectedNorm(Specialisation):
+    """norm(round(x @ W^T)) over `groups` rows per token (a head's q/k/v, or the whole output); `kernel`: the
+    decode-linear kernel's partials summed, rounded and normalized by the partials-norm kernel."""
+
+    family: ClassVar[str] = "projected_norm"
+    tokens: int = token(Int("T"))
+    k: int = token(Int("K"))
+    out: int = token(Int("N"))
+    groups: int = token(Int("G"))
+    kernel: bool = token(Flag(KERNEL), default=False)
+    x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
 
 
 @dataclass(frozen=True)
@@ -338,6 +354,7 @@ class QueryProjection(Specialisation):
     d: int = token(Int("D"))
     heads: int = token(Int("H"))
     head_dim: int = token(Int("hd"))
+    x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
 
 
 @dataclass(frozen=True)
@@ -347,6 +364,7 @@ class KeyValueProjection(Specialisation):
     d: int = token(Int("D"))
     kv_heads: int = token(Int("K"))
     head_dim: int = token(Int("hd"))
+    x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,15 @@ from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
 from .gemv import GEMV_SM90, GemvKernel, gemv_call
-from .reductions import LANE_SUMS_SM90, RMS_NORMS_SM90, RowKernel, lane_sum_call, rms_norm_call
+from .reductions import (
+    LANE_SUMS_SM90,
+    PARTIAL_NORMS_SM90,
+    RMS_NORMS_SM90,
+    RowKernel,
+    lane_sum_call,
+    partial_norm_call,
+    rms_norm_call,
+)
 from .registry import KERNEL_FILES
 from .spec import (
     KernelCall,
@@ -42,6 +50,7 @@ __all__ = [
     "KernelFileError",
     "KernelSignature",
     "LANE_SUMS_SM90",
+    "PARTIAL_NORMS_SM90",
     "Launch",
     "Pointer",
     "PushConstant",
@@ -51,5 +60,6 @@ __all__ = [
     "VerifiedKernel",
     "gemv_call",
     "lane_sum_call",
+    "partial_norm_call",
     "rms_norm_call",
 ]

@@ -54,6 +54,22 @@ def _norm(x: str, y: str, residual: bool) -> KernelSignature:
     )
 
 
+#: The text decoder's norm of a decode linear's partial sums (`rms_norm_partials`): P [splits, rows, width].
+PARTIAL_NORM = KernelSignature(
+    "reductions_triton",
+    "rms_norm_partials",
+    inputs=(Pointer("p", "f32"), Pointer("w", "bf16")),
+    output=Pointer("y", "f32"),
+    constants=(
+        PushConstant("rows"),
+        PushConstant("width"),
+        PushConstant("splits"),
+        PushConstant("eps_bits", f32=True),
+        PushConstant("round_bf16"),
+    ),
+    constexprs=_ROWS,
+)
+
 #: The plain norm's compile-time switches (`reductions_triton.rms_norm`): the SiLU after it, MLX's rounding
 #: before the weight.
 _NORM_FLAGS = ("SILU", "MLX")
@@ -62,7 +78,8 @@ _NORM_FLAGS = ("SILU", "MLX")
 #: matmul operand round(silu(norm)) (the light convolution's activation after its norm), "residual" =
 #: round(RES + norm * weight) (a conformer module's tail), "residual_bf16" the same reading X as BF16 (a
 #: GEMM kernel's result, handed over without an F32 pass), "mlx" the text decoder's F32 norm with MLX's
-#: two rounding points: (file stem, signature, the switches set). The SiLU variant rounds to BF16 at the
+#: two rounding points, "mlx_bf16" the same handed to a linear as its BF16 operand: (file stem, signature, the
+#: switches set). The SiLU variant rounds to BF16 at the
 #: template's points whatever the contract says, so it serves only contracts that do.
 RMS_NORM_OUTPUTS: dict[str, tuple[str, KernelSignature, tuple[str, ...]]] = {
     "f32": ("rms_norm", _norm("f32", "f32", residual=False), ()),
@@ -71,6 +88,7 @@ RMS_NORM_OUTPUTS: dict[str, tuple[str, KernelSignature, tuple[str, ...]]] = {
     "residual_bf16": ("rms_norm_residual_xbf16", _norm("bf16", "f32", residual=True), ()),
     "silu_bf16": ("rms_norm_silu_bf16", _norm("f32", "bf16", residual=False), ("SILU",)),
     "mlx": ("rms_norm_mlx", _norm("f32", "f32", residual=False), ("MLX",)),
+    "mlx_bf16": ("rms_norm_mlx_bf16", _norm("f32", "bf16", residual=False), ("MLX",)),
 }
 
 
@@ -116,6 +134,12 @@ RMS_NORMS_SM90 = {
 }
 
 
+#: 8 warps and 1024 schedule threads' worth of rows, as the RMS norms (the partials are summed in registers).
+PARTIAL_NORMS_SM90 = {
+    t: _row_kernel("rms_norm_partials", PARTIAL_NORM, t, warps=8, row_budget=1024) for t in SCHEDULE_THREADS
+}
+
+
 def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
     """S = the 32-lane XOR sum of each row of [rows, width] in the schedule of `threads` threads with `reads`
     reads each (of squares)."""
@@ -153,3 +177,14 @@ def rms_norm_call(
             raise ValueError(f"the RMS-norm variant {output!r} needs the residual weight")
         constants["weight_bits"] = residual_weight
     return kernel.file.call(kernel.workgroups(rows), **constants)
+
+
+def partial_norm_call(threads: int, rows: int, width: int, splits: int, eps: float, rounds: bool) -> KernelCall:
+    """The text decoder's norm of [rows, width] = round(the sum of `splits` partials), its sum of squares in the
+    schedule of `threads` threads with 8 reads each."""
+    if splits * rows * width >= 2**31:
+        raise ValueError(f"{splits} x {rows} x {width} partials: the kernel indexes them with 32-bit offsets")
+    kernel = PARTIAL_NORMS_SM90[threads]
+    return kernel.file.call(
+        kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, round_bf16=int(rounds)
+    )

@@ -3,7 +3,8 @@
 `lane_xor_sum` is the pinned 32-lane XOR row sum; `rms_norm` is the whole RMS norm of the
 `rms_norm` template around that same sum (with the clamp before it) in one dispatch, which reads its
 rows of X twice (for the sum, then, mostly from cache, to normalize them), and `rms_norm_residual`
-adds the conformer module's residual after it.
+adds the conformer module's residual after it; `rms_norm_partials` is the text decoder's norm of a decode
+linear's partial sums (their sum and the linear's rounding first).
 
 S[r] = sum over X[r, :width] in exactly the schedule of `contracts.emulation.lane_xor_sum`: thread t
 of a block of THREADS adds its `reads` adjacent values serially from +0 (squared first when
@@ -57,7 +58,6 @@ def _schedule_sum(
     x_ptr, row, rows, width, reads, square, clip, R: tl.constexpr, THREADS: tl.constexpr, CLAMP: tl.constexpr
 ):
     """[R] sums of rows `row` of X [rows, width] (clamped to +-clip first with CLAMP) in the schedule."""
-    WARPS: tl.constexpr = THREADS // 32
     thread = tl.arange(0, THREADS)
     first = row[:, None].to(tl.int64) * width + thread[None, :] * reads
     live = row[:, None] < rows
@@ -70,6 +70,13 @@ def _schedule_sum(
         if square:
             v = v * v
         acc = acc + v
+    return _lane_total(acc, R, THREADS)
+
+
+@triton.jit
+def _lane_total(acc, R: tl.constexpr, THREADS: tl.constexpr):
+    """[R, THREADS] per-thread sums -> [R]: each warp's butterfly, then the warp totals' (zero-padded to 32)."""
+    WARPS: tl.constexpr = THREADS // 32
     total = _warp_sum(tl.reshape(acc, (R, WARPS, 32)), R, WARPS)
     if WARPS > 1:
         total = _warp_sum(tl.reshape(_pad_to_32(total, R, WARPS), (R, 1, 32)), R, 1)
@@ -177,3 +184,61 @@ def rms_norm_residual(
     if round_bf16:
         out = _round_to_bf16(out)
     tl.store(y_ptr + at, out, mask=live)
+
+
+@triton.jit
+def _summed(p_ptr, at, live, splits, stride, round_bf16):
+    """round(P[0] + P[1] + ... + P[S-1]) at offsets `at` of one partial (`stride` elements apart), from +0 in
+    split order: a decode linear's partial sums (its one freedom is its accumulation order), then its rounding."""
+    x = tl.full(at.shape, 0.0, tl.float32)
+    for s in range(splits):
+        x = x + tl.load(p_ptr + s * stride + at, mask=live, other=0.0)  # the call keeps S x stride < 2^31
+    if round_bf16:
+        x = _round_to_bf16(x)
+    return x
+
+
+@triton.jit
+def rms_norm_partials(
+    p_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    splits,
+    eps_bits,
+    round_bf16,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+):
+    """Y = the text decoder's norm (MLX's two rounding points) of X = round(the sum of a decode-linear kernel's
+    S partials [S, rows, width]), in one dispatch where the partials' sum and the norm took two. X is formed
+    twice from the partials, as the RMS norm reads X twice: in the 8-read schedule's layout for the sum of
+    squares, then row by row to normalize."""
+    R: tl.constexpr = ROWS_PER_BLOCK
+    row = tl.program_id(0) * R + tl.arange(0, R)
+    stride = rows * width
+    thread = tl.arange(0, THREADS)
+    acc = tl.full((R, THREADS), 0.0, tl.float32)
+    for k in range(8):
+        col = thread[None, :] * 8 + k
+        v = _summed(
+            p_ptr, row[:, None] * width + col, (row[:, None] < rows) & (col < width), splits, stride, round_bf16
+        )
+        acc = acc + v * v
+    total = _lane_total(acc, R, THREADS)
+    col = tl.arange(0, THREADS * 8)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None] * width + col[None, :]
+    x = _summed(p_ptr, at, live, splits, stride, round_bf16)
+    eps = eps_bits.to(tl.float32, bitcast=True)
+    stab = tl.math.div_rn(total, width.to(tl.float32)) + eps
+    inv = tl.math.div_rn(tl.full((R,), 1.0, tl.float32), tl.math.sqrt_rn(stab))
+    y = x * inv[:, None]
+    if round_bf16:
+        y = _round_to_bf16(y)
+    w = tl.load(w_ptr + col, mask=col < width, other=0.0).to(tl.float32)
+    y = y * w[None, :]
+    if round_bf16:
+        y = _round_to_bf16(y)
+    tl.store(y_ptr + at, y, mask=live)

@@ -4,12 +4,11 @@
 #   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile]
 #
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the variant's programs, built
-# on the CPU machine by `scripts/decoder_gpu.py build --step --variant <variant>` into `.gpu/step/<variant>/*.vmfb`,
-# and a copy of shared/bench/decoder_profile.py). Writes the
-# deterministic random checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to /tmp/w, then
-# for each program `decoder_profile.py` (step wall time per width, a CUPTI kernel profile) and `decoder_gpu.py
-# torch` (prefill and decode steps of transformers bf16) into $OUT. A program whose name contains `graphs`
-# (batch 1) runs at width 1 with IREE's CUDA graphs (--graphs).
+# on the CPU machine by `scripts/decoder_gpu.py build --step --variant <variant>` into `.gpu/step/<variant>/*.vmfb`).
+# Writes the deterministic random checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to
+# /tmp/w, then for each program `scripts/decode_step_profile.py` (the step's wall time per width with the logits
+# brought back and with the device's greedy selection, and a CUPTI kernel profile) and `decoder_gpu.py torch`
+# (prefill and decode steps of transformers bf16) into $OUT.
 set -u
 V=${1:-e4b}
 WIDTHS=${2:-1}
@@ -31,14 +30,11 @@ from gemma3n_iree.model.decoder_config import builtin_decoder_config
 add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
 for A in "$R"/.gpu/step/$V/*.vmfb; do
   N=$(basename "$A" .vmfb)
-  G=""; X=$WIDTHS
-  case "$N" in *graphs*) G="--graphs"; X=1;; esac  # a batch-1 program for IREE's CUDA graphs runs with them
-  step 150 python3 "$R/.gpu/step/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" $G \
-    --widths $X --profile-widths $X > "$OUT/profile_$N.jsonl"
-  grep -v '"kernel"' "$OUT/profile_$N.jsonl" >&2
+  step 150 python3 "$R/scripts/decode_step_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \
+    --widths $WIDTHS --out "$OUT/profile_${V}_$N.json" >&2
 done
 for M in ${TORCH//,/ }; do
   step 200 python3 "$R/scripts/decoder_gpu.py" torch --mode "$M" --variant "$V" --workdir $W --repeats 10 \
-    > "$OUT/transformers_$M.json"
-  cat "$OUT/transformers_$M.json" >&2
+    > "$OUT/transformers_${V}_$M.json"
+  cat "$OUT/transformers_${V}_$M.json" >&2
 done

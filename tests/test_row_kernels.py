@@ -26,7 +26,7 @@ from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
-from gemma3n_iree.kernels import LANE_SUMS_SM90, RMS_NORMS_SM90
+from gemma3n_iree.kernels import LANE_SUMS_SM90, PARTIAL_NORMS_SM90, RMS_NORMS_SM90
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
@@ -88,7 +88,17 @@ def interpreted():
         launch(kernel.file.entry, kernel, rows, *args)
         return out.float().numpy()
 
-    return lane_sum, norm
+    def partial_norm(p: np.ndarray, w: np.ndarray, eps: float, round_bf16: bool) -> np.ndarray:
+        splits, rows, width = p.shape
+        out = torch.zeros((rows, width), dtype=torch.float32)
+        as_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+        eps_bits = int(np.float32(eps).view(np.int32))
+        kernel = PARTIAL_NORMS_SM90[lane_threads(width, 8)]
+        args = [torch.from_numpy(np.ascontiguousarray(p)), as_bf16, out, rows, width, splits, eps_bits]
+        launch(kernel.file.entry, kernel, rows, *args, int(round_bf16))
+        return out.numpy()
+
+    return lane_sum, norm, partial_norm
 
 
 def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
@@ -209,6 +219,31 @@ def test_mlx_norm_kernel_is_the_decoders_two_rounding_norm_bit_for_bit(interpret
     assert contract.rounds_at(None) != _same(one_rounding, want)  # the variants differ only where rounding
 
 
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+@pytest.mark.parametrize("width,splits", [(2048, 16), (256, 16), (2048, 2), (256, 1), (300, 3), (24, 4)])
+def test_partials_norm_kernel_is_the_linears_sum_rounding_and_the_decoders_norm(interpreted, contract, width, splits):
+    """A decode linear's partial sums, added from +0 in split order, the linear's rounding point, then the
+    decoder's two-rounding norm: bit for bit the emulation of that order. The partials span binades, so
+    another order of the sum gives other bits (checked)."""
+    x, w = _norm_case(width)
+    rng = np.random.default_rng(width + splits)
+    p = x[None] * rng.uniform(0.0, 2.0, (splits, 1, 1)) * np.exp2(rng.integers(-20, 20, (splits, *x.shape)))
+    p = p.astype(np.float32)
+    cfg = builtin_decoder_config("e4b")
+    got = interpreted[2](p, w, cfg.rms_norm_eps, contract.rounds_at(None))
+    with np.errstate(over="ignore", invalid="ignore"):
+        in_order = np.zeros(x.shape, np.float32)
+        for part in p:
+            in_order = (in_order + part).astype(np.float32)
+        want = decoder_rms_norm(contract, cfg, rnd(contract, in_order), w)
+        backwards = np.zeros(x.shape, np.float32)
+        for part in p[::-1]:
+            backwards = (backwards + part).astype(np.float32)
+    assert np.isnan(want[5]).all() and _same(got, want)
+    if splits > 2:
+        assert not np.array_equal(in_order.view(np.uint32), backwards.view(np.uint32))
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -228,11 +263,15 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_residual", "residual_bf16", [".u64"] * 4 + [".u32"] * 6),
         ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
         ("rms_norm", "mlx", [".u64"] * 3 + [".u32"] * 5),
+        ("rms_norm_partials", "partials", [".u64"] * 3 + [".u32"] * 5),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
 def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kind, variant, params, threads):
-    kernel = LANE_SUMS_SM90[threads] if variant is None else RMS_NORMS_SM90[variant, threads]
+    if variant is None:
+        kernel = LANE_SUMS_SM90[threads]
+    else:
+        kernel = PARTIAL_NORMS_SM90[threads] if variant == "partials" else RMS_NORMS_SM90[variant, threads]
     ptx = rebuilt_ptx(kernel.file, tmp_path)
     assert entry_parameters(ptx, kind) == params
     if variant == "silu_bf16":  # IREE's exp in the SiLU: its fused multiply-adds and floor, nothing else

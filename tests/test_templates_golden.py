@@ -152,6 +152,7 @@ DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("altup_correct", "altup_correct", _decoder(lambda o: o.altup_correct(3))),
     ("laurel", "laurel", _decoder(lambda o: o.laurel(3))),
     ("rope", "rope", _decoder(lambda o: o.rope(3, 4))),
+    ("projected_norm", "projected_norm", _decoder(lambda o: o.projected_norm(3, 48, 64, 4))),
     ("query_projection", "query_projection", _decoder(lambda o: o.query_projection(3))),
     ("key_value_projection", "key_value_projection", _decoder(lambda o: o.key_value_projection(3))),
     ("attention_prefill_full", "attention_core", _decoder(lambda o: o.attention_core("prefill", 4, 8, False, 6))),
@@ -203,6 +204,13 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("light_conv", "light_conv", lambda o: o.light_conv(B, T, D, 5, EPS, CLIP, "d1k")),
     ("attention", "attention", lambda o: o.attention(B, T, D, 2, 12, 12, 50.0, EPS, CLIP)),
     ("linear_decode", "linear", _decoder(lambda o: o.linear([1], 256, 128))),
+    ("linear_decode_narrow", "linear", _decoder(lambda o: o.linear([1], 256, 4))),  # AltUp's router
+    ("norm_decode", "norm", _decoder(lambda o: o.norm(8, 256), builtin_decoder_config("e4b"))),
+    (  # E4B's queries at a decode step: 8 heads of 256 normalized from the linear's 16 partials
+        "projected_norm_decode",
+        "projected_norm",
+        _decoder(lambda o: o.projected_norm(1, 2048, 2048, 8), builtin_decoder_config("e4b")),
+    ),
     (
         "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
         "attention_core",

@@ -8,8 +8,7 @@ func.func private @decoder_mlp_T3_D48_F96_s0.95(%h: !x, %w_pre: tensor<48xbf16>,
   %up_out = func.call @linear_3_K48_N96_Ibf16(%f, %w_up) : (tensor<3x48xf32>, tensor<96x48xbf16>) -> (tensor<3x96xf32>)
   %product_raw = stablehlo.multiply %act, %up_out : !f
   %product = stablehlo.reduce_precision %product_raw, format = e8m7 : !f
-  %down_out = func.call @linear_3_K96_N48_Ibf16(%product, %w_down) : (tensor<3x96xf32>, tensor<48x96xbf16>) -> (tensor<3x48xf32>)
-  %normed_r = func.call @mlx_rms_norm_R3_D48(%down_out, %w_post) : (tensor<3x48xf32>, tensor<48xbf16>) -> (tensor<3x48xf32>)
+  %normed_r = func.call @projected_norm_T3_K96_N48_G1(%product, %w_down, %w_post) : (tensor<3x96xf32>, tensor<48x96xbf16>, tensor<48xbf16>) -> (tensor<3x48xf32>)
   %normed = stablehlo.reshape %normed_r : (!x) -> !x
   %out_raw = stablehlo.add %h, %normed : !x
   %out = stablehlo.reduce_precision %out_raw, format = e8m7 : !x

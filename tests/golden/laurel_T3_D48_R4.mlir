@@ -1,5 +1,5 @@
 !x = tensor<3x48xf32>
-func.func private @laurel_T3_D48_R4(%xn: !x, %w_left: tensor<4x48xbf16>, %w_right: tensor<48x4xbf16>, %w_norm: tensor<48xbf16>) -> !x {
+func.func private @laurel_T3_D48_R4(%xn: tensor<3x48xf32>, %w_left: tensor<4x48xbf16>, %w_right: tensor<48x4xbf16>, %w_norm: tensor<48xbf16>) -> !x {
   %left = func.call @linear_3_K48_N4_Ibf16(%xn, %w_left) : (tensor<3x48xf32>, tensor<4x48xbf16>) -> (tensor<3x4xf32>)
   %right = func.call @linear_3_K4_N48_Ibf16(%left, %w_right) : (tensor<3x4xf32>, tensor<48x4xbf16>) -> (tensor<3x48xf32>)
   %normed_r = func.call @mlx_rms_norm_R3_D48(%right, %w_norm) : (tensor<3x48xf32>, tensor<48xbf16>) -> (tensor<3x48xf32>)

@@ -14,8 +14,7 @@ func.func private @ple_gate_T3_D48_N4_P16_A0_scaled(%corrected: !s, %ple: !p, %w
   %gate_act = func.call @gelu_tanh_3x16(%gate_linear) : (tensor<3x16xf32>) -> (tensor<3x16xf32>)
   %product_raw = stablehlo.multiply %gate_act, %ple : !p
   %product = stablehlo.reduce_precision %product_raw, format = e8m7 : !p
-  %projected = func.call @linear_3_K16_N48_Ibf16(%product, %w_proj) : (tensor<3x16xf32>, tensor<48x16xbf16>) -> (tensor<3x48xf32>)
-  %injected_r = func.call @mlx_rms_norm_R3_D48(%projected, %w_norm) : (tensor<3x48xf32>, tensor<48xbf16>) -> (tensor<3x48xf32>)
+  %injected_r = func.call @projected_norm_T3_K16_N48_G1(%product, %w_proj, %w_norm) : (tensor<3x16xf32>, tensor<48x16xbf16>, tensor<48xbf16>) -> (tensor<3x48xf32>)
   %injected = stablehlo.reshape %injected_r : (!x) -> !x
   %stream0 = "stablehlo.slice"(%corrected) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 3, 48>, strides = array<i64: 1, 1, 1>} : (!s) -> !one
   %others = "stablehlo.slice"(%corrected) {start_indices = array<i64: 1, 0, 0>, limit_indices = array<i64: 4, 3, 48>, strides = array<i64: 1, 1, 1>} : (!s) -> !rest

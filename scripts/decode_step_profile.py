@@ -1,0 +1,121 @@
+"""A decoder program's decode step on the GPU, as a caller sees it and kernel by kernel (GPU machine only).
+
+    python scripts/decode_step_profile.py --artifact step.vmfb --checkpoint /tmp/w/decoder-e4b \
+        --widths 1 8 64 --out profile.json
+
+Per decode width: the wall time of one step with the logits brought back (`DecoderSession.decode`, [B, V] F32
+to the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only,
+what `transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at
+the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
+gathers); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
+timeline) of 3 greedy steps: kernel launches and kernel time per step, and the kernels that take the most.
+Writes one JSON object to `--out` and prints each width's line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+WARMUPS, PROFILED_STEPS, TOP_KERNELS = 3, 3, 15
+
+
+def timed(step, steps: int) -> dict[str, float]:
+    """Median and minimum milliseconds of `step(i)` for i in 0..steps-1."""
+    times = []
+    for i in range(steps):
+        started = time.perf_counter()
+        step(i)
+        times.append((time.perf_counter() - started) * 1e3)
+    return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3)}
+
+
+def kernel_profile(run_steps) -> dict[str, object]:
+    """Launches, kernel time per step and the top kernels of `PROFILED_STEPS` steps run by `run_steps()`."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run_steps()
+        torch.cuda.synchronize()
+    kernels: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            kernels[event.name][0] += 1
+            kernels[event.name][1] += event.device_time_total / 1e3
+    rows = sorted(kernels.items(), key=lambda item: -item[1][1])
+    return {
+        "launches_per_step": sum(c for c, _ in kernels.values()) / PROFILED_STEPS,
+        "kernel_ms_per_step": round(sum(ms for _, ms in kernels.values()) / PROFILED_STEPS, 3),
+        "top": [
+            {"kernel": name[:120], "per_step": c / PROFILED_STEPS, "ms_per_step": round(ms / PROFILED_STEPS, 4)}
+            for name, (c, ms) in rows[:TOP_KERNELS]
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifact", type=Path, required=True, help="a decoder program (.vmfb) built for cuda")
+    parser.add_argument("--checkpoint", type=Path, required=True, help="its decoder checkpoint")
+    parser.add_argument("--widths", type=int, nargs="+", default=[1, 8, 64], help="decode widths to time")
+    parser.add_argument("--steps", type=int, default=12, help="timed steps per width and path")
+    parser.add_argument("--out", type=Path, required=True, help="where the JSON report goes")
+    parser.add_argument(
+        "--device", default="cuda", help="IREE device; the kernel profile is taken on cuda only (local-task: a dry run)"
+    )
+    args = parser.parse_args(argv)
+
+    import numpy as np
+
+    from gemma3n_iree.runtime.decoder import DecoderSession
+
+    started = time.perf_counter()
+    session = DecoderSession.from_checkpoint(args.artifact, args.checkpoint, device=args.device)
+    report: dict[str, object] = {"artifact": args.artifact.name, "loaded_s": round(time.perf_counter() - started, 2)}
+    position = 0
+    widths = []
+    for width in args.widths:
+        if width > session.slots:
+            raise SystemExit(f"--widths: {width} sequences need {width} slots; {args.artifact} has {session.slots}")
+        slots, tokens = list(range(width)), [1000 + 37 * b for b in range(width)]
+
+        def step(path, i: int, slots=slots, tokens=tokens, width=width) -> None:
+            path(slots, [position + i] * width, tokens)
+
+        for i in range(WARMUPS):
+            step(session.decode_greedy, i)
+        position += WARMUPS
+        logits = timed(lambda i: step(session.decode, i), args.steps)
+        position += args.steps
+        greedy = timed(lambda i: step(session.decode_greedy, i), args.steps)
+        position += args.steps
+        host = timed(lambda i: (session.token_rows(tokens), session.rope_tables(np.full(width, i, np.int32))), 5)
+
+        def profiled(slots=slots, tokens=tokens, width=width, at=position) -> None:
+            for i in range(PROFILED_STEPS):
+                session.decode_greedy(slots, [at + i] * width, tokens)
+
+        kernels = kernel_profile(profiled) if args.device == "cuda" else {}
+        position += PROFILED_STEPS
+        line = {
+            "width": width,
+            "logits_to_host": logits,
+            "greedy_on_device": greedy,
+            "tokens_per_s_greedy": round(width * 1e3 / greedy["median_ms"], 1),
+            "host_rows_rope": host,
+            **kernels,
+        }
+        widths.append(line)
+        print(json.dumps({k: v for k, v in line.items() if k != "top"}), flush=True)
+    report["widths"] = widths
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
