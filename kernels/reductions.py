@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .gemv import MAX_SPLITS
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 SCHEDULE_THREADS = (32, 64, 128, 256, 512, 1024)  # the block sizes the contract's lane/XOR schedule allows
@@ -62,12 +63,12 @@ PARTIAL_NORM = KernelSignature(
     output=Pointer("y", "f32"),
     constants=(
         PushConstant("rows"),
-        PushConstant("width"),
+        PushConstant("width", multiple_of_16=True),  # aligned vector loads of the partials
         PushConstant("splits"),
         PushConstant("eps_bits", f32=True),
         PushConstant("round_bf16"),
     ),
-    constexprs=_ROWS,
+    constexprs=_ROWS + ("MAX_SPLITS",),
 )
 
 #: The plain norm's compile-time switches (`reductions_triton.rms_norm`): the SiLU after it, MLX's rounding
@@ -134,10 +135,15 @@ RMS_NORMS_SM90 = {
 }
 
 
-#: 8 warps and 1024 schedule threads' worth of rows, as the RMS norms (the partials are summed in registers).
-PARTIAL_NORMS_SM90 = {
-    t: _row_kernel("rms_norm_partials", PARTIAL_NORM, t, warps=8, row_budget=1024) for t in SCHEDULE_THREADS
-}
+def _partial_norm_kernel(threads: int) -> RowKernel:
+    """8 warps and 256 schedule threads' worth of rows (one row of the hidden width per workgroup: a decode step's
+    few rows spread over as many SMs), up to the decode-linear kernel's most splits."""
+    rows = max(1, 256 // threads)
+    constexprs = (("THREADS", threads), ("ROWS_PER_BLOCK", rows), ("MAX_SPLITS", MAX_SPLITS))
+    return RowKernel(KernelFile(f"rms_norm_partials_t{threads}_sm90", PARTIAL_NORM, 8, constexprs))
+
+
+PARTIAL_NORMS_SM90 = {t: _partial_norm_kernel(t) for t in SCHEDULE_THREADS}
 
 
 def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
@@ -182,6 +188,8 @@ def rms_norm_call(
 def partial_norm_call(threads: int, rows: int, width: int, splits: int, eps: float, rounds: bool) -> KernelCall:
     """The text decoder's norm of [rows, width] = round(the sum of `splits` partials), its sum of squares in the
     schedule of `threads` threads with 8 reads each."""
+    if not 1 <= splits <= MAX_SPLITS:
+        raise ValueError(f"{splits} partials: the partials-norm kernel adds 1 to {MAX_SPLITS}")
     if splits * rows * width >= 2**31:
         raise ValueError(f"{splits} x {rows} x {width} partials: the kernel indexes them with 32-bit offsets")
     kernel = PARTIAL_NORMS_SM90[threads]

@@ -187,15 +187,8 @@ def rms_norm_residual(
 
 
 @triton.jit
-def _summed(p_ptr, at, live, splits, stride, round_bf16):
-    """round(P[0] + P[1] + ... + P[S-1]) at offsets `at` of one partial (`stride` elements apart), from +0 in
-    split order: a decode linear's partial sums (its one freedom is its accumulation order), then its rounding."""
-    x = tl.full(at.shape, 0.0, tl.float32)
-    for s in range(splits):
-        x = x + tl.load(p_ptr + s * stride + at, mask=live, other=0.0)  # the call keeps S x stride < 2^31
-    if round_bf16:
-        x = _round_to_bf16(x)
-    return x
+def _add(a, b):
+    return a + b
 
 
 @triton.jit
@@ -210,27 +203,33 @@ def rms_norm_partials(
     round_bf16,
     THREADS: tl.constexpr,
     ROWS_PER_BLOCK: tl.constexpr,
+    MAX_SPLITS: tl.constexpr,
 ):
-    """Y = the text decoder's norm (MLX's two rounding points) of X = round(the sum of a decode-linear kernel's
-    S partials [S, rows, width]), in one dispatch where the partials' sum and the norm took two. X is formed
-    twice from the partials, as the RMS norm reads X twice: in the 8-read schedule's layout for the sum of
-    squares, then row by row to normalize."""
+    """Y = the text decoder's norm (MLX's two rounding points) of X = round(P[0] + P[1] + ... + P[S-1]): a
+    decode-linear kernel's S <= MAX_SPLITS partial sums [S, rows, width], added from +0 in split order (the
+    linear's one freedom is its accumulation order), the linear's rounding point, then its norm, in one dispatch
+    where the partials' sum and the norm took two. The partials are read once, coalesced, every load of a row in
+    flight at once (unrolled to MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes
+    no bit); the sum of squares is the 8-read schedule over X in registers, thread t's reads being columns
+    8t .. 8t + 7 in order (each picked out of its thread's eight by a sum with seven zeros, which is exact)."""
     R: tl.constexpr = ROWS_PER_BLOCK
     row = tl.program_id(0) * R + tl.arange(0, R)
-    stride = rows * width
-    thread = tl.arange(0, THREADS)
-    acc = tl.full((R, THREADS), 0.0, tl.float32)
-    for k in range(8):
-        col = thread[None, :] * 8 + k
-        v = _summed(
-            p_ptr, row[:, None] * width + col, (row[:, None] < rows) & (col < width), splits, stride, round_bf16
-        )
-        acc = acc + v * v
-    total = _lane_total(acc, R, THREADS)
     col = tl.arange(0, THREADS * 8)
     live = (row[:, None] < rows) & (col[None, :] < width)
-    at = row[:, None] * width + col[None, :]
-    x = _summed(p_ptr, at, live, splits, stride, round_bf16)
+    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
+    x = tl.full((R, THREADS * 8), 0.0, tl.float32)
+    for s in tl.static_range(MAX_SPLITS):
+        x = x + tl.load(
+            p_ptr + s * rows * width + at, mask=live & (tl.full(live.shape, s, tl.int32) < splits), other=0.0
+        )
+    if round_bf16:
+        x = _round_to_bf16(x)
+    squares = tl.reshape(x * x, (R, THREADS, 8))
+    read = tl.arange(0, 8)[None, None, :]
+    acc = tl.full((R, THREADS), 0.0, tl.float32)
+    for k in tl.static_range(8):
+        acc = acc + tl.reduce(tl.where(read == k, squares, 0.0), 2, _add)
+    total = _lane_total(acc, R, THREADS)
     eps = eps_bits.to(tl.float32, bitcast=True)
     stab = tl.math.div_rn(total, width.to(tl.float32)) + eps
     inv = tl.math.div_rn(tl.full((R,), 1.0, tl.float32), tl.math.sqrt_rn(stab))

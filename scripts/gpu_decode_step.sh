@@ -34,7 +34,8 @@ for A in "$R"/.gpu/step/$V/*.vmfb; do
     --widths $WIDTHS --out "$OUT/profile_${V}_$N.json" >&2
 done
 for M in ${TORCH//,/ }; do
-  step 200 python3 "$R/scripts/decoder_gpu.py" torch --mode "$M" --variant "$V" --workdir $W --repeats 10 \
+  L=200; [ "$M" = compile ] && L=320  # torch.compile's first calls compile the model's graphs
+  step $L python3 "$R/scripts/decoder_gpu.py" torch --mode "$M" --variant "$V" --workdir $W --repeats 10 \
     > "$OUT/transformers_${V}_$M.json"
   cat "$OUT/transformers_${V}_$M.json" >&2
 done

@@ -86,18 +86,21 @@ def test_interpreted_kernel_computes_each_k_range_partial(which, rows, tiles_n, 
 @given(rows=st.integers(1, 64), n=st.integers(1, 40), k_tiles=st.sampled_from([1, 2, 16]), seed=st.integers(0, 2**16))
 def test_interpreted_narrow_kernel_computes_any_width_without_touching_past_it(rows, n, k_tiles, seed):
     """The narrow file (AltUp's 4-output router) for widths no 16-column tile divides: the weight is exactly
-    [N, K] and the partials exactly [1, rows, N], so a read or store past N would fail or show."""
+    [N, K] and the partials exactly [S, rows, N], so a read or store past N would fail or show."""
     import torch
 
     which = GEMV_NARROW_SM90
     k = k_tiles * which.bk
     call = gemv_call(rows, n, k)
-    assert call is not None and call.file is which.file and call.constant("S") == 1
+    assert call is not None and call.file is which.file
+    s = call.constant("S")
     a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
-    partials = torch.full((1, rows, n), float("nan"))
+    partials = torch.full((s, rows, n), float("nan"))
     launch = interpreted_kernels("gemv_triton.py")
     launch(which.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(which.file.constexprs))
-    expected = (a.double().numpy() @ b.double().numpy().T).astype(np.float32)[None]
+    expected = np.stack(
+        [a.double().numpy()[:, r] @ b.double().numpy()[:, r].T for r in np.split(np.arange(k), s)]
+    ).astype(np.float32)
     np.testing.assert_array_equal(partials.numpy(), expected)
 
 
@@ -109,7 +112,7 @@ def test_split_policy_over_every_shape_it_serves():
             for k in range(kernel.bk, 40 * kernel.bk, kernel.bk):
                 s = kernel.splits(n, k)
                 assert s & (s - 1) == 0 and 1 <= s <= MAX_SPLITS and k % (s * kernel.bk) == 0
-                if kernel.narrow or n // kernel.bn >= UNSPLIT_TILES:
+                if n // kernel.bn >= UNSPLIT_TILES:
                     assert s == 1
                 elif s < MAX_SPLITS:
                     assert k % (2 * s * kernel.bk) != 0
@@ -122,11 +125,11 @@ def test_calls_pick_the_narrowest_file_and_refuse_shapes_they_do_not_cover():
     assert gemv_call(64, 262400, 2048).file is GEMV_ROWS64_SM90.file
     for rows, n, k in [(65, 2048, 2048), (1, 2048, 64), (1, 4, 2000), (65, 4, 2048)]:
         assert gemv_call(rows, n, k) is None
-    # widths no whole 64-column tile covers take the narrow file, unsplit (AltUp's router: 4 outputs)
-    for rows, n, k in [(1, 4, 2048), (64, 4, 2048), (1, 48, 128), (8, 100, 256)]:
+    # widths no whole 64-column tile covers take the narrow file (AltUp's router: 4 outputs), split as the others
+    for rows, n, k, s in [(1, 4, 2048, 16), (64, 4, 2048, 16), (1, 48, 128, 1), (8, 100, 256, 2)]:
         narrow = gemv_call(rows, n, k)
-        assert narrow.file is GEMV_NARROW_SM90.file and narrow.constant("S") == 1
-        assert narrow.workgroups == -(-rows // 16) * -(-n // 16)
+        assert narrow.file is GEMV_NARROW_SM90.file and narrow.constant("S") == s
+        assert narrow.workgroups == -(-rows // 16) * -(-n // 16) * s
     down = gemv_call(8, 2048, 16384)
     assert down.constant("S") == 16 and down.workgroups == (2048 // 64) * 16
     head = gemv_call(1, 262400, 2048)
@@ -163,7 +166,7 @@ def test_a_decode_linear_becomes_the_kernel_then_the_sum_of_its_partials_and_one
     # 65 rows (a prompt) take the GEMM; a shape the kernel does not cover keeps IREE's dot
     assert '"gemm_bf16_nt"' in _decoder_linear(65, 2048, 2048)
     router = _decoder_linear(1, 2048, 4)
-    assert "tensor<1x1x4xf32>" in router and "stablehlo.reduce(" not in router and "dot_general" not in router
+    assert "tensor<16x1x4xf32>" in router and "stablehlo.reduce(" in router and "dot_general" not in router
     assert str(GEMV_NARROW_SM90.file.ptx_path()) in router
     uncovered = _decoder_linear(1, 2000, 4)
     assert "hal.dispatch.extern" not in uncovered and "stablehlo.dot_general" in uncovered

@@ -219,8 +219,20 @@ def test_mlx_norm_kernel_is_the_decoders_two_rounding_norm_bit_for_bit(interpret
     assert contract.rounds_at(None) != _same(one_rounding, want)  # the variants differ only where rounding
 
 
-@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
-@pytest.mark.parametrize("width,splits", [(2048, 16), (256, 16), (2048, 2), (256, 1), (300, 3), (24, 4)])
+@pytest.mark.parametrize(
+    "contract,width,splits",
+    [
+        (MLX_CUDA_V1, 2048, 16),  # E4B's output and down-projections
+        (F32_REFERENCE, 2048, 16),
+        (MLX_CUDA_V1, 256, 16),  # queries and keys per head
+        (F32_REFERENCE, 256, 2),
+        (MLX_CUDA_V1, 2048, 2),  # the per-layer projection
+        (MLX_CUDA_V1, 256, 1),
+        (MLX_CUDA_V1, 320, 3),  # widths that pad the last schedule thread
+        (F32_REFERENCE, 48, 5),
+    ],
+    ids=lambda v: getattr(v, "name", str(v)),
+)
 def test_partials_norm_kernel_is_the_linears_sum_rounding_and_the_decoders_norm(interpreted, contract, width, splits):
     """A decode linear's partial sums, added from +0 in split order, the linear's rounding point, then the
     decoder's two-rounding norm: bit for bit the emulation of that order. The partials span binades, so
