@@ -394,7 +394,9 @@ class DecoderOpEmitter(OpEmitter):
         denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
         q = f32([queries, h, hd])
-        calls = DECODE_ATTENTION_SM90.calls(queries, k, groups, columns, hd) if phase == "decode" else None
+        # the decode-attention kernels serve a decode step and a prompt's single query row (a KV-shared layer's)
+        one_row = phase == "decode" or queries == 1
+        calls = DECODE_ATTENTION_SM90.calls(queries, k, groups, columns, hd) if one_row else None
         scores, values = (self.kernels.launch(call) for call in calls) if calls else (None, None)
         kernel = scores is not None and values is not None
         func = Func(
@@ -434,8 +436,8 @@ class DecoderOpEmitter(OpEmitter):
             stat_rows=stat_rows,
             denominator_sum=denominator,
             denominator_part=part,
-            scores_part=template_variant("decoder_attention.scores", kernel),
-            values_part=template_variant("decoder_attention.values", kernel),
+            scores_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}scores", kernel),
+            values_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel),
             scores_kernel=scores,
             values_kernel=values,
             value_splits=values.call.constant("S") if kernel else None,

@@ -66,6 +66,14 @@ STEP_SPEC = {"e4b": (64, 4096, (1, 8, 64)), "e2b": (8, 4096, (1, 8)), "tiny": (4
 STEP_ARTIFACTS = ROOT / ".gpu" / "step"
 
 
+def step_artifact(variant: str, contract: str, target: str, cpu: str = "host") -> Path:
+    """A decode-step program's path: the GPU's in .gpu/step/<variant>/ (every one there is profiled), a CPU
+    reference in its `cpu/` folder (`scripts/gpu_same_logits.sh` runs those on the GPU machine's CPU)."""
+    if target == "cuda":
+        return STEP_ARTIFACTS / variant / f"step_{contract}_cuda.vmfb"
+    return STEP_ARTIFACTS / variant / "cpu" / f"step_{contract}_llvmcpu_{cpu}.vmfb"
+
+
 def module_spec(variant: str, contract: str, target: str, kernels: str, step: bool = False):
     from gemma3n_iree.contracts import get_contract
     from gemma3n_iree.emitters.compile import parse_target
@@ -92,7 +100,7 @@ def build(args: argparse.Namespace) -> None:
     from gemma3n_iree.files import write_atomically
 
     spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step)
-    target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target("llvm-cpu")
+    target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target(f"llvm-cpu:{args.cpu}")
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
     emitted = time.perf_counter()
@@ -104,7 +112,7 @@ def build(args: argparse.Namespace) -> None:
     )
     vmfb = compile_mlir(mlir, target)
     path = (
-        STEP_ARTIFACTS / args.variant / f"step_{args.contract}_{args.target.replace('-', '')}.vmfb"
+        step_artifact(args.variant, args.contract, args.target, args.cpu)
         if args.step
         else artifact_path(args.variant, args.contract, args.target)
     )
@@ -351,7 +359,12 @@ def main() -> None:
                 "--step",
                 action="store_true",
                 help="the decode-step program of STEP_SPEC (no prompt entries) into .gpu/step/<variant>/, "
-                "for scripts/gpu_decode_step.sh",
+                "for scripts/gpu_decode_step.sh (llvm-cpu: into its cpu/ folder, for scripts/gpu_same_logits.sh)",
+            )
+            p.add_argument(
+                "--cpu",
+                default="host",
+                help="llvm-cpu only: the LLVM CPU to compile for (x86-64-v3 runs on the GPU machine's CPU too)",
             )
         if name != "build":
             p.add_argument(

@@ -6,7 +6,7 @@
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the variant's programs, built
 # on the CPU machine by `scripts/decoder_gpu.py build --step --variant <variant>` into `.gpu/step/<variant>/*.vmfb`).
 # Writes the deterministic random checkpoint of `tests/synthetic_text.add_random_decoder_tensors` (seed 0) to
-# /tmp/w, then for each program `scripts/decode_step_profile.py` (the step's wall time per width with the logits
+# /tmp/w, then for each program `scripts/decoder_profile.py` (the step's wall time per width with the logits
 # brought back and with the device's greedy selection, and a CUPTI kernel profile) and `decoder_gpu.py torch`
 # (prefill and decode steps of transformers bf16) into $OUT.
 set -u
@@ -30,7 +30,7 @@ from gemma3n_iree.model.decoder_config import builtin_decoder_config
 add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
 for A in "$R"/.gpu/step/$V/*.vmfb; do
   N=$(basename "$A" .vmfb)
-  step 150 python3 "$R/scripts/decode_step_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \
+  step 150 python3 "$R/scripts/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \
     --widths $WIDTHS --out "$OUT/profile_${V}_$N.json" >&2
 done
 for M in ${TORCH//,/ }; do

@@ -212,6 +212,11 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.projected_norm(1, 2048, 2048, 8), builtin_decoder_config("e4b")),
     ),
     (
+        "attention_prefill_row",  # a KV-shared layer's prefill: its prompt's last row, in the decode kernels
+        "attention_core",
+        _decoder(lambda o: o.attention_core("prefill", 1, 256, True, 512), builtin_decoder_config("e4b")),
+    ),
+    (
         "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
         "attention_core",
         _decoder(lambda o: o.attention_core("decode", 1, 128, False, 128), builtin_decoder_config("e4b")),

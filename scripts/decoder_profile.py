@@ -1,7 +1,7 @@
-"""A decoder program's decode step on the GPU, as a caller sees it and kernel by kernel (GPU machine only).
+"""A decoder program's decode step and prefill on the GPU, as a caller sees them and kernel by kernel (GPU machine).
 
-    python scripts/decode_step_profile.py --artifact step.vmfb --checkpoint /tmp/w/decoder-e4b \
-        --widths 1 8 64 --out profile.json
+    python scripts/decoder_profile.py --artifact step.vmfb --checkpoint /tmp/w/decoder-e4b \
+        --widths 1 8 64 [--prompts 1024 4096] --out profile.json
 
 Per decode width: the wall time of one step with the logits brought back (`DecoderSession.decode`, [B, V] F32
 to the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only,
@@ -9,7 +9,8 @@ what `transcribe` and `serve` read), as the median and minimum of `--steps` step
 the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
 gathers); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
 timeline) of 3 greedy steps: kernel launches and kernel time per step, and the kernels that take the most.
-Writes one JSON object to `--out` and prints each width's line.
+With `--prompts`, each of those prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is
+timed the same way and profiled once. Writes one JSON object to `--out` and prints each width's and prompt's line.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def timed(step, steps: int) -> dict[str, float]:
     return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3)}
 
 
-def kernel_profile(run_steps) -> dict[str, object]:
-    """Launches, kernel time per step and the top kernels of `PROFILED_STEPS` steps run by `run_steps()`."""
+def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
+    """Launches, kernel time per step and the top kernels of the `steps` steps run by `run_steps()`."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -49,10 +50,10 @@ def kernel_profile(run_steps) -> dict[str, object]:
             kernels[event.name][1] += event.device_time_total / 1e3
     rows = sorted(kernels.items(), key=lambda item: -item[1][1])
     return {
-        "launches_per_step": sum(c for c, _ in kernels.values()) / PROFILED_STEPS,
-        "kernel_ms_per_step": round(sum(ms for _, ms in kernels.values()) / PROFILED_STEPS, 3),
+        "launches_per_step": sum(c for c, _ in kernels.values()) / steps,
+        "kernel_ms_per_step": round(sum(ms for _, ms in kernels.values()) / steps, 3),
         "top": [
-            {"kernel": name[:120], "per_step": c / PROFILED_STEPS, "ms_per_step": round(ms / PROFILED_STEPS, 4)}
+            {"kernel": name[:120], "per_step": c / steps, "ms_per_step": round(ms / steps, 4)}
             for name, (c, ms) in rows[:TOP_KERNELS]
         ],
     }
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint", type=Path, required=True, help="its decoder checkpoint")
     parser.add_argument("--widths", type=int, nargs="+", default=[1, 8, 64], help="decode widths to time")
     parser.add_argument("--steps", type=int, default=12, help="timed steps per width and path")
+    parser.add_argument("--prompts", type=int, nargs="*", default=[], help="prompt buckets to time and profile")
     parser.add_argument("--out", type=Path, required=True, help="where the JSON report goes")
     parser.add_argument(
         "--device", default="cuda", help="IREE device; the kernel profile is taken on cuda only (local-task: a dry run)"
@@ -113,6 +115,26 @@ def main(argv: list[str] | None = None) -> None:
         widths.append(line)
         print(json.dumps({k: v for k, v in line.items() if k != "top"}), flush=True)
     report["widths"] = widths
+    prompts = []
+    for tokens in args.prompts:
+        if tokens not in session.info.prompts:
+            raise SystemExit(
+                f"--prompts: {args.artifact} has prompt buckets {list(session.info.prompts)}, not {tokens}"
+            )
+        rng = np.random.default_rng(tokens)
+        cfg = session.cfg
+        embeddings = (0.05 * rng.standard_normal((tokens, cfg.hidden_size))).astype(np.float32)
+        per_layer = 0.05 * rng.standard_normal((tokens, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))
+        per_layer = per_layer.astype(np.float32)
+        session.prefill(0, embeddings, per_layer)  # warm-up
+        line = {
+            "prompt": tokens,
+            "prefill": timed(lambda i: session.prefill(0, embeddings, per_layer), 5),
+            **(kernel_profile(lambda: session.prefill(0, embeddings, per_layer), 1) if args.device == "cuda" else {}),
+        }
+        prompts.append(line)
+        print(json.dumps({k: v for k, v in line.items() if k != "top"}), flush=True)
+    report["prompts"] = prompts
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
 
