@@ -55,6 +55,22 @@ def _exact_operands(rng: np.random.Generator, rows: int, n: int, k: int):
     return a, b
 
 
+def _assert_exact_partials(call, rows: int, n: int, k: int, seed: int) -> None:
+    """The interpreted kernel's [S, rows, n] partials for exact operands: every element written (the buffer starts
+    as NaN), every K range's product exact."""
+    import torch
+
+    s = call.constant("S")
+    a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
+    partials = torch.full((s, rows, n), float("nan"))
+    launch = interpreted_kernels("gemv_triton.py")
+    launch(call.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(call.file.constexprs))
+    expected = np.stack(
+        [a.double().numpy()[:, r] @ b.double().numpy()[:, r].T for r in np.split(np.arange(k), s)]
+    ).astype(np.float32)
+    np.testing.assert_array_equal(partials.numpy(), expected)
+
+
 @settings(max_examples=12, deadline=None)
 @given(
     which=st.sampled_from(GEMV_SM90),
@@ -64,22 +80,13 @@ def _exact_operands(rng: np.random.Generator, rows: int, n: int, k: int):
     seed=st.integers(0, 2**16),
 )
 def test_interpreted_kernel_computes_each_k_range_partial(which, rows, tiles_n, k_tiles, seed):
-    import torch
 
     if rows > which.max_rows:
         rows = which.max_rows
     n, k = tiles_n * which.bn, k_tiles * which.bk
     call = which.call(rows, n, k)
     assert call is not None
-    s = call.constant("S")
-    a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
-    partials = torch.full((s, rows, n), float("nan"))
-    launch = interpreted_kernels("gemv_triton.py")
-    launch(which.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(which.file.constexprs))
-    expected = np.stack(
-        [a.double().numpy()[:, r] @ b.double().numpy()[:, r].T for r in np.split(np.arange(k), s)]
-    ).astype(np.float32)
-    np.testing.assert_array_equal(partials.numpy(), expected)  # every element written, every range exact
+    _assert_exact_partials(call, rows, n, k, seed)
 
 
 @settings(max_examples=10, deadline=None)
@@ -87,21 +94,12 @@ def test_interpreted_kernel_computes_each_k_range_partial(which, rows, tiles_n, 
 def test_interpreted_narrow_kernel_computes_any_width_without_touching_past_it(rows, n, k_tiles, seed):
     """The narrow file (AltUp's 4-output router) for widths no 16-column tile divides: the weight is exactly
     [N, K] and the partials exactly [S, rows, N], so a read or store past N would fail or show."""
-    import torch
 
     which = GEMV_NARROW_SM90
     k = k_tiles * which.bk
     call = gemv_call(rows, n, k)
     assert call is not None and call.file is which.file
-    s = call.constant("S")
-    a, b = _exact_operands(np.random.default_rng(seed), rows, n, k)
-    partials = torch.full((s, rows, n), float("nan"))
-    launch = interpreted_kernels("gemv_triton.py")
-    launch(which.file.entry, call.workgroups, a, b, partials, *call.constants, **dict(which.file.constexprs))
-    expected = np.stack(
-        [a.double().numpy()[:, r] @ b.double().numpy()[:, r].T for r in np.split(np.arange(k), s)]
-    ).astype(np.float32)
-    np.testing.assert_array_equal(partials.numpy(), expected)
+    _assert_exact_partials(call, rows, n, k, seed)
 
 
 def test_split_policy_over_every_shape_it_serves():
