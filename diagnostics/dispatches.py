@@ -290,6 +290,10 @@ class EntryProfile:
     #: (IREE orders allocations on the device's queue; a release the program states before an allocation may
     #: land after it, so this is what the program asks for, not a measured peak)
     transient_peak: int = 0
+    #: the points where one call's host waits for the device before it can go on (`stream.timepoint.await`):
+    #: each ends an execution region, so the device idles while the host records and submits the next one
+    #: (a value that must leave the stream, such as an optimization barrier's operand, makes one)
+    host_waits: int = 0
 
     def by_call(self) -> Counter[str]:
         return Counter(d.origin for d in self.dispatches)
@@ -356,6 +360,7 @@ def _executable_writes(text: str) -> dict[str, list[int]]:
 
 _DISPATCH = re.compile(r"stream\.cmd\.dispatch (@[\w$.]+(?:::@[\w$.]+)+)")
 _BINDING = re.compile(r"(ro|rw|wo) %\w+\[%[\w]+ for (%[\w]+)\] : !stream\.resource<(\w+)>")
+_AWAIT = re.compile(r"= stream\.timepoint\.await ")
 _CONSTANT = re.compile(r"(%c[\w]*) = arith\.constant (\d+) : index")
 _ALLOCA = re.compile(
     r"(%\w+), %\w+ = stream\.resource\.alloca uninitialized[^\n]*!stream\.resource<transient>\{(%\w+)\}"
@@ -389,6 +394,7 @@ def read_stream(text: str, calls: dict[int, Call]) -> StreamProfile:
                 written = stored[k] if k < len(stored) and mode != "ro" else 0
                 bindings.append(Binding(mode, lifetime, constants[length], written))
             profile.dispatches.append(Dispatch(found.group(1), tuple(sorted(origins)), tuple(bindings)))
+        profile.host_waits = len(_AWAIT.findall(body))
         live: dict[str, int] = {}
         for allocated, size, released in _ALLOCA.findall(body):
             if allocated:
@@ -422,7 +428,8 @@ DECODER_CALLS = {
 def decode_step_counts(profile: StreamProfile, spec) -> dict[str, dict]:
     """Per decode entry of a decoder program (`DecoderModuleSpec`): the dispatches of one call in total, per layer
     (owning its K/V or sharing them) and per other call (the embedding, AltUp init, the head, and the entry's own
-    ops: the step's cache indices), and the bytes it writes into the KV cache global."""
+    ops: the step's cache indices), the host's waits for the device within the call, and the bytes it writes into
+    the KV cache global."""
     cfg, out = spec.cfg, {}
     cache_bytes = (spec.slots + 1) * spec.slot_rows * spec.kv_layout.row_bytes
     for e in spec.decode_entries:
@@ -438,6 +445,7 @@ def decode_step_counts(profile: StreamProfile, spec) -> dict[str, dict]:
             "shared_layers": [n for i, n in enumerate(layers) if not cfg.owns_kv(i)],
             "other": {DECODER_CALLS.get(k, k): v for k, v in sorted(by.items())},
             "extern": sum(d.extern for d in entry.dispatches),
+            "host_waits": entry.host_waits,
             "cache_bytes_written": entry.written("variable", cache_bytes),
         }
     return out

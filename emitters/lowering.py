@@ -17,6 +17,14 @@ contracts/envelope.py). BENCHMARKS.md, "The CPU path", has the measurements.
   packed BF16 tiles to code 30x slower than no data tiling (2.6 against 75-90 GFLOP/s compiled for Skylake-AVX512
   or Zen 3). There the operands, rounded to BF16 as the contract says, are widened to F32 (exactly: every BF16
   value is an F32 value) and the dot runs on F32 tiles (170-320 GFLOP/s): the same products, summed in F32.
+* **Where a multiply and the add that reads it are kept apart.** The contract rounds a product before it is
+  added; a backend that contracts the pair into one fused multiply-add rounds once. IREE 3.13's llvm-cpu code
+  marks F32 arithmetic `contract` (x86 then emits `vfmadd`), so there a product the contract rounds on its own
+  is materialised behind an optimization barrier. Its CUDA code does not: every F32 multiply and add is emitted
+  as `mul.rn.f32` / `add.rn.f32`, whose explicit rounding forbids ptxas to fuse them (tests/test_fma_free.py
+  holds the PTX to that). There the barrier is pure cost: a `util.optimization_barrier` ends the stream's
+  execution region and the host waits for the device at each one (four a decoder layer from AltUp, 140 host
+  round trips in an E4B decode step), so on cuda the pair is written plainly.
 """
 
 from __future__ import annotations
@@ -38,10 +46,12 @@ BF16_DOT_FEATURES = frozenset({"+avx512bf16", "+bf16"})
 @dataclass(frozen=True)
 class Lowering:
     """The forms a module is written in. `conv`: the SSCP convolutions' (`CONV_LOWERINGS`); `widen_bf16`: BF16
-    contraction operands are read by the dot as F32 (a CPU without a BF16 dot instruction)."""
+    contraction operands are read by the dot as F32 (a CPU without a BF16 dot instruction); `unfused_mul_add`:
+    the backend rounds an F32 multiply and the add that reads it separately, so no barrier keeps them apart."""
 
     conv: str = CONVOLUTION
     widen_bf16: bool = False
+    unfused_mul_add: bool = False
 
     def __post_init__(self) -> None:
         if self.conv not in CONV_LOWERINGS:
@@ -50,22 +60,29 @@ class Lowering:
     @property
     def identity(self) -> str:
         """Names the forms (module identities)."""
-        return f"conv={self.conv}" + (":dots=f32" if self.widen_bf16 else "")
+        return (
+            f"conv={self.conv}"
+            + (":dots=f32" if self.widen_bf16 else "")
+            + (":mul-add=rn" if self.unfused_mul_add else "")
+        )
 
     def dot_dtype(self, contract: NumericContract) -> str:
         """The operand type a contraction's dot reads under `contract`."""
         return "f32" if self.widen_bf16 else contract.operand_dtype
 
 
-#: What IREE compiles well on cuda (and the form every module had before llvm-cpu was tuned).
+#: The forms every module had before llvm-cpu was tuned (a barrier between each kept product and its add).
 DEFAULT_LOWERING = Lowering()
+#: What IREE compiles well on cuda: the defaults, without the barriers its `.rn` arithmetic does not need.
+CUDA_LOWERING = Lowering(unfused_mul_add=True)
 
 
 def lowering_for(target: Target, contract: NumericContract) -> Lowering:
     """The forms for `target` under `contract`: on llvm-cpu the SSCP convolutions as im2col matmuls (F32 results)
-    and, on a CPU without a BF16 dot instruction, BF16 operands widened to F32 at the dot; on cuda the defaults."""
+    and, on a CPU without a BF16 dot instruction, BF16 operands widened to F32 at the dot; on cuda
+    `CUDA_LOWERING`."""
     if not target.is_cpu:
-        return DEFAULT_LOWERING
+        return CUDA_LOWERING
     from .compile import cpu_features
 
     return Lowering(

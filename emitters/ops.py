@@ -93,9 +93,16 @@ class OpEmitter:
         return self.lowering.dot_dtype(self.contract) != self.contract.operand_dtype
 
     def _add(self, template: str, func: Func, calls: Sequence[Func] = (), **params: object) -> Func:
-        """Render `template` with the contract `c` and `dot`, the operand type its contractions' dots read."""
+        """Render `template` with the contract `c`, `dot`, the operand type its contractions' dots read, and
+        `unfused_mul_add` (the target needs no barrier to keep a product from its add)."""
         return self.module.add(
-            template, func, calls, c=self.contract, dot=self.lowering.dot_dtype(self.contract), **params
+            template,
+            func,
+            calls,
+            c=self.contract,
+            dot=self.lowering.dot_dtype(self.contract),
+            unfused_mul_add=self.lowering.unfused_mul_add,
+            **params,
         )
 
     # ------------------------------------------------------------------ reduction schedules

@@ -58,7 +58,7 @@ def _exact_conv(x: np.ndarray, w_ohwi: np.ndarray, stride: tuple[int, int]) -> t
 
 def test_the_cpu_writes_the_convolutions_as_matmuls():
     assert lowering_for(CPU, MLX_CUDA_V1).conv == lowering_for(CPU, F32_REFERENCE).conv == IM2COL
-    assert lowering_for(parse_target("cuda", "sm_90"), MLX_CUDA_V1) == Lowering()
+    assert lowering_for(parse_target("cuda", "sm_90"), MLX_CUDA_V1) == Lowering(unfused_mul_add=True)
     # the diagnostic whose evidence is a BF16-result convolution keeps the convolution everywhere
     assert lowering_for(CPU, get_contract("mlx-cuda-v1-bf16-conv")).conv == CONVOLUTION
     with pytest.raises(ValueError, match="unknown convolution lowering 'winograd'; choose one of convolution, im2col"):
