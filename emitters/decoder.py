@@ -47,10 +47,11 @@ from ..contracts.policy import NumericContract
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
-from .decoder_ops import DecoderOpEmitter, carrier
+from .decoder_ops import DecoderOpEmitter, attention_launches, carrier
 from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry, EntryPoint
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
+from .ops import template_variant
 from .render import Func, ModuleBuilder, tensor_type
 from .specialisations import DecoderLayer
 
@@ -297,7 +298,7 @@ class _ProgramEmitter:
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
             "ple_gate": ops.ple_gate(queries),
-            "core": ops.attention_core(phase, queries, attn_columns, sliding, ring),
+            "core": ops.attention_core(phase, queries, attn_columns, sliding, ring, self.flat_type),
         }
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm))
@@ -343,6 +344,10 @@ class _ProgramEmitter:
             d=d,
             active=cfg.altup_active_idx,
             attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2",
+            read_part=template_variant(
+                "decoder_layer.read_decode",
+                phase == "decode" and attention_launches(ops.kernels, cfg, phase, queries, attn_columns) is not None,
+            ),
             write_part=write_part,
             kv_heads=k,
             head_dim=hd,

@@ -67,6 +67,23 @@ def carrier(norm: Func) -> str:
     return BF16 if norm.result_types[0].endswith("xbf16>") else "f32"
 
 
+def attention_launches(
+    kernels: LinkedKernels, cfg: DecoderConfig, phase: str, queries: int, columns: int
+) -> tuple[Launch, Launch] | None:
+    """The decode-attention kernels' scores and values launches where they serve an attention core (a decode step,
+    and a prompt's single query row: a KV-shared layer's) and are linked; None where IREE's code computes it."""
+    h, k = cfg.num_attention_heads, cfg.num_key_value_heads
+    calls = (
+        DECODE_ATTENTION_SM90.calls(queries, k, h // k, columns, cfg.head_dim)
+        if phase == "decode" or queries == 1
+        else None
+    )
+    if calls is None:
+        return None
+    scores, values = (kernels.launch(call) for call in calls)
+    return (scores, values) if scores is not None and values is not None else None
+
+
 @dataclass
 class DecoderOpEmitter(OpEmitter):
     """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
@@ -381,9 +398,11 @@ class DecoderOpEmitter(OpEmitter):
         )
 
     # ------------------------------------------------------------------ attention
-    def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int) -> Func:
+    def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int, rows: str = "") -> Func:
         """prefill: `queries` over a prompt's `columns` keys (a sliding layer's denominator over its ring of
-        `ring` columns); decode: each query over its own `columns` cache rows."""
+        `ring` columns); decode: each query over its own `columns` cache rows, gathered as F32 [queries, columns,
+        kv_heads, head_dim], or, where the kernels serve it, read where the cache holds them: `rows` (the cache
+        seen as one row per (slot, row)) from each sequence's first row ([queries, 1] i32)."""
         cfg = self._cfg
         h, k, hd = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         groups = h // k
@@ -392,13 +411,20 @@ class DecoderOpEmitter(OpEmitter):
         summed = ring if ring_sum else columns
         stat_rows = queries * h
         denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
-        kv_shape = [columns, k, hd] if phase == "prefill" else [queries, columns, k, hd]
         q = f32([queries, h, hd])
-        # the decode-attention kernels serve a decode step and a prompt's single query row (a KV-shared layer's)
-        one_row = phase == "decode" or queries == 1
-        calls = DECODE_ATTENTION_SM90.calls(queries, k, groups, columns, hd) if one_row else None
-        scores, values = (self.kernels.launch(call) for call in calls) if calls else (None, None)
-        kernel = scores is not None and values is not None
+        launches = attention_launches(self.kernels, cfg, phase, queries, columns)
+        scores, values = launches or (None, None)
+        kernel = launches is not None
+        if phase == "decode" and kernel:
+            if not rows.endswith(f"x{self.contract.operand_dtype}>"):
+                raise ValueError(
+                    f"the decode-attention kernels read {self.contract.operand_dtype} cache rows, not {rows}"
+                )
+            first = tensor([queries, 1], "i32")
+            kv_args = [("%k_rows", rows), ("%k_at", first), ("%v_rows", rows), ("%v_at", first)]
+        else:
+            kv = f32([columns, k, hd] if phase == "prefill" else [queries, columns, k, hd])
+            kv_args = [("%k", kv), ("%v", kv)]
         func = Func(
             DecoderAttention(
                 phase,
@@ -412,7 +438,7 @@ class DecoderOpEmitter(OpEmitter):
                 widened=self.widened,
                 kernel=kernel,
             ).symbol,
-            (q, f32(kv_shape), f32(kv_shape), tensor([queries], "i32")),
+            (q, *(t for _, t in kv_args), tensor([queries], "i32")),
             (q,),
         )
         part = (
@@ -436,6 +462,7 @@ class DecoderOpEmitter(OpEmitter):
             stat_rows=stat_rows,
             denominator_sum=denominator,
             denominator_part=part,
+            kv_args=[(name, "!kv" if name in ("%k", "%v") else t) for name, t in kv_args],  # IREE's: as `!kv`
             scores_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}scores", kernel),
             values_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel),
             scores_kernel=scores,

@@ -1,5 +1,6 @@
 """The decode step's attention contractions (`decode_attention_triton.py`): the scores q . k and the
-partial products p . v, one program per (sequence, KV head, column tile or column range)."""
+partial products p . v, one program per (sequence, KV head, column tile or column range), each sequence's
+key and value rows read from row `at` of its rows' buffer (the KV cache, or a prompt's keys)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ _SHAPE = (PushConstant("kv_heads"), PushConstant("groups"), PushConstant("column
 SCORES = KernelSignature(
     source="decode_attention_triton",
     entry="decode_scores",
-    inputs=(Pointer("q", "bf16"), Pointer("k", "bf16")),
+    inputs=(Pointer("q", "bf16"), Pointer("k", "bf16"), Pointer("at", "i32")),
     output=Pointer("s", "f32"),
     constants=_SHAPE,
     constexprs=("ROWS", "BC", "DIMS"),
@@ -19,7 +20,7 @@ SCORES = KernelSignature(
 VALUES = KernelSignature(
     source="decode_attention_triton",
     entry="decode_values",
-    inputs=(Pointer("p", "bf16"), Pointer("v", "bf16")),
+    inputs=(Pointer("p", "bf16"), Pointer("v", "bf16"), Pointer("at", "i32")),
     output=Pointer("o", "f32"),
     constants=_SHAPE + (PushConstant("S"),),
     constexprs=("ROWS", "BC", "DIMS"),

@@ -35,7 +35,7 @@ KERNELS = DECODE_ATTENTION_SM90
 def test_committed_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(file, tmp_path):
     ptx = rebuilt_ptx(file, tmp_path)
     constants = len(file.signature.constants)
-    assert entry_parameters(ptx, file.entry) == [".u64"] * 3 + [".u32"] * constants
+    assert entry_parameters(ptx, file.entry) == [".u64"] * 4 + [".u32"] * constants
     assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in ptx
     assert "cvt.rn.bf16" not in ptx  # F32 results: the template rounds where the contract does
 
@@ -55,30 +55,37 @@ def _exact(rng: np.random.Generator, *shape: int):
     seed=st.integers(0, 2**16),
 )
 def test_interpreted_kernels_compute_each_sequences_scores_and_value_partials(sequences, kv_heads, groups, tiles, seed):
-    """At the interpreter's own sizes (head width 32, tiles of 32 columns), both products exactly."""
+    """At the interpreter's own sizes (head width 32, tiles of 32 columns), both products exactly, each sequence
+    reading its `columns` rows from its own first row of a larger buffer of rows (as a decode step reads the
+    cache: any row, in any order of the sequences, past rows of other slots)."""
     import torch
 
     dims, tile = 32, 32
     columns = tiles * tile
     rng = np.random.default_rng(seed)
+    buffer_rows = (sequences + 2) * columns
+    at = rng.choice(buffer_rows - columns + 1, size=sequences, replace=False).astype(np.int32)
     q = _exact(rng, sequences, kv_heads * groups, dims)
-    k, v = _exact(rng, sequences, columns, kv_heads, dims), _exact(rng, sequences, columns, kv_heads, dims)
+    k, v = _exact(rng, buffer_rows, kv_heads, dims), _exact(rng, buffer_rows, kv_heads, dims)
     p = _exact(rng, sequences, kv_heads, groups, columns)
     launch = interpreted_kernels("decode_attention_triton.py")
     sizes = {"ROWS": 16, "BC": tile, "DIMS": dims}
+    first = torch.from_numpy(at[:, None])  # [sequences, 1]: the entry's per-sequence rows
+    own_k = np.stack([k.double().numpy()[a : a + columns] for a in at])
+    own_v = np.stack([v.double().numpy()[a : a + columns] for a in at])
 
     scores = torch.full((sequences, kv_heads, groups, columns), float("nan"))
-    launch("decode_scores", sequences * kv_heads * tiles, q, k, scores, kv_heads, groups, columns, **sizes)
+    launch("decode_scores", sequences * kv_heads * tiles, q, k, first, scores, kv_heads, groups, columns, **sizes)
     q64 = q.double().numpy().reshape(sequences, kv_heads, groups, dims)
-    expected = np.einsum("bhgd,bchd->bhgc", q64, k.double().numpy()).astype(np.float32)
+    expected = np.einsum("bhgd,bchd->bhgc", q64, own_k).astype(np.float32)
     np.testing.assert_array_equal(scores.numpy(), expected)
 
     s = max(1, tiles)
     out = torch.full((s, sequences, kv_heads, groups, dims), float("nan"))
-    launch("decode_values", sequences * kv_heads * s, p, v, out, kv_heads, groups, columns, s, **sizes)
-    p64, v64 = p.double().numpy(), v.double().numpy()
+    launch("decode_values", sequences * kv_heads * s, p, v, first, out, kv_heads, groups, columns, s, **sizes)
+    p64 = p.double().numpy()
     ranges = np.split(np.arange(columns), s)
-    expected = np.stack([np.einsum("bhgc,bchd->bhgd", p64[..., r], v64[:, r]) for r in ranges]).astype(np.float32)
+    expected = np.stack([np.einsum("bhgc,bchd->bhgd", p64[..., r], own_v[:, r]) for r in ranges]).astype(np.float32)
     np.testing.assert_array_equal(out.numpy(), expected)
 
 
@@ -101,21 +108,23 @@ def test_the_decode_core_calls_the_two_kernels_in_place_of_its_dot_products(colu
     cfg = builtin_decoder_config("e4b")
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
 
+    rows = "tensor<65536x2x256xbf16>"  # a cache seen as one row per (slot, row): the kernels read it in place
+
     def core(e):
-        return e.attention_core("decode", 1, columns, window is not None, columns)
+        return e.attention_core("decode", 1, columns, window is not None, columns, rows)
 
     text = decoder_probe_module(MLX_CUDA_V1, cfg, core, kernels=linked)
     plain = decoder_probe_module(MLX_CUDA_V1, cfg, core)
     assert "stablehlo.dot_general" not in text and plain.count("stablehlo.dot_general") == 2
     scores = re.search(
-        r'hal.dispatch.extern "decode_scores"\(%\w+, %\w+, %\w+, %\w+, %\w+\) : '
-        rf"\(tensor<1x2x4x256xbf16>, tensor<1x{columns}x2x256xbf16>, i32, i32, i32\) -> tensor<1x2x4x{columns}xf32>",
+        r'hal.dispatch.extern "decode_scores"\((?:%\w+, ){5}%\w+\) : '
+        rf"\(tensor<1x2x4x256xbf16>, {rows}, tensor<1x1xi32>, i32, i32, i32\) -> tensor<1x2x4x{columns}xf32>",
         text,
     )
     splits = KERNELS.splits(1, 2, columns)
     values = re.search(
-        r'hal.dispatch.extern "decode_values"\((?:%\w+, ){5}%\w+\) : '
-        rf"\(tensor<1x2x4x{columns}xbf16>, tensor<1x{columns}x2x256xbf16>, i32, i32, i32, i32\) "
+        r'hal.dispatch.extern "decode_values"\((?:%\w+, ){6}%\w+\) : '
+        rf"\(tensor<1x2x4x{columns}xbf16>, {rows}, tensor<1x1xi32>, i32, i32, i32, i32\) "
         rf"-> tensor<{splits}x1x2x4x256xf32>",
         text,
     )

@@ -120,13 +120,15 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
 ]
 
 
-def _layer(phase: str, layer: int, tokens: int = 8) -> Callable[[OpEmitter], Func]:
+def _layer(
+    phase: str, layer: int, tokens: int = 8, cfg: DecoderConfig = TINY_DECODER, capacity: int = 16
+) -> Callable[[OpEmitter], Func]:
     """A decoder layer function (the program emitter's, rendering into the case's module)."""
 
     def build(o: OpEmitter) -> Func:
-        program = _ProgramEmitter(DecoderModuleSpec(TINY_DECODER, MLX_CUDA_V1, 2, 16, (8,), (2,)))
+        program = _ProgramEmitter(DecoderModuleSpec(cfg, MLX_CUDA_V1, 2, capacity, (8,), (2,)))
         program.module, program.ops = o.module, o  # type: ignore[assignment]
-        return program.layer(phase, tokens, layer, 8)
+        return program.layer(phase, tokens, layer, 8 if capacity == 16 else capacity)
 
     return build
 
@@ -219,7 +221,15 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     (
         "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
         "attention_core",
-        _decoder(lambda o: o.attention_core("decode", 1, 128, False, 128), builtin_decoder_config("e4b")),
+        _decoder(
+            lambda o: o.attention_core("decode", 1, 128, False, 128, "tensor<2048x2x256xbf16>"),
+            builtin_decoder_config("e4b"),
+        ),
+    ),
+    (  # E4B's KV-shared sliding layer at a decode step: its attention reads the cache rows in place
+        "layer_decode_shared_reading_the_cache",
+        "layer",
+        _decoder(_layer("decode", 30, 1, builtin_decoder_config("e4b"), 512), builtin_decoder_config("e4b")),
     ),
 ]
 SM90_KERNELS = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
@@ -273,7 +283,6 @@ def test_every_template_is_rendered_by_a_golden_case():
     partials = {
         "_macros.mlir.j2",
         "rms_norm.normalize.mlir.j2",  # imported or included by every variant
-        "decoder_layer.read_decode.mlir.j2",
     }
     assert templates - entries - partials == used
 

@@ -9,16 +9,17 @@ func.func private @decoder_attention_prefill_T1_C256_H8_K2_hd256_sw512_ring512_K
   %q_op = stablehlo.convert %q_groups : (tensor<1x2x4x256xf32>) -> tensor<1x2x4x256xbf16>
   %k_row = stablehlo.reshape %k : (!kv) -> tensor<1x256x2x256xf32>
   %k_op = stablehlo.convert %k_row : (tensor<1x256x2x256xf32>) -> tensor<1x256x2x256xbf16>
+  %k_first = stablehlo.constant dense<0> : tensor<1xi32>
   %row_scores_c0 = arith.constant 2 : i32
 %row_scores_c1 = arith.constant 4 : i32
 %row_scores_c2 = arith.constant 256 : i32
-%row_scores = hal.dispatch.extern "decode_scores"(%q_op, %k_op, %row_scores_c0, %row_scores_c1, %row_scores_c2) : (tensor<1x2x4x256xbf16>, tensor<1x256x2x256xbf16>, i32, i32, i32) -> tensor<1x2x4x256xf32>
+%row_scores = hal.dispatch.extern "decode_scores"(%q_op, %k_op, %k_first, %row_scores_c0, %row_scores_c1, %row_scores_c2) : (tensor<1x2x4x256xbf16>, tensor<1x256x2x256xbf16>, tensor<1xi32>, i32, i32, i32) -> tensor<1x2x4x256xf32>
     count(%device: !hal.device) -> (index, index, index) {
       %workgroups = arith.constant 8 : index
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/decode_scores_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 40960>
   %scores = stablehlo.reshape %row_scores : (tensor<1x2x4x256xf32>) -> !scores
@@ -71,17 +72,18 @@ func.func private @decoder_attention_prefill_T1_C256_H8_K2_hd256_sw512_ring512_K
   %p_op = stablehlo.convert %p_row : (tensor<1x2x4x256xf32>) -> tensor<1x2x4x256xbf16>
   %v_row = stablehlo.reshape %v : (!kv) -> tensor<1x256x2x256xf32>
   %v_op = stablehlo.convert %v_row : (tensor<1x256x2x256xf32>) -> tensor<1x256x2x256xbf16>
+  %v_first = stablehlo.constant dense<0> : tensor<1xi32>
   %value_partials_c0 = arith.constant 2 : i32
 %value_partials_c1 = arith.constant 4 : i32
 %value_partials_c2 = arith.constant 256 : i32
 %value_partials_c3 = arith.constant 4 : i32
-%value_partials = hal.dispatch.extern "decode_values"(%p_op, %v_op, %value_partials_c0, %value_partials_c1, %value_partials_c2, %value_partials_c3) : (tensor<1x2x4x256xbf16>, tensor<1x256x2x256xbf16>, i32, i32, i32, i32) -> tensor<4x1x2x4x256xf32>
+%value_partials = hal.dispatch.extern "decode_values"(%p_op, %v_op, %v_first, %value_partials_c0, %value_partials_c1, %value_partials_c2, %value_partials_c3) : (tensor<1x2x4x256xbf16>, tensor<1x256x2x256xbf16>, tensor<1xi32>, i32, i32, i32, i32) -> tensor<4x1x2x4x256xf32>
     count(%device: !hal.device) -> (index, index, index) {
       %workgroups = arith.constant 8 : index
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 4, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 4, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/decode_values_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 67584>
   %value_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
