@@ -72,6 +72,13 @@ def rnd(c: NumericContract, x: np.ndarray, point: str) -> np.ndarray:
     return E.round_bf16(x) if rounds(c, point) else np.asarray(x, F32)
 
 
+def block_schedule(width: int, reads: int, max_threads: int = 1024) -> tuple[int, int]:
+    """`block_sum`'s (threads, passes) for rows of `width`: the lane/XOR block covering the row, at most
+    `max_threads` threads of `reads` values, and how many such blocks the row is read in."""
+    threads = E.lane_threads(min(width, max_threads * reads), reads)
+    return threads, max(1, -(-width // (threads * reads)))
+
+
 def block_sum(x: np.ndarray, reads: int, max_threads: int = 1024) -> np.ndarray:
     """Sum over the last axis with the MLX CUDA block schedule, looping past one block.
 
@@ -84,9 +91,8 @@ def block_sum(x: np.ndarray, reads: int, max_threads: int = 1024) -> np.ndarray:
     """
     x = np.asarray(x, F32)
     width = x.shape[-1]
-    threads = E.lane_threads(min(width, max_threads * reads), reads)
+    threads, passes = block_schedule(width, reads, max_threads)
     span = threads * reads
-    passes = max(1, -(-width // span))
     lead = x.shape[:-1]
     v = np.pad(x, [(0, 0)] * len(lead) + [(0, passes * span - width)]).reshape(*lead, passes, threads, reads)
     acc = np.zeros(lead + (threads,), F32)
@@ -341,6 +347,16 @@ def apply_rope(c: NumericContract, x: np.ndarray, cos: np.ndarray, sin: np.ndarr
     return rnd(c, a + b, "rope.sum")
 
 
+def attention_probs(c: NumericContract, scores: np.ndarray, seen: np.ndarray, fn: Transcendentals) -> np.ndarray:
+    """The softmax of F32 scores [.., C] over their columns: columns not `seen` (broadcast to the scores) masked
+    to the BF16 minimum, e = exp(masked - max), round(e / denominator) (`attention.probs`), the denominator the
+    block sum of e in column order."""
+    masked = np.where(seen, scores, F32(E.BF16_MIN)).astype(F32)
+    top = masked.max(axis=-1, keepdims=True)
+    e = fn.exp((masked - top).astype(F32))
+    return rnd(c, (e / block_sum(e, DENOMINATOR_READS)[..., None]).astype(F32), "attention.probs")
+
+
 def attention_core(
     c: NumericContract, q: np.ndarray, keys: np.ndarray, values: np.ndarray, columns: np.ndarray, fn: Transcendentals
 ) -> np.ndarray:
@@ -362,10 +378,7 @@ def attention_core(
         rows = np.where(seen, cols, 0)
         k = ko[rows][:, kv_head, :].transpose(1, 0, 2)  # [H, C, hd]
         scores = rnd(c, (qo[i][:, None, :] * k).sum(-1).astype(F32), "attention.scores")
-        masked = np.where(seen[None, :], scores, F32(E.BF16_MIN)).astype(F32)
-        top = masked.max(axis=-1, keepdims=True)
-        e = fn.exp((masked - top).astype(F32))
-        probs = rnd(c, (e / block_sum(e, DENOMINATOR_READS)[:, None]).astype(F32), "attention.probs")
+        probs = attention_probs(c, scores, seen[None, :], fn)
         v = vo[rows][:, kv_head, :].transpose(1, 0, 2)  # [H, C, hd]
         weighted = E.operand(c, probs).astype(np.float64)[:, :, None] * v
         out[i] = rnd(c, np.cumsum(weighted, axis=1)[:, -1, :].astype(F32), "attention.output")
@@ -561,8 +574,7 @@ def logprob_error_bound(vocab: int, logprob: np.ndarray, shift: np.ndarray | flo
 
     For V = 262400: d = 270, 309.4u = 1.8e-5 for the greedy token."""
     reads = DENOMINATOR_READS
-    threads = E.lane_threads(min(vocab, 1024 * reads), reads)
-    depth = -(-vocab // (threads * reads)) * reads + 10
+    depth = block_schedule(vocab, reads)[1] * reads + 10
     u = 2.0**-24
     shift = np.abs(np.asarray(shift, np.float64))
     return u * (3 * math.log(vocab) + 2 + depth) + u * (shift + np.abs(np.asarray(logprob, np.float64)) * (shift > 0))

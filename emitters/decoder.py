@@ -346,7 +346,8 @@ class _ProgramEmitter:
             attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2",
             read_part=template_variant(
                 "decoder_layer.read_decode",
-                phase == "decode" and attention_launches(ops.kernels, cfg, phase, queries, attn_columns) is not None,
+                phase == "decode"
+                and attention_launches(ops.kernels, cfg, phase, queries, attn_columns, sliding) is not None,
             ),
             write_part=write_part,
             kv_heads=k,

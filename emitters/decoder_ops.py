@@ -67,21 +67,40 @@ def carrier(norm: Func) -> str:
     return BF16 if norm.result_types[0].endswith("xbf16>") else "f32"
 
 
+@dataclass(frozen=True)
+class AttentionLaunches:
+    """The decode-attention kernels serving one attention core: its two products, and at a decode step the
+    softmax between them (a prompt's single row keeps IREE's softmax: its mask is the prompt's)."""
+
+    scores: Launch
+    values: Launch
+    softmax: Launch | None
+
+
 def attention_launches(
-    kernels: LinkedKernels, cfg: DecoderConfig, phase: str, queries: int, columns: int
-) -> tuple[Launch, Launch] | None:
-    """The decode-attention kernels' scores and values launches where they serve an attention core (a decode step,
-    and a prompt's single query row: a KV-shared layer's) and are linked; None where IREE's code computes it."""
+    kernels: LinkedKernels, cfg: DecoderConfig, phase: str, queries: int, columns: int, sliding: bool
+) -> AttentionLaunches | None:
+    """The decode-attention kernels where they serve an attention core (a decode step, and a prompt's single query
+    row: a KV-shared layer's) and are all linked; None where IREE's code computes it."""
     h, k = cfg.num_attention_heads, cfg.num_key_value_heads
-    calls = (
-        DECODE_ATTENTION_SM90.calls(queries, k, h // k, columns, cfg.head_dim)
-        if phase == "decode" or queries == 1
-        else None
-    )
+    decode = phase == "decode"
+    calls = DECODE_ATTENTION_SM90.calls(queries, k, h // k, columns, cfg.head_dim) if decode or queries == 1 else None
     if calls is None:
         return None
     scores, values = (kernels.launch(call) for call in calls)
-    return (scores, values) if scores is not None and values is not None else None
+    window = cfg.sliding_window if sliding else None
+    softmax = (
+        kernels.launch(
+            DECODE_ATTENTION_SM90.softmax_call(
+                queries, h, columns, window, DENOMINATOR_READS, *D.block_schedule(columns, DENOMINATOR_READS), BF16_MIN
+            )
+        )
+        if decode
+        else None
+    )
+    if scores is None or values is None or (decode and softmax is None):
+        return None
+    return AttentionLaunches(scores, values, softmax)
 
 
 @dataclass
@@ -120,8 +139,7 @@ class DecoderOpEmitter(OpEmitter):
     # ------------------------------------------------------------------ reductions and norms
     def block_sum(self, rows: int, width: int, reads: int) -> Func:
         """`decoder_ops.block_sum`: the lane/XOR sum when the row fits one block, else passes of 1024 threads."""
-        threads = lane_threads(min(width, 1024 * reads), reads)
-        passes = -(-width // (threads * reads))
+        threads, passes = D.block_schedule(width, reads)
         if passes == 1:
             return self.lane_xor_sum(rows, width, reads)
         lanes = self.lane_xor_sum(rows, passes * threads * reads, passes * reads)
@@ -410,11 +428,11 @@ class DecoderOpEmitter(OpEmitter):
         ring_sum = phase == "prefill" and sliding
         summed = ring if ring_sum else columns
         stat_rows = queries * h
-        denominator = self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         q = f32([queries, h, hd])
-        launches = attention_launches(self.kernels, cfg, phase, queries, columns)
-        scores, values = launches or (None, None)
+        launches = attention_launches(self.kernels, cfg, phase, queries, columns, sliding)
         kernel = launches is not None
+        softmax = launches.softmax if launches else None
+        denominator = None if softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         if phase == "decode" and kernel:
             if not rows.endswith(f"x{self.contract.operand_dtype}>"):
                 raise ValueError(
@@ -449,7 +467,7 @@ class DecoderOpEmitter(OpEmitter):
         return self._add(
             f"decoder_attention.{phase}.mlir.j2",
             func,
-            calls=[denominator],
+            calls=[denominator] if denominator else [],
             queries=queries,
             columns=columns,
             heads=h,
@@ -465,9 +483,11 @@ class DecoderOpEmitter(OpEmitter):
             kv_args=[(name, "!kv" if name in ("%k", "%v") else t) for name, t in kv_args],  # IREE's: as `!kv`
             scores_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}scores", kernel),
             values_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel),
-            scores_kernel=scores,
-            values_kernel=values,
-            value_splits=values.call.constant("S") if kernel else None,
+            softmax_part=template_variant("decoder_attention.softmax", softmax is not None),
+            scores_kernel=launches and launches.scores,
+            values_kernel=launches and launches.values,
+            softmax_kernel=softmax,
+            value_splits=launches.values.call.constant("S") if launches else None,
             mask_value=BF16_MIN,
         )
 

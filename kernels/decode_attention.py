@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .reductions import SCHEDULE_THREADS
 from .spec import KernelCall, KernelFile, KernelSignature, Pointer, PushConstant
 
 _SHAPE = (PushConstant("kv_heads"), PushConstant("groups"), PushConstant("columns", multiple_of_16=True))
@@ -26,16 +27,34 @@ VALUES = KernelSignature(
     constexprs=("ROWS", "BC", "DIMS"),
 )
 
+SOFTMAX = KernelSignature(
+    source="decode_attention_triton",
+    entry="decode_softmax",
+    inputs=(Pointer("s", "f32"), Pointer("pos", "i32")),
+    output=Pointer("p", "bf16"),
+    constants=(
+        PushConstant("heads"),
+        PushConstant("columns"),
+        PushConstant("window"),
+        PushConstant("reads"),
+        PushConstant("passes"),
+        PushConstant("mask_bits", f32=True),
+    ),
+    constexprs=("THREADS",),
+)
+
 #: Programs a column-range split aims for in the values product (the H200 has 132 SMs).
 VALUE_PROGRAMS = 128
 
 
 @dataclass(frozen=True)
 class DecodeAttentionKernels:
-    """Up to `ROWS` query heads per KV head, `DIMS` values per head, columns in tiles of `BC`."""
+    """Up to `ROWS` query heads per KV head, `DIMS` values per head, columns in tiles of `BC`; the softmax
+    between them in one file per schedule block size (`SCHEDULE_THREADS`)."""
 
     scores: KernelFile
     values: KernelFile
+    softmax: dict[int, KernelFile]
 
     @property
     def rows(self) -> int:
@@ -73,6 +92,40 @@ class DecodeAttentionKernels:
             self.values.call(sequences * kv_heads * s, **shape, S=s),
         )
 
+    def softmax_call(
+        self,
+        sequences: int,
+        heads: int,
+        columns: int,
+        window: int | None,
+        reads: int,
+        threads: int,
+        passes: int,
+        mask_value: float,
+    ) -> KernelCall:
+        """The softmax of `sequences` x `heads` rows of `columns` scores (a sliding layer's ring of `window`),
+        its denominator in the block schedule of `threads` threads of `reads` reads, `passes` blocks a row
+        (`decoder_ops.block_schedule`)."""
+        return self.softmax[threads].call(
+            sequences * heads,
+            heads=heads,
+            columns=columns,
+            window=window or 0,
+            reads=reads,
+            passes=passes,
+            mask_bits=mask_value,
+        )
+
+
+def _softmax_file(threads: int) -> KernelFile:
+    return KernelFile(
+        f"decode_softmax_t{threads}_sm90",
+        SOFTMAX,
+        warps=max(1, min(threads // 32, 8)),
+        constexprs=(("THREADS", threads),),
+        bf16_rounding_only=True,  # the probabilities' rounding point: contracts that round there
+    )
+
 
 def _file(signature: KernelSignature, stem: str) -> KernelFile:
     return KernelFile(
@@ -86,4 +139,8 @@ def _file(signature: KernelSignature, stem: str) -> KernelFile:
 
 
 #: Gemma 3n E2B/E4B: 4 query heads per KV head, 256 values per head; 64 cache rows per tile.
-DECODE_ATTENTION_SM90 = DecodeAttentionKernels(_file(SCORES, "decode_scores_sm90"), _file(VALUES, "decode_values_sm90"))
+DECODE_ATTENTION_SM90 = DecodeAttentionKernels(
+    _file(SCORES, "decode_scores_sm90"),
+    _file(VALUES, "decode_values_sm90"),
+    {threads: _softmax_file(threads) for threads in SCHEDULE_THREADS},
+)

@@ -13,16 +13,41 @@ rows of one (sequence, KV head) along the head dimension, coalesced, on the tens
 keys), sequence b's `columns` rows starting at row `at[b]`: a decode step reads its sequences' rows where the
 cache holds them, with no gathered copy (at batch 64 a full layer's copy was 268 MB).
 
-Everything between them (mask, max, exp, the pinned denominator, the division and its rounding) stays the
-template's. Both are the contract's contractions: BF16 operands, F32 accumulation, each program summing its
+Both are the contract's contractions: BF16 operands, F32 accumulation, each program summing its
 range in order, so a result depends only on its own sequence's rows: bit-identical from call to call and for
 every batch width.
+
+Between them, `decode_softmax` is the template's softmax of one row of scores per program, in the template's
+operations and order (in IREE's code five dispatches: the mask's positions, the masked scores, their maximum,
+the pinned denominator, the rounded quotients): the columns a sequence cannot see (a full layer's past its
+position, a sliding layer's ring slots not yet written) masked to the BF16 minimum, e = exp(masked - max) in
+IREE's exp, the denominator the contract's block sum over the columns in column order (`THREADS` threads of
+`reads` adjacent values, `passes` blocks of them: `decoder_ops.block_sum`), probabilities round(e /
+denominator) with an IEEE division, written as the BF16 operand of the values product.
 """
 
 from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+from gemma3n_iree.kernels.triton_numerics import _as_bf16, _iree_exp, _lane_total, _round_to_bf16
+
+
+@triton.jit
+def _max_keeping_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _masked_scores(s_row, col, columns, position, window, mask_value):
+    """A row's scores at `col` where the sequence at `position` sees that column, else `mask_value`:
+    a full layer (window 0) sees columns <= position; a sliding layer's ring column c holds position
+    p - ((p - c) mod window), seen once written (>= 0)."""
+    s = tl.load(s_row + col, mask=col < columns, other=0.0)
+    held = position - (position - col + window) % tl.maximum(window, 1)
+    visible = tl.where(window == 0, col <= position, held >= 0)
+    return tl.where(visible, s, mask_value)
 
 
 @triton.jit
@@ -75,3 +100,33 @@ def decode_values(
     batch = tl.num_programs(0) // (kv_heads * S)
     o_rows = ((split * batch + seq) * kv_heads + head) * groups + g
     tl.store(o_ptr + o_rows[:, None].to(tl.int64) * DIMS + d[None, :], acc, mask=g[:, None] < groups)
+
+
+@triton.jit
+def decode_softmax(s_ptr, pos_ptr, p_ptr, heads, columns, window, reads, passes, mask_bits, THREADS: tl.constexpr):
+    # One program per row of scores [sequences * heads, columns]; a row's sequence is row // heads.
+    row = tl.program_id(0)
+    position = tl.load(pos_ptr + row // heads)
+    mask_value = mask_bits.to(tl.float32, bitcast=True)
+    s_row = s_ptr + row.to(tl.int64) * columns
+    p_row = p_ptr + row.to(tl.int64) * columns
+    thread = tl.arange(0, THREADS)
+    span = THREADS * reads
+    top = tl.full((THREADS,), float("-inf"), tl.float32)
+    for i in range(passes * reads):
+        col = (i // reads) * span + thread * reads + i % reads
+        x = _masked_scores(s_row, col, columns, position, window, mask_value)
+        top = _max_keeping_nan(top, tl.where(col < columns, x, float("-inf")))
+    top_row = tl.reduce(top, 0, _max_keeping_nan)
+    # thread t adds its values of every block serially (pass after pass, `reads` adjacent values each)
+    acc = tl.full((THREADS,), 0.0, tl.float32)
+    for i in range(passes * reads):
+        col = (i // reads) * span + thread * reads + i % reads
+        e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
+        acc = acc + tl.where(col < columns, e, 0.0)
+    denominator = _lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS)  # [1]
+    for i in range(passes * reads):
+        col = (i // reads) * span + thread * reads + i % reads
+        e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
+        probs = _round_to_bf16(tl.math.div_rn(e, denominator))
+        tl.store(p_row + col, _as_bf16(probs), mask=col < columns)

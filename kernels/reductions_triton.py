@@ -24,27 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _iree_exp, _round_to_bf16, _warp_sum
-
-
-@triton.jit
-def _pad_double(v, R: tl.constexpr, N: tl.constexpr):
-    """[R, N] -> [R, 2N]: the values, then N lanes of +0."""
-    return tl.reshape(tl.permute(tl.join(v, tl.full((R, N), 0.0, tl.float32)), (0, 2, 1)), (R, 2 * N))
-
-
-@triton.jit
-def _pad_to_32(v, R: tl.constexpr, N: tl.constexpr):
-    """[R, N] -> [R, 32] with +0 in lanes N..31 (N a power of two, 2..32)."""
-    if N <= 2:
-        v = _pad_double(v, R, 2)
-    if N <= 4:
-        v = _pad_double(v, R, 4)
-    if N <= 8:
-        v = _pad_double(v, R, 8)
-    if N <= 16:
-        v = _pad_double(v, R, 16)
-    return v
+from gemma3n_iree.kernels.triton_numerics import _iree_exp, _lane_total, _round_to_bf16
 
 
 @triton.jit
@@ -71,16 +51,6 @@ def _schedule_sum(
             v = v * v
         acc = acc + v
     return _lane_total(acc, R, THREADS)
-
-
-@triton.jit
-def _lane_total(acc, R: tl.constexpr, THREADS: tl.constexpr):
-    """[R, THREADS] per-thread sums -> [R]: each warp's butterfly, then the warp totals' (zero-padded to 32)."""
-    WARPS: tl.constexpr = THREADS // 32
-    total = _warp_sum(tl.reshape(acc, (R, WARPS, 32)), R, WARPS)
-    if WARPS > 1:
-        total = _warp_sum(tl.reshape(_pad_to_32(total, R, WARPS), (R, 1, 32)), R, 1)
-    return tl.reshape(total, (R,))
 
 
 @triton.jit

@@ -28,6 +28,7 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     ATTENTION_SM90.file,
     DECODE_ATTENTION_SM90.scores,
     DECODE_ATTENTION_SM90.values,
+    *(DECODE_ATTENTION_SM90.softmax[t] for t in sorted(DECODE_ATTENTION_SM90.softmax)),
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),

@@ -2,7 +2,8 @@
 counterpart of an emulation in `contracts/`.
 
 - `_round_to_bf16`: the contract's BF16 rounding point (`emulation.round_bf16`);
-- `_warp_sum`: lane 0 of the 32-lane shfl_xor butterfly (`emulation.xor_halve`);
+- `_warp_sum`: lane 0 of the 32-lane shfl_xor butterfly (`emulation.xor_halve`); `_lane_total`: a block's
+  per-thread sums through every warp's butterfly, then the warp totals' (`emulation.lane_xor_sum`);
 - `_iree_exp`, `_iree_tanh`: IREE 3.13's F32 exp and tanh (`iree_math.exp`, `iree_math.tanh`), the
   same fused multiply-adds in the same order, so a kernel replacing IREE's code for an op that uses
   them gives IREE's bits. The kernels are built with FMA contraction off, so every `*` and `+`
@@ -61,6 +62,36 @@ def _warp_sum(v, R: tl.constexpr, G: tl.constexpr):
     v = _xor_level(v, R, G, 2)
     v = _xor_level(v, R, G, 1)
     return tl.reshape(v, (R, G))
+
+
+@triton.jit
+def _pad_double(v, R: tl.constexpr, N: tl.constexpr):
+    """[R, N] -> [R, 2N]: the values, then N lanes of +0."""
+    return tl.reshape(tl.permute(tl.join(v, tl.full((R, N), 0.0, tl.float32)), (0, 2, 1)), (R, 2 * N))
+
+
+@triton.jit
+def _pad_to_32(v, R: tl.constexpr, N: tl.constexpr):
+    """[R, N] -> [R, 32] with +0 in lanes N..31 (N a power of two, 2..32)."""
+    if N <= 2:
+        v = _pad_double(v, R, 2)
+    if N <= 4:
+        v = _pad_double(v, R, 4)
+    if N <= 8:
+        v = _pad_double(v, R, 8)
+    if N <= 16:
+        v = _pad_double(v, R, 16)
+    return v
+
+
+@triton.jit
+def _lane_total(acc, R: tl.constexpr, THREADS: tl.constexpr):
+    """[R, THREADS] per-thread sums -> [R]: each warp's butterfly, then the warp totals' (zero-padded to 32)."""
+    WARPS: tl.constexpr = THREADS // 32
+    total = _warp_sum(tl.reshape(acc, (R, WARPS, 32)), R, WARPS)
+    if WARPS > 1:
+        total = _warp_sum(tl.reshape(_pad_to_32(total, R, WARPS), (R, 1, 32)), R, 1)
+    return tl.reshape(total, (R,))
 
 
 @triton.jit

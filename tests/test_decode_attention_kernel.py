@@ -40,6 +40,14 @@ def test_committed_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(f
     assert "cvt.rn.bf16" not in ptx  # F32 results: the template rounds where the contract does
 
 
+@pytest.mark.parametrize("threads", (128, 1024))
+def test_committed_softmax_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(threads, tmp_path):
+    file = KERNELS.softmax[threads]
+    ptx = rebuilt_ptx(file, tmp_path)
+    assert entry_parameters(ptx, file.entry) == [".u64"] * 3 + [".u32"] * len(file.signature.constants)
+    assert "fma.rn.f32" in ptx and "div.rn.f32" in ptx  # IREE's exp, the IEEE quotient
+
+
 def _exact(rng: np.random.Generator, *shape: int):
     import torch
 
@@ -89,6 +97,93 @@ def test_interpreted_kernels_compute_each_sequences_scores_and_value_partials(se
     np.testing.assert_array_equal(out.numpy(), expected)
 
 
+@settings(max_examples=12, deadline=None)
+@given(
+    sequences=st.integers(1, 3),
+    heads=st.sampled_from([1, 3, 8]),
+    columns=st.sampled_from([16, 64, 100, 512, 4160]),
+    sliding=st.booleans(),
+    ties=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_softmax_is_the_contracts_bit_for_bit(sequences, heads, columns, sliding, ties, seed):
+    """`decode_softmax` against the emulation's `attention_probs` under mlx-cuda-v1 with IREE's exp: every
+    probability's bits, for full layers (columns past the position masked) and sliding rings (slots not yet
+    written masked), rows wider than one block (4160 columns: two passes), scores with ties and large
+    magnitudes (the max is exact, the exp's argument is not)."""
+    import torch
+
+    from gemma3n_iree.contracts import decoder_ops as D
+    from gemma3n_iree.contracts.decoder_policy import DENOMINATOR_READS
+    from gemma3n_iree.contracts.emulation import BF16_MIN
+    from gemma3n_iree.contracts.kv_cache import visible_columns
+
+    rng = np.random.default_rng(seed)
+    scale = 1.0 if ties else 40.0
+    scores = (
+        rng.integers(-3, 4, (sequences, heads, columns)) if ties else rng.standard_normal((sequences, heads, columns))
+    )
+    scores = (scores * scale).astype(np.float32)
+    window = columns if sliding else None
+    positions = rng.integers(0, 3 * columns, sequences) if sliding else rng.integers(0, columns, sequences)
+    seen = np.stack([visible_columns(sliding, int(p), columns, window or 0) for p in positions])
+    expected = D.attention_probs(MLX_CUDA_V1, scores, seen[:, None, :], D.IREE_MATH)
+
+    call = KERNELS.softmax_call(
+        sequences, heads, columns, window, DENOMINATOR_READS, *D.block_schedule(columns, DENOMINATOR_READS), BF16_MIN
+    )
+    launch = interpreted_kernels("decode_attention_triton.py")
+    probs = torch.zeros((sequences, heads, columns), dtype=torch.bfloat16)
+    launch(
+        "decode_softmax",
+        call.workgroups,
+        torch.from_numpy(scores),
+        torch.from_numpy(positions.astype(np.int32)),
+        probs,
+        *call.constants,
+        THREADS=call.file.constexpr("THREADS"),
+    )
+    got = (probs.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+def test_the_softmax_denominator_is_summed_in_the_contracts_order():
+    """Scores close to their maximum (e in (1/2, 1], a denominator near 3,000 whose F32 sum depends on the order
+    of its adds): the kernel's probabilities equal the contract's block-sum order, and differ from the plain
+    column-order sum on this input (so the check can tell the two apart)."""
+    import torch
+
+    from gemma3n_iree.contracts import decoder_ops as D
+    from gemma3n_iree.contracts.decoder_policy import DENOMINATOR_READS
+    from gemma3n_iree.contracts.emulation import BF16_MIN, round_bf16
+
+    rng = np.random.default_rng(7)
+    sequences, heads, columns = 3, 8, 4160
+    scores = (-0.7 * rng.random((sequences, heads, columns))).astype(np.float32)
+    positions = np.full(sequences, columns - 1)
+    seen = np.ones((sequences, 1, columns), bool)
+    expected = D.attention_probs(MLX_CUDA_V1, scores, seen, D.IREE_MATH)
+    e = D.IREE_MATH.exp((scores - scores.max(-1, keepdims=True)).astype(np.float32))
+    in_column_order = np.cumsum(e, axis=-1, dtype=np.float32)[..., -1:]
+    assert (round_bf16((e / in_column_order).astype(np.float32)) != expected).any()
+
+    call = KERNELS.softmax_call(
+        sequences, heads, columns, None, DENOMINATOR_READS, *D.block_schedule(columns, DENOMINATOR_READS), BF16_MIN
+    )
+    probs = torch.zeros((sequences, heads, columns), dtype=torch.bfloat16)
+    interpreted_kernels("decode_attention_triton.py")(
+        "decode_softmax",
+        call.workgroups,
+        torch.from_numpy(scores),
+        torch.from_numpy(positions.astype(np.int32)),
+        probs,
+        *call.constants,
+        THREADS=call.file.constexpr("THREADS"),
+    )
+    got = (probs.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
 def test_value_splits_are_whole_tiles_and_stop_once_there_are_enough_programs():
     for sequences in (1, 2, 8, 64):
         for columns in range(KERNELS.tile, 8192 + 1, KERNELS.tile):
@@ -104,7 +199,7 @@ def test_value_splits_are_whole_tiles_and_stop_once_there_are_enough_programs():
 
 
 @pytest.mark.parametrize("columns, window", [(4096, None), (512, 512)])
-def test_the_decode_core_calls_the_two_kernels_in_place_of_its_dot_products(columns, window):
+def test_the_decode_core_calls_the_kernels_in_place_of_its_products_and_softmax(columns, window):
     cfg = builtin_decoder_config("e4b")
     linked = select_kernels("auto", SM90, MLX_CUDA_V1)
 
@@ -128,7 +223,15 @@ def test_the_decode_core_calls_the_two_kernels_in_place_of_its_dot_products(colu
         rf"-> tensor<{splits}x1x2x4x256xf32>",
         text,
     )
-    assert scores is not None and values is not None, text
-    # what lies between and after the products is the same text: mask, max, exp, denominator, divide, roundings
-    for op in ("stablehlo.exponential", "stablehlo.maximum", "e8m7", "stablehlo.select", "f64"):
-        assert text.count(op) == plain.count(op), op
+    softmax = re.search(
+        r'hal.dispatch.extern "decode_softmax"\((?:%[\w-]+, ){7}%[\w-]+\) : '
+        rf"\(tensor<1x2x4x{columns}xf32>, tensor<1xi32>, i32, i32, i32, i32, i32, i32\) -> tensor<1x2x4x{columns}xbf16>",
+        text,
+    )
+    assert scores is not None and softmax is not None and values is not None, text
+    assert scores.start() < softmax.start() < values.start()
+    # the softmax between the products is the kernel's: no mask, max, exp or division left in the template,
+    # only the output's rounding point
+    for op in ("stablehlo.exponential", "stablehlo.maximum", "stablehlo.select", "f64"):
+        assert op not in text and op in plain, op
+    assert text.count("e8m7") == plain.count("e8m7") - 1  # the probabilities' rounding is the kernel's

@@ -19,27 +19,21 @@ func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90(%q: !q, %k
     layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/decode_scores_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 40960>
-  %column = stablehlo.iota dim = 1 : !pos
-  %p = stablehlo.broadcast_in_dim %qpos, dims = [0] : (tensor<1xi32>) -> !pos
-  %visible = stablehlo.compare LE, %column, %p, SIGNED : (!pos, !pos) -> !mask
-  %visible_b = stablehlo.broadcast_in_dim %visible, dims = [0, 3] : (!mask) -> tensor<1x2x4x128xi1>
-  %masked_value = stablehlo.constant dense<0xFF7F0000> : tensor<1x2x4x128xf32>
-  %masked = stablehlo.select %visible_b, %scores, %masked_value : tensor<1x2x4x128xi1>, !scores
-  %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %top = stablehlo.reduce(%masked init: %lowest) applies stablehlo.maximum across dimensions = [3] : (!scores, tensor<f32>) -> !stat
-  %top_b = stablehlo.broadcast_in_dim %top, dims = [0, 1, 2] : (!stat) -> !scores
-  %shifted = stablehlo.subtract %masked, %top_b : !scores
-  %e = stablehlo.exponential %shifted : !scores
-%e_rows = stablehlo.reshape %e : (!scores) -> tensor<8x128xf32>
-  %denominator_flat = func.call @lane_xor_sum_R8_W128_X4_Ksm90(%e_rows) : (tensor<8x128xf32>) -> (tensor<8xf32>)
-  %denominator = stablehlo.reshape %denominator_flat : (tensor<8xf32>) -> !stat
-  %denominator_b = stablehlo.broadcast_in_dim %denominator, dims = [0, 1, 2] : (!stat) -> !scores
-  %probs_raw_a64 = stablehlo.convert %e : (tensor<1x2x4x128xf32>) -> tensor<1x2x4x128xf64>
-  %probs_raw_b64 = stablehlo.convert %denominator_b : (tensor<1x2x4x128xf32>) -> tensor<1x2x4x128xf64>
-  %probs_raw_64 = stablehlo.divide %probs_raw_a64, %probs_raw_b64 : tensor<1x2x4x128xf64>
-  %probs_raw = stablehlo.convert %probs_raw_64 : (tensor<1x2x4x128xf64>) -> tensor<1x2x4x128xf32>
-  %probs = stablehlo.reduce_precision %probs_raw, format = e8m7 : !scores
-  %p_op = stablehlo.convert %probs : (!scores) -> tensor<1x2x4x128xbf16>
+  %p_op_c0 = arith.constant 8 : i32
+%p_op_c1 = arith.constant 128 : i32
+%p_op_c2 = arith.constant 0 : i32
+%p_op_c3 = arith.constant 4 : i32
+%p_op_c4 = arith.constant 1 : i32
+%p_op_c5 = arith.constant -8454144 : i32
+%p_op = hal.dispatch.extern "decode_softmax"(%scores, %qpos, %p_op_c0, %p_op_c1, %p_op_c2, %p_op_c3, %p_op_c4, %p_op_c5) : (!scores, tensor<1xi32>, i32, i32, i32, i32, i32, i32) -> tensor<1x2x4x128xbf16>
+    count(%device: !hal.device) -> (index, index, index) {
+      %workgroups = arith.constant 8 : index
+      %one = arith.constant 1 : index
+      hal.return %workgroups, %one, %one : index, index, index
+    }
+    layout(#hal.pipeline.layout<constants = 6, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/decode_softmax_t32_sm90.ptx"}>]})
+    <workgroup_size = [32 : index, 1 : index, 1 : index], workgroup_local_memory = 128>
   %value_partials_c0 = arith.constant 2 : i32
 %value_partials_c1 = arith.constant 4 : i32
 %value_partials_c2 = arith.constant 128 : i32
