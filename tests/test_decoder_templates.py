@@ -19,6 +19,7 @@ configuration) and fed the same inputs as its emulation (`IREE_MATH`: IREE's own
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import ml_dtypes
 import numpy as np
@@ -367,16 +368,56 @@ def test_gemm_kernel_serves_prompt_sized_linears_only():
     assert mean.symbol in builder.fragments
 
 
+@cache
+def _e4b_decode_spec():
+    """E4B's decode step (1 slot of 64 positions, batch 1) with the Hopper kernels linked, for cuda."""
+    from gemma3n_iree.emitters.compile import parse_target
+    from gemma3n_iree.emitters.decoder import DecoderModuleSpec
+    from gemma3n_iree.emitters.kernels import select_kernels
+    from gemma3n_iree.emitters.lowering import lowering_for
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
+
+    sm90 = parse_target("cuda", "sm_90")
+    kernels = select_kernels("auto", sm90, MLX_CUDA_V1)
+    e4b = builtin_decoder_config("e4b")
+    return DecoderModuleSpec(
+        e4b, MLX_CUDA_V1, 1, 64, (), (1,), kernels=kernels, lowering=lowering_for(sm90, MLX_CUDA_V1)
+    )
+
+
+@cache
+def _e4b_decode_program() -> str:
+    from gemma3n_iree.emitters.decoder import emit_decoder_module
+
+    return emit_decoder_module(_e4b_decode_spec())
+
+
+def test_a_decode_steps_attention_is_three_kernels_reading_the_cache_in_place():
+    """At E4B's shapes with the Hopper kernels linked, every layer's decode attention is the scores, softmax and
+    values kernels in that order, the products reading each sequence's K/V rows from the cache global itself
+    (the cache seen as one row per (slot, row)): nothing of the cache is gathered, and no mask, max or exp of the
+    softmax is left to IREE."""
+    spec, text = _e4b_decode_spec(), _e4b_decode_program()
+    layers = spec.cfg.num_hidden_layers
+    (entry,) = re.findall(r"func\.func @decoder_decode_\w+\(.*?\n}\n", text, re.S)
+    cache_rows = f"tensor<{(spec.slots + 1) * spec.slot_rows}x2x256xbf16>"  # the cache global, one row per (slot, row)
+    kernels = re.findall(r'hal\.dispatch\.extern "(decode_\w+)"\(([^)]*)\) : \(([^)]*)\)', text)
+    assert [name for name, _, _ in kernels] == ["decode_scores", "decode_softmax", "decode_values"] * layers
+    for name, _, types in kernels:
+        if name != "decode_softmax":
+            assert types.split(", ")[1] == cache_rows, (name, types)  # the cache's rows, not a copy
+    assert not re.search(rf'"stablehlo\.gather"\([^)]*\) [^\n]*: \({cache_rows},', text)  # no copy of cache rows
+    assert not re.search(r"stablehlo\.exponential %\S+ : tensor<1x2x4x\d+xf32>", entry)  # no softmax of scores
+
+
 def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     """At E4B's shapes with the Hopper kernels linked: the norm before the attention projections and LAuReL (and
     the one before the MLP) hands its linears BF16, no F32 pass between; the projections whose only reader is a
     norm (q/k/v per head, the output projection, the down-projection, the per-layer projection) hand it the
     decode-linear kernel's partials; the decode layer calls them so."""
     from gemma3n_iree.emitters.compile import parse_target
-    from gemma3n_iree.emitters.decoder import DecoderModuleSpec, emit_decoder_module
     from gemma3n_iree.emitters.decoder_ops import carrier
     from gemma3n_iree.emitters.kernels import select_kernels
-    from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
     e4b, sm90 = builtin_decoder_config("e4b"), parse_target("cuda", "sm_90")
@@ -403,11 +444,7 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     calls = " ".join(texts[f.symbol] for f in (residual, mlp, ple))
     assert calls.count("@projected_norm_") == 3 and "@linear_1_K2048_N16384_Ibf16_Xbf16_Ksm90_P1" in calls
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
-    layer = emit_decoder_module(
-        DecoderModuleSpec(
-            e4b, MLX_CUDA_V1, 1, 64, prompts=(), batches=(1,), kernels=kernels, lowering=lowering_for(sm90, MLX_CUDA_V1)
-        )
-    )
+    layer = _e4b_decode_program()
     own = sum(e4b.owns_kv(i) for i in range(e4b.num_hidden_layers))
     # per layer: q, o, down, per-layer projection, and k, v where the layer owns its K/V; two BF16 norms
     assert layer.count('hal.dispatch.extern "rms_norm_partials"') == 4 * e4b.num_hidden_layers + 2 * own
