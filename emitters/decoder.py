@@ -424,6 +424,7 @@ class _ProgramEmitter:
             "decoder_entry.mlir.j2",
             calls=calls,
             c=spec.contract,
+            unfused_mul_add=spec.lowering.unfused_mul_add,
             weights=weights,
             caches=self.caches,
             cache_global=CACHE_GLOBAL,
