@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from decoder_real_shapes import CAPACITY, PROMPT_LENGTH, STEPS  # noqa: E402
+
 ARTIFACTS = ROOT / ".gpu" / "decoder"
 #: weight bytes read per decode step (spec gemma3n-text §11.4) and the H200's bandwidth
 STEP_BYTES = {"e2b": 4.84e9, "e4b": 8.97e9, "tiny": 0.0}
@@ -52,7 +54,7 @@ BENCH_PROMPT = 256
 #: The programs `build` compiles: (slots, capacity, prompt buckets, decode batches, decode contexts).
 GPU_SPEC = {
     "mlx-cuda-v1": (32, 4096 + 64, PROMPTS, BATCHES, (512, 4096 + 64)),
-    "f32-reference": (1, 64, (64,), (1,), (64,)),
+    "f32-reference": (1, CAPACITY, (PROMPT_LENGTH,), (1,), (CAPACITY,)),
 }
 
 
@@ -374,8 +376,8 @@ def main() -> None:
         if name in ("parity", "bench"):
             p.add_argument("--out", type=Path, required=True)
         if name == "parity":
-            p.add_argument("--prompt-length", type=int, default=16, help="as decoder_real_shapes.py's")
-            p.add_argument("--steps", type=int, default=4, help="as decoder_real_shapes.py's")
+            p.add_argument("--prompt-length", type=int, default=PROMPT_LENGTH, help="as decoder_real_shapes.py's")
+            p.add_argument("--steps", type=int, default=STEPS, help="as decoder_real_shapes.py's")
         if name == "bench":
             p.add_argument("--torch", default="eager,compile", help="transformers modes to time (eager, compile)")
             p.add_argument("--compile-timeout", type=int, default=280)

@@ -24,10 +24,10 @@ BUDGET=${BUDGET:-570}
 source "$R/scripts/gpu_budget.sh"
 step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" "$@"
          echo "rc=$?" >&2; }
-cd /tmp && [ -f $W/decoder-$V/model.safetensors.index.json ] || step 240 python3 -c "
-from synthetic_text import add_random_decoder_tensors
+cd /tmp && step 240 python3 -c "
+from synthetic_text import ensure_random_decoder
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
-add_random_decoder_tensors('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
+ensure_random_decoder('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
 for A in "$R"/.gpu/step/$V/*.vmfb; do
   N=$(basename "$A" .vmfb)
   step 150 python3 "$R/scripts/decoder_profile.py" --artifact "$A" --checkpoint "$W/decoder-$V" \

@@ -37,6 +37,8 @@ from gemma3n_iree.model.text_config import TextConfig
 TEXT_SHARD = "model-text.safetensors"
 AUDIO_SHARD = "model-audio.safetensors"
 INDEX = "model.safetensors.index.json"
+#: what `add_random_decoder_tensors` wrote (configuration identity, seed, scales), written last
+RANDOM_DECODER_RECORD = "random_weights.json"
 _CHUNK_ROWS = 4096
 
 # ---------------------------------------------------------------------------------------------- values
@@ -191,14 +193,43 @@ def add_text_tensors(
     return directory
 
 
-def _decoder_value_maker(cfg: DecoderConfig, logical: str, shape: tuple[int, ...]) -> Callable:
+@dataclasses.dataclass(frozen=True)
+class DecoderScales:
+    """The scales of a random decoder's tensor families that decide how chaotic it is.
+
+    With every norm weight near 1 and AltUp coefficients ~0.3 N(0, 1) (`CHAOTIC`, the checkpoints before
+    issue 26), every sub-layer adds a vector as large as the residual stream, attention scores have a standard
+    deviation of sqrt(head_dim) (one-hot softmaxes) and AltUp's 4x4 mixing grows some streams each layer: a
+    BF16 run of the 35-layer E4B ends unrelated to its FP32 run.  A trained model adds small updates;
+    `WELL_CONDITIONED` does so too (scripts/decoder_conditioning.py measures the choice)."""
+
+    qk_norm: float = 1.0  # q_norm / k_norm weights: scores ~ qk_norm^2 sqrt(head_dim) N(0, 1)
+    post_norm: float = 1.0  # the norms closing a residual branch (attention, MLP, LAuReL, per-layer input)
+    altup_coefs: float = 0.3  # AltUp prediction / correction coefficient weights ~ altup_coefs N(0, 1)
+
+
+CHAOTIC = DecoderScales()
+WELL_CONDITIONED = DecoderScales(qk_norm=0.25, post_norm=0.1, altup_coefs=0.05)
+
+#: norm weights that close a residual branch: they set how large each layer's update is.
+_POST_NORMS = ("post_attention_layernorm", "post_feedforward_layernorm", "post_per_layer_input_norm", "post_laurel")
+
+
+def _decoder_value_maker(logical: str, shape: tuple[int, ...], scales: DecoderScales) -> Callable:
     """Random BF16 values of one decoder tensor: tables ~ 2^-7..2^-4 (x sqrt(hidden) ~ 1, as the prefill
-    tensors above), linear weights ~ fan_in^-0.5, AltUp coefficients ~ 0.3 N(0, 1), norm weights and
-    `correct_output_scale` ~ 1 + 0.1 N(0, 1)."""
+    tensors above), linear weights ~ fan_in^-0.5, norm weights and `correct_output_scale` ~ 1 + 0.1 N(0, 1)
+    times their family's scale (`DecoderScales`), AltUp coefficients ~ `scales.altup_coefs` N(0, 1)."""
     if len(shape) == 1:
-        return lambda rng, s: (1.0 + 0.1 * rng.standard_normal(s, dtype=np.float32)).astype(ml_dtypes.bfloat16)
+        scale = 1.0
+        if logical.endswith(("q_norm", "k_norm")):
+            scale = scales.qk_norm
+        elif any(name in logical for name in _POST_NORMS):
+            scale = scales.post_norm
+        return lambda rng, s: (scale * (1.0 + 0.1 * rng.standard_normal(s, dtype=np.float32))).astype(
+            ml_dtypes.bfloat16
+        )
     if "coefs" in logical:
-        return lambda rng, s: (0.3 * rng.standard_normal(s, dtype=np.float32)).astype(ml_dtypes.bfloat16)
+        return lambda rng, s: (scales.altup_coefs * rng.standard_normal(s, dtype=np.float32)).astype(ml_dtypes.bfloat16)
     if logical.startswith("embed_tokens"):
         return lambda rng, s: _random_bf16(rng, s, 120, 3)
     fan_in_exp = 127 - max(1, int(np.ceil(np.log2(shape[1]) / 2))) - 1
@@ -206,11 +237,15 @@ def _decoder_value_maker(cfg: DecoderConfig, logical: str, shape: tuple[int, ...
 
 
 def add_random_decoder_tensors(
-    directory: str | Path, cfg: DecoderConfig, seed: int = 0, layout: WeightLayout = HF_LAYOUT
+    directory: str | Path,
+    cfg: DecoderConfig,
+    seed: int = 0,
+    layout: WeightLayout = HF_LAYOUT,
+    scales: DecoderScales = WELL_CONDITIONED,
 ) -> Path:
     """Add every tensor the decoder reads (the prefill stage's four included), deterministic random BF16,
     streamed to their own shard (the real E4B's 13.7 GB never in memory at once); `config.json` (created if
-    absent) gets the whole text configuration."""
+    absent) gets the whole text configuration, `RANDOM_DECODER_RECORD` the seed and scales."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if not (directory / "config.json").is_file():
@@ -218,17 +253,36 @@ def add_random_decoder_tensors(
     rng = np.random.default_rng(seed)
     tensors = []
     for logical, spec in decoder_weight_specs(cfg, layout).items():
-        make = _decoder_value_maker(cfg, logical, spec.shape)
+        make = _decoder_value_maker(logical, spec.shape, scales)
 
         def chunks(shape=spec.shape, make=make) -> Iterable[np.ndarray]:
             for start in range(0, shape[0], _CHUNK_ROWS):
                 yield make(rng, (min(_CHUNK_ROWS, shape[0] - start),) + tuple(shape[1:]))
 
         tensors.append((spec.key, spec.shape, chunks()))
+    (directory / RANDOM_DECODER_RECORD).unlink(missing_ok=True)
     _write_shard(directory / TEXT_SHARD, tensors)
     _make_indexed(directory)
     _update_config(directory, cfg)
+    (directory / RANDOM_DECODER_RECORD).write_text(json.dumps(_random_record(cfg, seed, scales)) + "\n")
     return directory
+
+
+def _random_record(cfg: DecoderConfig, seed: int, scales: DecoderScales) -> dict:
+    return {"config": cfg.identity(), "seed": seed, "scales": dataclasses.asdict(scales)}
+
+
+def ensure_random_decoder(
+    directory: str | Path, cfg: DecoderConfig, seed: int = 0, scales: DecoderScales = WELL_CONDITIONED
+) -> Path:
+    """`directory` holding `add_random_decoder_tensors(directory, cfg, seed, scales=scales)`: reused when its
+    record says so, written (over whatever is there) otherwise, so that a scripts' work directory never
+    silently keeps the weights of another plan."""
+    directory = Path(directory)
+    record = directory / RANDOM_DECODER_RECORD
+    if record.is_file() and json.loads(record.read_text()) == _random_record(cfg, seed, scales):
+        return directory
+    return add_random_decoder_tensors(directory, cfg, seed, scales=scales)
 
 
 def write_decoder_checkpoint(directory: str | Path, cfg: DecoderConfig, tensors: Mapping[str, np.ndarray]) -> Path:

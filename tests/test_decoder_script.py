@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 SCRIPT = "scripts/decoder_real_shapes.py"
+SHORT = ["--prompt-length", "16", "--steps", "3", "--capacity", "64"]  # the tiny model: seconds
 
 
 def run(argv: list[str]) -> None:
@@ -25,7 +26,7 @@ def run(argv: list[str]) -> None:
 def test_reference_run_and_program_comparison(tmp_path, capsys):
     contract = "mlx-cuda-v1"
     work, out = tmp_path / "w", tmp_path / "out"
-    run(["--variant", "tiny", "--workdir", str(work), "--out", str(out), "--no-transformers", "--steps", "3"])
+    run(["--variant", "tiny", "--workdir", str(work), "--out", str(out), "--no-transformers", *SHORT])
     report = json.loads((out / "report.json").read_text())
     assert report["mlx-cuda-v1_prefix_consistent"] and report["f32-reference_prefix_consistent"]
     assert report["f32_reference_vs_oracle"]["relative_l2"] <= 1e-5
@@ -33,7 +34,19 @@ def test_reference_run_and_program_comparison(tmp_path, capsys):
     program = {k.split("/", 1)[1]: refs[k] for k in refs.files if k.startswith(contract + "/")}
     np.savez(tmp_path / "same.npz", **program)
     capsys.readouterr()
-    run(["--variant", "tiny", "--workdir", str(work), "--out", str(out), "--compare", str(tmp_path / "same.npz")])
+    run(
+        [
+            "--variant",
+            "tiny",
+            "--workdir",
+            str(work),
+            "--out",
+            str(out),
+            "--compare",
+            str(tmp_path / "same.npz"),
+            *SHORT,
+        ]
+    )
     same = json.loads(capsys.readouterr().out)["program"]
     assert same["logits_bit_identical"] == 1.0 and same["cache_bit_identical"] == 1.0
     assert same["cache_max_bf16_ulps"] == 0
@@ -42,6 +55,18 @@ def test_reference_run_and_program_comparison(tmp_path, capsys):
     keys.view(np.uint32)[0, 0, 0] += 1 << 16  # one BF16 step
     moved["keys_0"] = keys
     np.savez(tmp_path / "moved.npz", **moved)
-    run(["--variant", "tiny", "--workdir", str(work), "--out", str(out), "--compare", str(tmp_path / "moved.npz")])
+    run(
+        [
+            "--variant",
+            "tiny",
+            "--workdir",
+            str(work),
+            "--out",
+            str(out),
+            "--compare",
+            str(tmp_path / "moved.npz"),
+            *SHORT,
+        ]
+    )
     moved_report = json.loads(capsys.readouterr().out)["program"]
     assert moved_report["cache_max_bf16_ulps"] == 1 and moved_report["cache_bit_identical"] < 1.0

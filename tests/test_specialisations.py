@@ -30,6 +30,7 @@ from gemma3n_iree.emitters.symbols import (
     F32Bits,
     Flag,
     Int,
+    OptionalInt,
     Specialisation,
     Switch,
     SymbolError,
@@ -42,6 +43,8 @@ FAMILIES = sorted(Specialisation._families.items())
 
 
 def _values(kind: object) -> st.SearchStrategy:
+    if isinstance(kind, OptionalInt):
+        return st.none() | st.integers(0, 10**9)
     if isinstance(kind, Int):
         return st.integers(0, 10**9)
     if isinstance(kind, Dims):
