@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The text decoder on the H200 for one variant: references, parity of the carried programs, speed.
 #
-#   bash scripts/gpu_decoder.sh e4b parity    # decoder_real_shapes references, both programs, --compare
+#   bash scripts/gpu_decoder.sh e4b parity    # decoder_real_shapes references (256 + 16 tokens), both programs, --compare
 #   bash scripts/gpu_decoder.sh e4b bench     # prefill/decode timings vs transformers eager + torch.compile
 #
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu` (the programs, built on the CPU
@@ -23,7 +23,7 @@ source "$R/scripts/gpu_budget.sh"
 step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" python3 "$@"
          echo "rc=$?" >&2; }
 if [ "$PHASE" = parity ]; then
-  step 330 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref --greedy 16 \
+  step 330 "$R/scripts/decoder_real_shapes.py" --variant "$V" --workdir $W --out $W/ref \
     > "$OUT/references_$V.json"
   cp $W/ref/report.json "$OUT/report_$V.json" 2>/dev/null
   for C in f32-reference mlx-cuda-v1; do
