@@ -33,7 +33,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from synthetic_text import CHAOTIC, WELL_CONDITIONED, DecoderScales, _decoder_value_maker  # noqa: E402
+from synthetic_text import (  # noqa: E402
+    CHAOTIC,
+    WELL_CONDITIONED,
+    DecoderScales,
+    _decoder_value_maker,
+    with_vocabulary,
+)
 
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
 from gemma3n_iree.model.decoder_config import DecoderConfig, builtin_decoder_config  # noqa: E402
@@ -61,23 +67,6 @@ class RandomTensors(Mapping):
         return len(self.specs)
 
 
-def shrunk(cfg: DecoderConfig, vocab: int) -> DecoderConfig:
-    """`cfg` with `vocab` text ids (0: unchanged), the vision and audio vocabularies moved to follow them."""
-    if not vocab:
-        return cfg
-    vision, audio = vocab, vocab + cfg.vision_vocab_size
-    return dataclasses.replace(
-        cfg,
-        vocab_size=audio + cfg.audio_vocab_size,
-        vocab_size_per_layer_input=vocab,
-        vision_vocab_offset=vision,
-        audio_vocab_offset=audio,
-        eoa_token_id=audio + cfg.eoa_token_id - cfg.audio_vocab_offset,
-        audio_token_id=audio + cfg.audio_token_id - cfg.audio_vocab_offset,
-        boa_token_id=min(cfg.boa_token_id, vocab - 1),
-    )
-
-
 def parse_scales(text: str) -> DecoderScales:
     """A named choice, or `field=value,...` over the chaotic defaults."""
     if text in SCALES:
@@ -97,7 +86,7 @@ def measure(variant: str, scales: DecoderScales, vocab: int, prompt_length: int,
     import torch
     from oracles import hf_decoder as H
 
-    cfg = shrunk(builtin_decoder_config(variant), vocab)
+    cfg = with_vocabulary(builtin_decoder_config(variant), vocab)
     rng = np.random.default_rng(1)
     top = cfg.vocab_size_per_layer_input
     prompt = [cfg.bos_token_id] + [int(i) for i in rng.integers(3, top, prompt_length - 1)]

@@ -8,15 +8,16 @@ machine with the artifacts carried in `.gpu/decoder/` (git-ignored):
     python scripts/decoder_gpu.py bench --variant e4b --workdir /tmp/w --out $OUT [--torch eager,compile]
 
 * `build` emits and compiles the program for cuda sm_90 (with `--kernels auto`, the default, the committed
-  Hopper row-sum kernels and, under mlx-cuda-v1, the wgmma GEMM for prompt-sized linears): GPU_SPEC below (32 slots, 4096 + 64 positions,
-  prompt buckets 256/1024/4096, decode batches 1/8/32 over contexts 512 and the capacity; the f32-reference
-  parity program only the smallest buckets), and prints its size (the carry limit is 64 MiB per call,
-  the runtime wheel ~17 MiB of it).
+  Hopper row-sum kernels and, under mlx-cuda-v1, the wgmma GEMM for prompt-sized linears): BENCH_SPEC below
+  (32 slots, 4096 + 64 positions, prompt buckets 256/1024/4096, decode batches 1/8/32 over contexts 512 and
+  the capacity) for mlx-cuda-v1, PARITY_SPEC (decoder_real_shapes.py's run) for f32-reference and for every
+  contract under `--vocab N` (the layers at their real shapes, the vocabulary shrunk as the references a CPU
+  machine can compute), and prints its size (the carry limit is 64 MiB per call, the runtime wheel ~17 MiB).
 * `parity` loads the program with the deterministic random checkpoint `scripts/decoder_real_shapes.py`
-  writes (the same seed, prompt and forced tokens: run that script first in the same workdir, it also
-  writes the references), runs the prompt and the forced decode steps, and saves `program_<contract>.npz`
-  (`logits` [1 + steps, V], `keys_<l>` / `values_<l>` of slot 0), which
-  `decoder_real_shapes.py --compare` judges against the emulation and the float64 oracle.
+  reads (written if it is not there; the same seed, prompt and forced tokens), runs the prompt and the forced
+  decode steps, and saves `program_<contract>.npz` (`logits` [1 + steps, V], `keys_<l>` / `values_<l>` of
+  slot 0, the rows the run wrote), which `decoder_real_shapes.py --compare` judges against the emulation and
+  the float64 oracle.
 * `bench` times, in one run, the program's prefill for 256/1024/4096-token prompts and its decode step at
   batch 1/8/32 (each sequence after a 256-token prompt), and transformers' `Gemma3nForCausalLM` on the same
   checkpoint (bf16, SDPA attention, DynamicCache) eager and, with `--torch eager,compile`,
@@ -42,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from decoder_real_shapes import CAPACITY, PROMPT_LENGTH, STEPS  # noqa: E402
+from decoder_real_shapes import CAPACITY, PROMPT_LENGTH, STEPS, checkpoint_dir  # noqa: E402
 
 ARTIFACTS = ROOT / ".gpu" / "decoder"
 #: weight bytes read per decode step (spec gemma3n-text §11.4) and the H200's bandwidth
@@ -51,15 +52,22 @@ BANDWIDTH = 4.8e12
 PROMPTS = (256, 1024, 4096)
 BATCHES = (1, 8, 32)
 BENCH_PROMPT = 256
-#: The programs `build` compiles: (slots, capacity, prompt buckets, decode batches, decode contexts).
-GPU_SPEC = {
-    "mlx-cuda-v1": (32, 4096 + 64, PROMPTS, BATCHES, (512, 4096 + 64)),
-    "f32-reference": (1, CAPACITY, (PROMPT_LENGTH,), (1,), (CAPACITY,)),
-}
+#: The programs `build` compiles: (slots, capacity, prompt buckets, decode batches, decode contexts): the
+#: mlx-cuda-v1 program `bench` times (and `parity` runs), and the smallest program holding decoder_real_shapes.py's
+#: run, which f32-reference gets, and every contract with a shrunk vocabulary (the layers' parity against
+#: references a CPU machine computed: `--vocab`).
+BENCH_SPEC = (32, 4096 + 64, PROMPTS, BATCHES, (512, 4096 + 64))
+PARITY_SPEC = (1, CAPACITY, (PROMPT_LENGTH,), (1,), (CAPACITY,))
+CONTRACTS = ("f32-reference", "mlx-cuda-v1")
 
 
-def artifact_path(variant: str, contract: str, target: str) -> Path:
-    return ARTIFACTS / f"decoder_{variant}_{contract}_{target.replace('-', '')}.vmfb"
+def program_spec(contract: str, vocab: int) -> tuple:
+    return BENCH_SPEC if contract == "mlx-cuda-v1" and not vocab else PARITY_SPEC
+
+
+def artifact_path(variant: str, contract: str, target: str, vocab: int = 0) -> Path:
+    shrunk = f"_vocab{vocab}" if vocab else ""
+    return ARTIFACTS / f"decoder_{variant}{shrunk}_{contract}_{target.replace('-', '')}.vmfb"
 
 
 #: `build --step`: the decode-step programs `scripts/gpu_decode_step.sh` times (decode entries only, context =
@@ -76,7 +84,9 @@ def step_artifact(variant: str, contract: str, target: str, cpu: str = "host") -
     return STEP_ARTIFACTS / variant / "cpu" / f"step_{contract}_llvmcpu_{cpu}.vmfb"
 
 
-def module_spec(variant: str, contract: str, target: str, kernels: str, step: bool = False):
+def module_spec(variant: str, contract: str, target: str, kernels: str, step: bool = False, vocab: int = 0):
+    from synthetic_text import with_vocabulary
+
     from gemma3n_iree.contracts import get_contract
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder import DecoderModuleSpec
@@ -84,8 +94,8 @@ def module_spec(variant: str, contract: str, target: str, kernels: str, step: bo
     from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
-    cfg, c = builtin_decoder_config(variant), get_contract(contract)
-    slots, capacity, prompts, batches, contexts = GPU_SPEC[contract]
+    cfg, c = with_vocabulary(builtin_decoder_config(variant), vocab), get_contract(contract)
+    slots, capacity, prompts, batches, contexts = program_spec(contract, vocab)
     if variant == "tiny":  # the smoke run on the CPU machine: the tiny model's 256 positions
         slots, capacity, prompts, batches, contexts = 2, 64, (32,), (1, 2), (64,)
     if step:
@@ -101,7 +111,7 @@ def build(args: argparse.Namespace) -> None:
     from gemma3n_iree.emitters.decoder import emit_decoder_module
     from gemma3n_iree.files import write_atomically
 
-    spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step)
+    spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step, args.vocab)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target(f"llvm-cpu:{args.cpu}")
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
@@ -116,7 +126,7 @@ def build(args: argparse.Namespace) -> None:
     path = (
         step_artifact(args.variant, args.contract, args.target, args.cpu)
         if args.step
-        else artifact_path(args.variant, args.contract, args.target)
+        else artifact_path(args.variant, args.contract, args.target, args.vocab)
     )
     write_atomically(path, vmfb)
     print(
@@ -133,19 +143,19 @@ def build(args: argparse.Namespace) -> None:
     )
 
 
-def load_session(args: argparse.Namespace, contract: str):
+def load_session(args: argparse.Namespace, contract: str, vocab: int = 0):
+    """The program of `contract` on decoder_real_shapes.py's random checkpoint (written here if it is not there)."""
+    from synthetic_text import ensure_random_decoder, with_vocabulary
+
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
     from gemma3n_iree.runtime.decoder import DecoderSession
 
-    checkpoint = args.workdir / f"decoder-{args.variant}"
-    if not (checkpoint / "model.safetensors.index.json").is_file():
-        raise SystemExit(
-            f"{checkpoint}: no checkpoint; run scripts/decoder_real_shapes.py --variant {args.variant} "
-            f"--workdir {args.workdir} first (it writes the checkpoint and the references)"
-        )
+    checkpoint = checkpoint_dir(args.workdir, args.variant, vocab)
+    ensure_random_decoder(checkpoint, with_vocabulary(builtin_decoder_config(args.variant), vocab), seed=0)
     device = "cuda" if args.target == "cuda" else "local-task"
     started = time.perf_counter()
     session = DecoderSession.from_checkpoint(
-        artifact_path(args.variant, contract, args.target), checkpoint, device=device
+        artifact_path(args.variant, contract, args.target, vocab), checkpoint, device=device
     )
     return session, checkpoint, time.perf_counter() - started
 
@@ -155,7 +165,7 @@ def parity(args: argparse.Namespace) -> None:
 
     from gemma3n_iree.contracts import decoder as DEC
 
-    session, checkpoint, load_s = load_session(args, args.contract)
+    session, checkpoint, load_s = load_session(args, args.contract, args.vocab)
     cfg = session.cfg
     prompt, forced = prompt_ids(cfg, args.prompt_length, args.steps)
     c = session.contract
@@ -171,10 +181,11 @@ def parity(args: argparse.Namespace) -> None:
     logits = [session.prefill(0, embeds, pli)]
     for i, token in enumerate(forced):
         logits.append(session.decode([0], [len(prompt) + i], [token])[0])
-    out = {"logits": np.stack(logits), **session.cache(0)}
+    written = len(prompt) + len(forced)  # the cache rows this run wrote (what --compare reads)
+    out = {"logits": np.stack(logits), **{k: v[:written] for k, v in session.cache(0).items()}}
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"program_{args.contract}.npz"
-    np.savez(path, **out)
+    np.savez_compressed(path, **out)
     print(
         json.dumps(
             {
@@ -248,7 +259,7 @@ def bench_torch(args: argparse.Namespace, mode: str) -> dict:
     from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights
 
     cfg = builtin_decoder_config(args.variant)
-    checkpoint = args.workdir / f"decoder-{args.variant}"
+    checkpoint = checkpoint_dir(args.workdir, args.variant)
     mapped = read_decoder_weights(checkpoint, cfg)
     specs = decoder_weight_specs(cfg)
     model = H.to_bf16_as_loaded(H.model_from_tensors(cfg, {specs[k].key: v for k, v in mapped.items()}, "cuda"))
@@ -349,7 +360,10 @@ def main() -> None:
         p.add_argument("--variant", choices=["e2b", "e4b", "tiny"], default="e4b")
         p.add_argument("--target", choices=["cuda", "llvm-cpu"], default="cuda")
         if name in ("build", "parity"):
-            p.add_argument("--contract", choices=sorted(GPU_SPEC), default="mlx-cuda-v1")
+            p.add_argument("--contract", choices=CONTRACTS, default="mlx-cuda-v1")
+            p.add_argument(
+                "--vocab", type=int, default=0, help="as decoder_real_shapes.py's (a PARITY_SPEC program of it)"
+            )
         if name == "build":
             p.add_argument(
                 "--kernels",
@@ -369,9 +383,7 @@ def main() -> None:
                 help="llvm-cpu only: the LLVM CPU to compile for (x86-64-v3 runs on the GPU machine's CPU too)",
             )
         if name != "build":
-            p.add_argument(
-                "--workdir", type=Path, required=True, help="where decoder_real_shapes.py wrote the checkpoint"
-            )
+            p.add_argument("--workdir", type=Path, required=True, help="where the random checkpoint is (or is written)")
             p.add_argument("--repeats", type=int, default=10)
         if name in ("parity", "bench"):
             p.add_argument("--out", type=Path, required=True)

@@ -215,6 +215,24 @@ WELL_CONDITIONED = DecoderScales(qk_norm=0.25, post_norm=0.1, altup_coefs=0.05)
 _POST_NORMS = ("post_attention_layernorm", "post_feedforward_layernorm", "post_per_layer_input_norm", "post_laurel")
 
 
+def with_vocabulary(cfg: DecoderConfig, vocab: int) -> DecoderConfig:
+    """`cfg` with `vocab` text ids (0: unchanged), the vision and audio vocabularies moved to follow them: the layers
+    at their real shapes without the real tables (scripts measuring a layer stack on a CPU machine)."""
+    if not vocab:
+        return cfg
+    vision, audio = vocab, vocab + cfg.vision_vocab_size
+    return dataclasses.replace(
+        cfg,
+        vocab_size=audio + cfg.audio_vocab_size,
+        vocab_size_per_layer_input=vocab,
+        vision_vocab_offset=vision,
+        audio_vocab_offset=audio,
+        eoa_token_id=audio + cfg.eoa_token_id - cfg.audio_vocab_offset,
+        audio_token_id=audio + cfg.audio_token_id - cfg.audio_vocab_offset,
+        boa_token_id=min(cfg.boa_token_id, vocab - 1),
+    )
+
+
 def _decoder_value_maker(logical: str, shape: tuple[int, ...], scales: DecoderScales) -> Callable:
     """Random BF16 values of one decoder tensor: tables ~ 2^-7..2^-4 (x sqrt(hidden) ~ 1, as the prefill
     tensors above), linear weights ~ fan_in^-0.5, norm weights and `correct_output_scale` ~ 1 + 0.1 N(0, 1)
