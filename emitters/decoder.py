@@ -17,6 +17,11 @@ updates), so two per-layer caches of the same type silently became one buffer. E
 * `decoder_prefill_c{capacity}_s{slots}_t{T}`, one per prompt bucket T <= capacity: a prompt's inputs_embeds
   and per_layer_inputs (the prefill stage's outputs, zero-padded to T) at positions 0..L-1 into one slot;
   returns the logits of position L-1. The KV-shared layers run on that row only (spec §7.5);
+* `decoder_prefill_batch_c{capacity}_s{slots}_t{T}_p{P}`, one per prompt bucket T and number of prompts P of
+  `prompt_batches`: P prompts, each into its own slot, in one call; their rows share every row-wise op (the
+  linears read each weight once for all of them), each prompt's attention and cache writes are the one-prompt
+  entry's, so a prompt gets the bits it gets alone (`tests/test_decoder_program.py`); a padding prompt writes
+  the scratch slot;
 * `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
   sequence, each at its own position in its own slot (positions < context: full-attention layers read only
   the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows (each
@@ -48,7 +53,14 @@ from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
 from .decoder_ops import DecoderOpEmitter, attention_launches, carrier
-from .entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry, EntryPoint
+from .entries import (
+    DecoderCacheEntry,
+    DecoderDecodeEntry,
+    DecoderPrefillBatchEntry,
+    DecoderPrefillEntry,
+    DecoderTopKEntry,
+    EntryPoint,
+)
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
 from .ops import template_variant
@@ -88,6 +100,9 @@ class DecoderModuleSpec:
     lowering: Lowering = DEFAULT_LOWERING
     #: k of the `decoder_top_k` entries (0: none)
     top_k: int = TOP_LOGPROBS
+    #: numbers of prompts (>= 2) a `decoder_prefill_batch` entry takes at once, per prompt bucket (none: one
+    #: prompt per prefill call)
+    prompt_batches: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.slots < 1 or self.capacity < 1:
@@ -100,10 +115,16 @@ class DecoderModuleSpec:
             ("prompt bucket", self.prompts, self.capacity),
             ("decode context", self.context_buckets, self.capacity),
             ("batch", self.batches, self.slots),
+            ("prompt batch", self.prompt_batches, self.slots),
         ):
             for v in values:
                 if not 1 <= v <= limit:
                     raise DecoderBucketError(f"{name} {v} must be in [1, {limit}]")
+        if self.prompt_batches and (1 in self.prompt_batches or not self.prompts):
+            raise DecoderBucketError(
+                f"prompt batches {sorted(set(self.prompt_batches))} must be >= 2 (one prompt is a prefill entry) "
+                "and need a prompt bucket"
+            )
         if not self.prompts and not self.batches:
             raise DecoderBucketError("a decoder program needs at least one prefill or decode entry")
         if not 0 <= self.top_k <= self.cfg.vocab_size:
@@ -137,6 +158,14 @@ class DecoderModuleSpec:
         return [DecoderPrefillEntry(self.capacity, self.slots, t) for t in sorted(set(self.prompts))]
 
     @property
+    def prefill_batch_entries(self) -> list[DecoderPrefillBatchEntry]:
+        return [
+            DecoderPrefillBatchEntry(self.capacity, self.slots, t, p)
+            for t in sorted(set(self.prompts))
+            for p in sorted(set(self.prompt_batches))
+        ]
+
+    @property
     def decode_entries(self) -> list[DecoderDecodeEntry]:
         return [
             DecoderDecodeEntry(self.capacity, self.slots, x, b)
@@ -146,16 +175,17 @@ class DecoderModuleSpec:
 
     @property
     def top_k_entries(self) -> list[DecoderTopKEntry]:
-        """One per decode batch, and batch 1 for the prefill entries' one row."""
+        """One per decode batch, and per prompt batch (batch 1 for the prefill entries' one row)."""
         if not self.top_k:
             return []
-        widths = set(self.batches) | ({1} if self.prompts else set())
+        widths = set(self.batches) | ({1} if self.prompts else set()) | set(self.prompt_batches)
         return [DecoderTopKEntry(b, self.top_k) for b in sorted(widths)]
 
     @property
     def entry_points(self) -> list[EntryPoint]:
         return [
             *self.prefill_entries,
+            *self.prefill_batch_entries,
             *self.decode_entries,
             *self.top_k_entries,
             DecoderCacheEntry(self.capacity, self.slots),
@@ -177,6 +207,11 @@ class DecoderModuleSpec:
                 "lowering=" + self.lowering.identity,
                 f"top_k={self.top_k}",
             ]
+            + (
+                ["prompt_batches=" + ",".join(map(str, sorted(set(self.prompt_batches))))]
+                if self.prompt_batches
+                else []
+            )
         )
 
     def digest(self) -> str:
@@ -239,6 +274,10 @@ class _Entry:
         return self.entry.batch  # type: ignore[attr-defined]
 
     @property
+    def prompts(self) -> int:
+        return self.entry.prompts  # type: ignore[attr-defined]
+
+    @property
     def shared(self) -> bool:
         return any(not layer.owns for layer in self.layers)
 
@@ -273,12 +312,15 @@ class _ProgramEmitter:
         self.flat_type = tensor_type([(spec.slots + 1) * offset, cfg.num_key_value_heads, cfg.head_dim], layout.dtype)
 
     # ------------------------------------------------------------------ one layer
-    def layer(self, phase: str, tokens: int, layer: int, columns: int) -> Func:
-        """Layer `layer`'s function for `tokens` rows: prefill reads a prompt of `columns` = `tokens` positions
-        (a KV-shared layer runs on its last row), decode reads `columns` cache rows of full layers."""
+    def layer(self, phase: str, tokens: int, layer: int, columns: int, prompts: int = 1) -> Func:
+        """Layer `layer`'s function for `tokens` rows: prefill reads `prompts` prompts of `columns` = `tokens`
+        positions each, their rows one after another (a KV-shared layer runs on each prompt's last row); decode
+        reads `columns` cache rows of full layers."""
         cfg, ops = self.cfg, self.ops
         if phase == "prefill" and columns != tokens:
             raise ValueError(f"a prefill layer reads its own {tokens} prompt rows, not {columns}")
+        if prompts < 1 or (prompts > 1 and phase != "prefill"):
+            raise ValueError(f"{prompts} prompts: only a prefill layer runs several prompts at once")
         owns, sliding = cfg.owns_kv(layer), cfg.is_sliding(layer)
         producer = cfg.kv_producers[layer]
         n, d, p, hd = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input, cfg.head_dim
@@ -286,7 +328,8 @@ class _ProgramEmitter:
         width, sparsity = cfg.intermediate_sizes[layer], cfg.activation_sparsity[layer]
         ring = self.layout.rows(producer)
         window = cfg.sliding_window if sliding else None
-        queries = 1 if (phase == "prefill" and not owns) else tokens
+        per_prompt = 1 if (phase == "prefill" and not owns) else tokens  # one prompt's query rows
+        queries = per_prompt * prompts
         attn_columns = (ring if sliding else columns) if phase == "decode" else columns
         norm = ops.norm(queries, d, feeds_linear=True)  # its only readers are linears (and LAuReL's residual)
         calls = {
@@ -298,7 +341,7 @@ class _ProgramEmitter:
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
             "ple_gate": ops.ple_gate(queries),
-            "core": ops.attention_core(phase, queries, attn_columns, sliding, ring, self.flat_type),
+            "core": ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type),
         }
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm))
@@ -308,16 +351,18 @@ class _ProgramEmitter:
             ("%ple", tensor_type([queries, p], "f32")),
             ("%cos", tensor_type([queries, hd], "f32")),
             ("%sin", tensor_type([queries, hd], "f32")),
-            ("%qpos", tensor_type([queries], "i32")),
+            # each prompt's positions 0..T-1 (an owning prefill layer), else each query row's position
+            ("%qpos", tensor_type([tokens if phase == "prefill" and owns else queries], "i32")),
         ]
         results = [("%out", x)]
-        kv = tensor_type([tokens, k, hd], "f32")
+        kv = tensor_type([prompts * tokens, k, hd], "f32")
         offsets = [("%cache", self.cache_type), ("%offset_k", "tensor<i32>"), ("%offset_v", "tensor<i32>")]
+        scalar = "tensor<i32>" if prompts == 1 else tensor_type([prompts], "i32")
         if phase == "prefill" and owns:
-            args += [("%length", "tensor<i32>"), ("%slot", "tensor<i32>")] + offsets
+            args += [("%length", scalar), ("%slot", scalar)] + offsets
             results += [("%cache_out", self.cache_type), ("%kv#0", kv), ("%kv#1", kv)]
         elif phase == "prefill":
-            args += [("%keys", tensor_type([columns, k, hd], "f32")), ("%values", tensor_type([columns, k, hd], "f32"))]
+            args += [("%keys", kv), ("%values", kv)]
         else:
             at = tensor_type([tokens, 1], "i32")
             args += [("%cache", self.cache_type), ("%k_at", at), ("%v_at", at)]
@@ -327,7 +372,17 @@ class _ProgramEmitter:
         specs = decoder_weight_specs(cfg, self.spec.layout)
         args += [(_short(name), tensor_type(specs[name].shape, "bf16")) for name in layer_weight_names(cfg, layer)]
         kind = "own" if owns else "shared"
-        spec = DecoderLayer(phase, queries, d, width, kind, attn_columns, window, sparsity if sparsity > 0 else None)
+        spec = DecoderLayer(
+            phase,
+            queries,
+            d,
+            width,
+            kind,
+            attn_columns,
+            window,
+            sparsity if sparsity > 0 else None,
+            prompts if prompts > 1 else None,
+        )
         func = Func(spec.symbol, tuple(t for _, t in args), tuple(t for _, t in results))
         write_part = (
             "decoder_layer.write_prefill.ring.mlir.j2" if sliding else "decoder_layer.write_prefill.rows.mlir.j2"
@@ -343,13 +398,16 @@ class _ProgramEmitter:
             tokens=queries,
             d=d,
             active=cfg.altup_active_idx,
-            attend_part=f"decoder_layer.attend.{phase}_{kind}.mlir.j2",
+            attend_part=f"decoder_layer.attend.{phase}_{kind}{'_batch' if prompts > 1 else ''}.mlir.j2",
             read_part=template_variant(
                 "decoder_layer.read_decode",
                 phase == "decode"
                 and attention_launches(ops.kernels, cfg, phase, queries, attn_columns, sliding) is not None,
             ),
             write_part=write_part,
+            prompts=prompts,
+            rows=tokens,
+            heads=cfg.num_attention_heads,
             kv_heads=k,
             head_dim=hd,
             window=window,
@@ -361,7 +419,7 @@ class _ProgramEmitter:
             **calls,
         )
 
-    def layers(self, phase: str, tokens: int, columns: int) -> list[_Layer]:
+    def layers(self, phase: str, tokens: int, columns: int, prompts: int = 1) -> list[_Layer]:
         cfg = self.cfg
         out = []
         for layer in range(cfg.num_hidden_layers):
@@ -369,7 +427,7 @@ class _ProgramEmitter:
             out.append(
                 _Layer(
                     layer,
-                    self.layer(phase, tokens, layer, columns),
+                    self.layer(phase, tokens, layer, columns, prompts),
                     cfg.owns_kv(layer),
                     cfg.is_sliding(layer),
                     producer,
@@ -398,6 +456,16 @@ class _ProgramEmitter:
                 select=ops.token_select(1),
             )
             prefills.append(e)
+        prefill_batches = [
+            _Entry(
+                entry,
+                self.layers("prefill", entry.tokens, entry.tokens, entry.prompts),
+                ops.altup_init(entry.tokens * entry.prompts),
+                ops.decoder_head(entry.prompts),
+                select=ops.token_select(entry.prompts),
+            )
+            for entry in spec.prefill_batch_entries
+        ]
         for entry in spec.decode_entries:
             e = _Entry(
                 entry,
@@ -412,7 +480,7 @@ class _ProgramEmitter:
             _Entry(entry, select=ops.token_select(entry.batch, entry.k), outputs=",".join(TOP_K_OUTPUTS))
             for entry in spec.top_k_entries
         ]
-        for e in prefills + decodes + top_ks:
+        for e in prefills + prefill_batches + decodes + top_ks:
             calls += [layer.func for layer in e.layers]
             calls += [f for f in (e.init, e.head, e.embedding, e.select) if f is not None]
         cache_entry = _Entry(
@@ -435,6 +503,7 @@ class _ProgramEmitter:
             cache_dtype=self.cache_dtype,
             scope=PARAMETER_SCOPE,
             prefills=prefills,
+            prefill_batches=prefill_batches,
             decodes=decodes,
             top_ks=top_ks,
             cache_reads=[cache_entry],

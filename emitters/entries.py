@@ -77,6 +77,18 @@ class DecoderPrefillEntry(EntryPoint):
 
 
 @dataclass(frozen=True)
+class DecoderPrefillBatchEntry(EntryPoint):
+    """`prompts` prompts of up to `tokens` positions each, every one into its own slot, in one call: the rows of
+    all of them share each linear, each prompt's attention is its own (a prompt is computed as it is alone)."""
+
+    family: ClassVar[str] = "decoder_prefill_batch"
+    capacity: int = token(Int("c"))
+    slots: int = token(Int("s"))
+    tokens: int = token(Int("t"))
+    prompts: int = token(Int("p"))
+
+
+@dataclass(frozen=True)
 class DecoderDecodeEntry(EntryPoint):
     """One token for each of `batch` sequences whose positions are below `context` (the full-attention
     layers read only their first `context` cache rows)."""

@@ -463,6 +463,8 @@ class DecoderLayer(Specialisation):
     columns: int = token(Int("C"))
     window: int | None = token(OptionalInt("sw"), default=None)
     sparsity: float | None = token(Decimal("s"), default=None)
+    #: a prefill of several prompts at once (`tokens` rows of each), None for one
+    prompts: int | None = token(OptionalInt("p"), default=None)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
     logits = session.prefill(slot=0, inputs_embeds=e, per_layer_inputs=t)        # [V], the prompt's last position
     logits = session.decode(slots=[0, 2], positions=[17, 5], token_ids=[4368, 17])  # [2, V]
     chosen = session.decode_greedy(slots=[0, 2], positions=[18, 6], token_ids=[9, 3], top_k=5)  # TokenSelection
+    firsts = session.prefill_batch_greedy([1, 3], [e1, e3], [t1, t3])  # two prompts in one call (batched entries)
     tokens, _ = greedy(session, 0, e, t, max_new_tokens=64)
 
 One `VmContext` holds one copy of the weights (IREE parameters read from the checkpoint's safetensors) and the
@@ -40,7 +41,13 @@ from ..contracts.decoder_policy import decoder_contract_identity
 from ..contracts.policy import NumericContract, get_contract
 from ..emitters.compile import Target
 from ..emitters.decoder import SELECTION_OUTPUTS, TOP_K_OUTPUTS, DecoderModuleSpec, emit_decoder_module
-from ..emitters.entries import DecoderCacheEntry, DecoderDecodeEntry, DecoderPrefillEntry, DecoderTopKEntry
+from ..emitters.entries import (
+    DecoderCacheEntry,
+    DecoderDecodeEntry,
+    DecoderPrefillBatchEntry,
+    DecoderPrefillEntry,
+    DecoderTopKEntry,
+)
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.checkpoint_config import CheckpointConfig
 from ..model.decoder_config import DecoderConfig
@@ -62,6 +69,7 @@ class DecoderLayoutInfo:
     contexts: tuple[int, ...]
     batches: tuple[int, ...]
     top_k: int = 0  # the k of its top-k entries (0: none)
+    prompt_batches: tuple[int, ...] = ()  # numbers of prompts its batched prefill entries take
 
 
 class DecoderSession(LoadedProgram):
@@ -84,6 +92,10 @@ class DecoderSession(LoadedProgram):
         # a program has prefill entries, decode entries or both (DecoderModuleSpec); a call of a kind it lacks is
         # refused by name (`_bucket`)
         self.prefills = {e.tokens: name for name, e in self.entry_points(DecoderPrefillEntry, required=False).items()}
+        self.prefill_batches = {
+            (e.tokens, e.prompts): name
+            for name, e in self.entry_points(DecoderPrefillBatchEntry, required=False).items()
+        }
         self.decodes = {
             (e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, required=False).items()
         }
@@ -97,6 +109,7 @@ class DecoderSession(LoadedProgram):
             tuple(sorted({x for x, _ in self.decodes})),
             tuple(sorted({b for _, b in self.decodes})),
             min((k for _, k in self.top_ks.values()), default=0),
+            tuple(sorted({p for _, p in self.prefill_batches})),
         )
         self.contract = self._contract(self.reflection(self._cache_entry).get("gemma3n.contract", ""))
 
@@ -141,6 +154,15 @@ class DecoderSession(LoadedProgram):
     @property
     def decode_widths(self) -> tuple[int, ...]:
         return self.info.batches
+
+    @property
+    def prefill_widths(self) -> tuple[int, ...]:
+        """How many prompts one prefill call takes: 1 (the prefill entries), and each batched entry's number."""
+        return (1, *self.info.prompt_batches) if self.info.prompts else ()
+
+    @property
+    def prompt_buckets(self) -> tuple[int, ...]:
+        return self.info.prompts
 
     @property
     def max_prompt_tokens(self) -> int:
@@ -189,9 +211,44 @@ class DecoderSession(LoadedProgram):
         name, args = self._prefill_call(slot, inputs_embeds, per_layer_inputs)
         return self._select(name, args, 1, 1, top_k, logits, flat_logits=True)
 
-    def _prefill_call(
+    def prefill_batch_greedy(
+        self,
+        slots: Sequence[int],
+        inputs_embeds: Sequence[np.ndarray],
+        per_layer_inputs: Sequence[np.ndarray],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> D.TokenSelection:
+        """Several prompts, prompt i into `slots[i]`, in one call of the narrowest batched prefill entry that holds
+        them (one prompt: `prefill_greedy`): each prompt's last position's token selection, one row each, the
+        bits each prompt gets alone. Padding prompts (one zero row) write the program's scratch slot."""
+        slots = [int(s) for s in slots]
+        if not slots or not len(slots) == len(inputs_embeds) == len(per_layer_inputs):
+            raise SessionError(
+                f"a batched prefill needs one slot, inputs_embeds and per_layer_inputs per prompt, got "
+                f"{len(slots)}, {len(inputs_embeds)}, {len(per_layer_inputs)}"
+            )
+        if len(slots) == 1:
+            return self.prefill_greedy(slots[0], inputs_embeds[0], per_layer_inputs[0], top_k, logits)
+        if len(set(slots)) != len(slots):
+            raise SessionError(f"a batched prefill writes each slot once, got slots {slots}")
+        prompts = [self._prompt(slot, e, t) for slot, e, t in zip(slots, inputs_embeds, per_layer_inputs)]
+        width = self._bucket(len(prompts), self.info.prompt_batches, "number of prompts")
+        bucket = self._bucket(max(len(e) for _, e, _ in prompts), self.info.prompts, "prompt length")
+        cfg = self.cfg
+        embeds = np.zeros((width, bucket, cfg.hidden_size), F32)
+        pli = np.zeros((width, bucket, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input), F32)
+        all_slots = np.full(width, self.info.slots, np.int32)  # padding prompts: the scratch slot
+        lengths = np.ones(width, np.int32)
+        for i, (slot, e, t) in enumerate(prompts):
+            embeds[i, : len(e)], pli[i, : len(e)], all_slots[i], lengths[i] = e, t, slot, len(e)
+        args = [all_slots, lengths, embeds, pli, *self.rope_tables(np.arange(bucket))]
+        return self._select(self.prefill_batches[(bucket, width)], args, len(prompts), width, top_k, logits)
+
+    def _prompt(
         self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray
-    ) -> tuple[str, list[np.ndarray]]:
+    ) -> tuple[int, np.ndarray, np.ndarray]:
+        """A prompt's inputs, checked: (slot, embeds [L, hidden], per_layer_inputs [L, layers, width]) as F32."""
         cfg = self.cfg
         self._check_slot(slot)
         embeds = np.asarray(inputs_embeds, F32)
@@ -202,10 +259,18 @@ class DecoderSession(LoadedProgram):
         want = (length, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input)
         if pli.shape != want:
             raise SessionError(f"per_layer_inputs must be {list(want)} for {length} positions, got {list(pli.shape)}")
+        return slot, embeds, pli
+
+    def _prefill_call(
+        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray
+    ) -> tuple[str, list[np.ndarray]]:
+        cfg = self.cfg
+        slot, embeds, pli = self._prompt(slot, inputs_embeds, per_layer_inputs)
+        length = len(embeds)
         bucket = self._bucket(length, self.info.prompts, "prompt length")
         padded_embeds = np.zeros((bucket, cfg.hidden_size), F32)
         padded_embeds[:length] = embeds
-        padded_pli = np.zeros((bucket,) + want[1:], F32)
+        padded_pli = np.zeros((bucket,) + pli.shape[1:], F32)
         padded_pli[:length] = pli
         return self.prefills[bucket], [
             np.array(slot, np.int32),

@@ -9,9 +9,10 @@ configuration (the weights are held as float32, four times their BF16 size).
 `prefill_greedy` / `decode_greedy` select tokens as a compiled program's entries do, with the same functions
 (`decoder_ops.token_select` and `token_top_k`, F32, this decoder's transcendentals).
 
-Decode entries are emulated at the given batch widths (a call wider than the widest is refused, as a compiled
-program would refuse it); the emulation's results do not depend on the width (each row is computed on its
-own), which is the property a compiled program must have too.
+Decode entries are emulated at the given batch widths, batched prefill entries at the given numbers of prompts
+(a call wider than the widest is refused, as a compiled program would refuse it); the emulation's results do
+not depend on the width (each row, each prompt, is computed on its own), which is the property a compiled
+program must have too.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class EmulatedDecoder:
         slots: int = 4,
         capacity: int | None = None,
         decode_widths: Sequence[int] = DEFAULT_DECODE_WIDTHS,
+        prefill_widths: Sequence[int] = (1,),
         transcendentals: Transcendentals = CORRECTLY_ROUNDED,
         top_k: int = DEFAULT_TOP_K,
     ) -> None:
@@ -73,6 +75,8 @@ class EmulatedDecoder:
         self.slots = int(slots)
         self.capacity = int(capacity if capacity is not None else self.cfg.max_position_embeddings)
         self.decode_widths = tuple(sorted(set(int(w) for w in decode_widths)))
+        self.prefill_widths = tuple(sorted(set(int(w) for w in prefill_widths) | {1}))
+        self.prompt_buckets: tuple[int, ...] = ()  # any prompt length that fits the cache
         self.fn = transcendentals
         self.top_k = int(top_k)
         self.cache = KVCache(KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity))
@@ -111,6 +115,21 @@ class EmulatedDecoder:
         logits: bool = False,
     ) -> D.TokenSelection:
         return self._select(self.decode(slots, positions, token_ids), top_k, logits)
+
+    def prefill_batch_greedy(
+        self,
+        slots: Sequence[int],
+        inputs_embeds: Sequence[np.ndarray],
+        per_layer_inputs: Sequence[np.ndarray],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> D.TokenSelection:
+        if len(slots) > self.prefill_widths[-1]:
+            raise ValueError(
+                f"a prefill call of {len(slots)} prompts is wider than the widest prefill entry ({self.prefill_widths[-1]})"
+            )
+        rows = [self.prefill(*args) for args in zip(slots, inputs_embeds, per_layer_inputs)]
+        return self._select(np.stack(rows), top_k, logits)
 
     def _select(self, x: np.ndarray, top_k: int, logits: bool) -> D.TokenSelection:
         if not 0 <= top_k <= self.top_k:

@@ -8,14 +8,18 @@ The decoder is anything with the `DecoderBackend` interface: the compiled decode
   stage's outputs, positions 0..S-1) into a slot and returns its last position's logits;
 * `decode(slots, positions, token_ids) -> logits [B, V]` feeds one token to each of B sequences, sequence b at
   `positions[b]` of `slots[b]` (the host gathers the tokens' table rows);
+* `prefill_batch_greedy(slots, inputs_embeds [...], per_layer_inputs [...])` prefills several prompts, each
+  into its own slot, in one call (up to the widest of `prefill_widths`; prompts of one of `prompt_buckets`):
+  each prompt's selection is the one it gets alone;
 * `prefill_greedy(...)` / `decode_greedy(...)` are the same calls returning the token selection instead
   (`decoder_ops.TokenSelection`: each row's greedy token, its log-probability and non-finite count, the top
   `top_k <= backend.top_k` tokens and, when asked, the logits): a compiled program computes it on the device, so
   only that crosses to the host. `SelectsOnHost` gives them to a backend that computes logits only.
 
 `GenerationEngine` runs greedy sequences over one backend with continuous batching (`serve/batching.py`):
-sequences are submitted at any time, take a free slot, are prefilled, then advance one token per decode call
-together with whatever else is running, and free their slot when they end.  A token is the first index of
+sequences are submitted at any time, take a free slot, are prefilled (several at once where the backend has
+batched prefill entries), then advance one token per decode call together with whatever else is running, and
+free their slot when they end.  A token is the first index of
 the largest logit (transformers' greedy); a sequence ends after emitting a stop id (the token is kept, as
 `generate` keeps it) or `max_new_tokens` tokens.  The engine reads selections, never logits, but for the
 first step's logits of a request with log probabilities (its stop probability): tokens, log probabilities
@@ -54,6 +58,8 @@ class DecoderBackend(Protocol):
     decode_widths: tuple[int, ...]
     max_prompt_tokens: int  # the longest prompt `prefill` takes
     top_k: int  # the most top tokens a selection returns
+    prefill_widths: tuple[int, ...]  # how many prompts one prefill call takes (1 and the batched entries')
+    prompt_buckets: tuple[int, ...]  # the prefill entries' lengths (empty: any length)
 
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray: ...
 
@@ -68,6 +74,15 @@ class DecoderBackend(Protocol):
         slots: Sequence[int],
         positions: Sequence[int],
         token_ids: Sequence[int],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> TokenSelection: ...
+
+    def prefill_batch_greedy(
+        self,
+        slots: Sequence[int],
+        inputs_embeds: Sequence[np.ndarray],
+        per_layer_inputs: Sequence[np.ndarray],
         top_k: int = 0,
         logits: bool = False,
     ) -> TokenSelection: ...
@@ -126,9 +141,23 @@ def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False
 
 class SelectsOnHost:
     """`prefill_greedy` and `decode_greedy` for a backend whose calls return logits: `host_selection` of them
-    (float64 log probabilities, as `token_logprob`). The logits have crossed to the host already."""
+    (float64 log probabilities, as `token_logprob`). The logits have crossed to the host already. One prompt
+    per prefill call, of any length."""
 
     top_k: int = 20
+    prefill_widths: tuple[int, ...] = (1,)
+    prompt_buckets: tuple[int, ...] = ()
+
+    def prefill_batch_greedy(
+        self,
+        slots: Sequence[int],
+        inputs_embeds: Sequence[np.ndarray],
+        per_layer_inputs: Sequence[np.ndarray],
+        top_k: int = 0,
+        logits: bool = False,
+    ) -> TokenSelection:
+        rows = [self.prefill(*args) for args in zip(slots, inputs_embeds, per_layer_inputs)]  # type: ignore[attr-defined]
+        return host_selection(np.stack(rows), top_k, logits)
 
     def prefill_greedy(
         self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
@@ -343,9 +372,17 @@ class GenerationEngine:
         """One device call (a prefill or a decode call, as the batching policy says); its tokens' events."""
         self._admit()
         live = [s for s in self._sequences.values() if s.slot is not None and s.result.finish_reason is None]
-        admitted = [Admitted(s.seq, s.slot, s.arrival) for s in live if not s.prefilled]
+        admitted = [Admitted(s.seq, s.slot, s.arrival, s.request.prompt_tokens) for s in live if not s.prefilled]
         running = [Running(s.seq, s.slot, s.position, s.arrival, s.last_step) for s in live if s.prefilled]
-        call = next_call(admitted, running, self.backend.decode_widths, self._last_was_prefill)
+        backend = self.backend
+        call = next_call(
+            admitted,
+            running,
+            backend.decode_widths,
+            self._last_was_prefill,
+            backend.prefill_widths,
+            backend.prompt_buckets,
+        )
         if call is None:
             return []
         self._calls += 1
@@ -353,7 +390,7 @@ class GenerationEngine:
             self._last_was_prefill = False
             return self._decode(call)
         self._last_was_prefill = True
-        return self._prefill(self._sequences[call.seq])
+        return self._prefill([self._sequences[seq] for seq in call.seqs])
 
     def _admit(self) -> None:
         waiting = [
@@ -367,19 +404,36 @@ class GenerationEngine:
             self._free.discard(slot)
             self._waiting.remove(w.seq)
 
-    def _prefill(self, s: _Sequence) -> list[TokenEvent]:
-        assert s.slot is not None
-        request = s.request
+    def _prefill(self, members: list[_Sequence]) -> list[TokenEvent]:
+        requests = [s.request for s in members]
+        top_k = max(r.top_logprobs for r in requests)
+        logits = any(r.logprobs for r in requests)  # the first step's logits only for its stop probability
         try:
-            # the first step's logits only for its stop probability
-            selection = self.backend.prefill_greedy(
-                s.slot, request.inputs_embeds, request.per_layer_inputs, request.top_logprobs, request.logprobs
-            )
+            if len(members) == 1:
+                selection = self.backend.prefill_greedy(
+                    members[0].slot, requests[0].inputs_embeds, requests[0].per_layer_inputs, top_k, logits
+                )
+            else:
+                selection = self.backend.prefill_batch_greedy(
+                    [s.slot for s in members],
+                    [r.inputs_embeds for r in requests],
+                    [r.per_layer_inputs for r in requests],
+                    top_k,
+                    logits,
+                )
         except BaseException:
-            self._finish(s, ERROR)
+            for s in members:
+                self._finish(s, ERROR)
             raise
-        s.prefilled, s.position, s.last_step = True, request.prompt_tokens, self._calls
-        return [self._emit(s, selection, 0)]
+        if len(selection) != len(members):
+            raise GenerationError(
+                f"the decoder returned tokens for {len(selection)} prompt(s), asked for {len(members)}"
+            )
+        events = []
+        for row, s in enumerate(members):
+            s.prefilled, s.position, s.last_step = True, s.request.prompt_tokens, self._calls
+            events.append(self._emit(s, selection, row))
+        return events
 
     def _decode(self, call: DecodeCall) -> list[TokenEvent]:
         members = [self._sequences[m.seq] for m in call.members]

@@ -1,9 +1,10 @@
 """Continuous batching of greedy decode steps: pure policy over the decoder's slots and decode entries.
 
-A decoder program has `slots` KV-cache slots and decode entries of fixed batch widths (e.g. 1, 8, 32).  A
-sequence (one prompt being generated) takes a slot for its whole life: it is admitted, prefilled into its
-slot, then advanced one token per decode call until it finishes or is cancelled, and its slot goes to the
-next waiting sequence at once (a reused slot's stale rows are never visible, `contracts/kv_cache.py`).
+A decoder program has `slots` KV-cache slots, prefill entries taking 1 (and, where compiled, several) prompts
+of a prompt bucket's length, and decode entries of fixed batch widths (e.g. 1, 8, 32).  A sequence (one prompt
+being generated) takes a slot for its whole life: it is admitted, prefilled into its slot, then advanced one
+token per decode call until it finishes or is cancelled, and its slot goes to the next waiting sequence at once
+(a reused slot's stale rows are never visible, `contracts/kv_cache.py`).
 
 The policy, as functions of plain values (the engine in `runtime/generate.py` applies it):
 
@@ -13,9 +14,13 @@ The policy, as functions of plain values (the engine in `runtime/generate.py` ap
 * `plan_decode`: the next decode call takes the sequences that have waited longest since their last step
   (then arrival order), as many as the widest entry holds: with n running sequences and widest entry W,
   every sequence advances at least once in every ceil(n / W) consecutive decode calls;
+* `plan_prefill`: the next prefill call takes the earliest admitted sequence and, in arrival order, the others
+  whose prompts share its prompt bucket (`prompt_bucket`: a longer prompt would make every row of the call
+  longer; a shorter one would be padded to it), as many as the widest prefill entry holds, on the narrowest
+  entry that holds them: 64 arriving windows cost a few calls, and the earliest is in the very next one;
 * `next_call`: prefills and decode calls alternate while both have work (a new request's first token is
-  never stuck behind a long decode phase, and running sequences never stall behind a burst of arrivals);
-  otherwise whichever has work runs.
+  never stuck behind a long decode phase, and running sequences never stall behind more than one prefill
+  call); otherwise whichever has work runs.
 """
 
 from __future__ import annotations
@@ -38,11 +43,12 @@ class Waiting:
 
 @dataclass(frozen=True)
 class Admitted:
-    """A sequence holding a slot, not yet prefilled."""
+    """A sequence holding a slot, not yet prefilled; its prompt has `tokens` positions."""
 
     seq: int
     slot: int
     arrival: int
+    tokens: int = 1
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,14 @@ class Running:
 
 @dataclass(frozen=True)
 class PrefillCall:
-    seq: int
-    slot: int
+    """One prefill call: `members`' prompts (arrival order) into their slots on the entry of `width` prompts."""
+
+    width: int
+    members: tuple[Admitted, ...]
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        return tuple(m.seq for m in self.members)
 
 
 @dataclass(frozen=True)
@@ -85,12 +97,24 @@ def _widths(widths: Iterable[int]) -> list[int]:
     return out
 
 
-def entry_width(n: int, widths: Iterable[int]) -> int:
-    """The narrowest decode entry that holds n sequences."""
+def entry_width(n: int, widths: Iterable[int], what: str = "decode") -> int:
+    """The narrowest entry that holds n sequences."""
     ordered = _widths(widths)
     if not 1 <= n <= ordered[-1]:
-        raise BatchingError(f"a decode call of {n} sequence(s) fits no entry (batch widths {ordered})")
+        raise BatchingError(f"a {what} call of {n} sequence(s) fits no entry (batch widths {ordered})")
     return next(w for w in ordered if w >= n)
+
+
+def prompt_bucket(tokens: int, buckets: Iterable[int]) -> int:
+    """The prefill entry length a prompt of `tokens` positions runs at: the smallest bucket that holds it (a
+    backend without buckets, e.g. the emulation, runs any length: every prompt shares bucket 0)."""
+    ordered = sorted(set(buckets))
+    if not ordered:
+        return 0
+    fitting = [b for b in ordered if b >= tokens]
+    if not fitting:
+        raise BatchingError(f"a prompt of {tokens} positions fits no prefill entry (prompt buckets {ordered})")
+    return fitting[0]
 
 
 def assign_slots(waiting: Sequence[Waiting], free_slots: Iterable[int]) -> tuple[tuple[Waiting, int], ...]:
@@ -112,13 +136,31 @@ def plan_decode(running: Sequence[Running], widths: Iterable[int]) -> DecodeCall
     return DecodeCall(entry_width(len(members), widths), members)
 
 
+def plan_prefill(
+    admitted: Sequence[Admitted], prefill_widths: Iterable[int] = (1,), buckets: Iterable[int] = ()
+) -> PrefillCall:
+    """The next prefill call: the earliest admitted sequence, then those of its prompt bucket in arrival order, up
+    to the widest prefill entry (module docstring)."""
+    if not admitted:
+        raise BatchingError("no admitted sequence to prefill")
+    widest = _widths(prefill_widths)[-1]
+    queue = sorted(admitted, key=lambda a: (a.arrival, a.seq))
+    bucket = prompt_bucket(queue[0].tokens, buckets)
+    members = tuple(a for a in queue if prompt_bucket(a.tokens, buckets) == bucket)[:widest]
+    return PrefillCall(entry_width(len(members), prefill_widths, "prefill"), members)
+
+
 def next_call(
-    admitted: Sequence[Admitted], running: Sequence[Running], widths: Iterable[int], last_was_prefill: bool
+    admitted: Sequence[Admitted],
+    running: Sequence[Running],
+    widths: Iterable[int],
+    last_was_prefill: bool,
+    prefill_widths: Iterable[int] = (1,),
+    buckets: Iterable[int] = (),
 ) -> PrefillCall | DecodeCall | None:
     """The engine's next device call (None: nothing to do).  Prefills go in arrival order."""
     if admitted and (not running or not last_was_prefill):
-        first = min(admitted, key=lambda a: (a.arrival, a.seq))
-        return PrefillCall(first.seq, first.slot)
+        return plan_prefill(admitted, prefill_widths, buckets)
     if running:
         return plan_decode(running, widths)
     return None

@@ -73,8 +73,17 @@ def spec(contract: NumericContract) -> DecoderModuleSpec:
     top-k entries: the mlx-cuda-v1 one's are the ones tested)."""
     contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
     top_k = 0 if contract is F32_REFERENCE else TOP_LOGPROBS
+    prompt_batches = () if contract is F32_REFERENCE else (3,)
     return DecoderModuleSpec(
-        CFG, contract, SLOTS, CAPACITY, prompts=(32,), batches=(4,), contexts=contexts, top_k=top_k
+        CFG,
+        contract,
+        SLOTS,
+        CAPACITY,
+        prompts=(32,),
+        batches=(4,),
+        contexts=contexts,
+        top_k=top_k,
+        prompt_batches=prompt_batches,
     )
 
 
@@ -310,6 +319,41 @@ def test_batched_decode_equals_each_sequence_alone(session, weights, contract):
         np.testing.assert_array_equal(value, untouched[name])
 
 
+def test_batched_prefill_equals_each_prompt_alone(session, weights):
+    """Prompts of 13, 8 and 1 positions into slots 3, 0 and 1 in one call of the 3-prompt entry, then two prompts
+    (a padding prompt writing the scratch slot): each prompt's selection (token, log-probability, top 5, logits)
+    and cache rows are the bits of the same prompt prefilled alone, a decode step after them too, and slot 2,
+    in neither call, keeps its rows."""
+    c = MLX_CUDA_V1
+    together, alone = session(c), session(c)
+    for program in (together, alone):
+        program.prefill(2, *DEC.text_inputs(c, CFG, weights, [2, 5]))
+    untouched = together.cache(2)
+    assert together.prefill_widths == (1, 3)
+    for prompts in ({3: PROMPT, 0: [2, 9, 8, 7, 6, 5, 4, 3], 1: [2]}, {1: PROMPT[:6], 3: CONTINUATION}):
+        inputs = [DEC.text_inputs(c, CFG, weights, prompt) for prompt in prompts.values()]
+        got = together.prefill_batch_greedy(
+            list(prompts), [e for e, _ in inputs], [t for _, t in inputs], top_k=5, logits=True
+        )
+        assert len(got) == len(prompts)
+        for row, (slot, (embeds, pli)) in enumerate(zip(prompts, inputs)):
+            want = alone.prefill_greedy(slot, embeds, pli, top_k=5, logits=True)
+            for field in dataclasses.fields(want):
+                np.testing.assert_array_equal(
+                    getattr(got, field.name)[row], getattr(want, field.name)[0], err_msg=f"{field.name} of slot {slot}"
+                )
+            for name, value in together.cache(slot).items():
+                np.testing.assert_array_equal(value, alone.cache(slot)[name], err_msg=f"{name} of slot {slot}")
+    step = [together.decode([1, 3], [6, len(CONTINUATION)], [4368, 17]), alone.decode([1, 3], [6, 8], [4368, 17])]
+    np.testing.assert_array_equal(*step)
+    for name, value in together.cache(2).items():
+        np.testing.assert_array_equal(value, untouched[name])
+    with pytest.raises(SessionError, match="number of prompts 4 exceeds"):
+        together.prefill_batch_greedy([0, 1, 2, 3], *zip(*[inputs[0]] * 4))
+    with pytest.raises(SessionError, match="writes each slot once"):
+        together.prefill_batch_greedy([0, 0], *zip(*[inputs[0]] * 2))
+
+
 @pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
 def test_a_reused_slot_exposes_no_stale_rows(session, weights, contract):
     """A slot that held a longer sequence (past several windows, up to position 43), prefilled again: the same
@@ -428,11 +472,17 @@ def test_spec_refuses_buckets_it_cannot_serve():
     assert a.identity() != b.identity() and a.identity() == spec(MLX_CUDA_V1).identity()
     assert [e.symbol for e in a.entry_points] == [
         "decoder_prefill_c64_s4_t32",
+        "decoder_prefill_batch_c64_s4_t32_p3",
         "decoder_decode_c64_s4_x64_b4",
         "decoder_top_k_b1_k20",
+        "decoder_top_k_b3_k20",
         "decoder_top_k_b4_k20",
         "decoder_cache_c64_s4",
     ]
+    with pytest.raises(DecoderBucketError, match="prompt batch 5 must be in"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 4, 64, prompts=(16,), batches=(1,), prompt_batches=(5,))
+    with pytest.raises(DecoderBucketError, match="must be >= 2"):
+        DecoderModuleSpec(CFG, MLX_CUDA_V1, 4, 64, prompts=(16,), batches=(1,), prompt_batches=(1, 2))
     with pytest.raises(DecoderBucketError, match="top-k 262401 must be in"):
         DecoderModuleSpec(CFG, MLX_CUDA_V1, 2, 64, prompts=(16,), batches=(1,), top_k=CFG.vocab_size + 1)
     assert spec(F32_REFERENCE).context_buckets == (32, 64)

@@ -270,8 +270,18 @@ def test_engine_equals_the_contracts_greedy_loop(emulated):
     assert got == want
 
 
-def test_continuous_batching_equals_each_sequence_alone(emulated):
-    """Six sequences, three slots, decode widths 1 and 2; two arrive while others run."""
+@pytest.mark.parametrize("prefill_widths", [(1,), (1, 3)])
+def test_continuous_batching_equals_each_sequence_alone(emulated, prefill_widths, monkeypatch):
+    """Six sequences, three slots, decode widths 1 and 2; two arrive while others run. With a 3-prompt prefill
+    entry the first three prompts are prefilled in one call."""
+    monkeypatch.setattr(emulated, "prefill_widths", prefill_widths)
+    batched: list[tuple[int, ...]] = []
+    prefill_batch = emulated.prefill_batch_greedy
+    monkeypatch.setattr(
+        emulated,
+        "prefill_batch_greedy",
+        lambda slots, *a, **k: batched.append(tuple(slots)) or prefill_batch(slots, *a, **k),
+    )
     requests = [
         GenerationRequest(*prompt_inputs(emulated, p), 3 + i % 3, frozenset(), logprobs=True)
         for i, p in enumerate(PROMPTS)
@@ -289,3 +299,4 @@ def test_continuous_batching_equals_each_sequence_alone(emulated):
     for seq, (tokens, logprobs) in zip(seqs, alone):
         result = engine.result(seq)
         assert result.tokens == tokens and result.logprobs == logprobs
+    assert batched[:1] == ([(0, 1, 2)] if len(prefill_widths) > 1 else [])
