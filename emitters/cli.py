@@ -53,6 +53,7 @@ def decoder_spec(
     kernels=IREE_CODEGEN,
     lowering=DEFAULT_LOWERING,
     top_k: int | None = None,
+    prompt_batches: tuple[int, ...] = (),
 ):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
@@ -84,6 +85,7 @@ def decoder_spec(
         kernels,
         lowering,
         TOP_LOGPROBS if top_k is None else top_k,
+        tuple(prompt_batches),
     )
 
 
@@ -172,6 +174,14 @@ def emit_decoder(spec) -> str:
     "1 8 32 up to the slots).",
 )
 @click.option(
+    "--prompt-batch",
+    "prompt_batches",
+    type=click.IntRange(2),
+    multiple=True,
+    help="--stage decoder: numbers of prompts one batched prefill entry takes at once, one entry per (prompt "
+    "bucket, number) (repeatable; default none: one prompt per prefill call).",
+)
+@click.option(
     "--context",
     "contexts",
     type=click.IntRange(1),
@@ -234,6 +244,7 @@ def main(
     slots: int,
     prompts: tuple[int, ...],
     batches: tuple[int, ...],
+    prompt_batches: tuple[int, ...],
     contexts: tuple[int, ...],
     top_k: int | None,
     contract: str,
@@ -248,8 +259,8 @@ def main(
     """Emit a Gemma 3n stage from its templates and compile it with IREE.
 
     The audio stage has one entry point `encode_f<frames>_c<clips>` per bucket, the prefill stage one per
-    (capacity, clips), the decoder one prefill entry per prompt bucket and one decode entry per (context,
-    batch) over a KV cache of --slots x --capacity positions that stays on the device. Every stage's weights
+    (capacity, clips), the decoder one prefill entry per prompt bucket (and per (bucket, --prompt-batch)) and one
+    decode entry per (context, batch) over a KV cache of --slots x --capacity positions that stays on the device. Every stage's weights
     are IREE parameters named by checkpoint tensor (scope "model"): load the program with the checkpoint's
     safetensors files as parameters, e.g. `gemma3n-iree encode` and `runtime.decoder.DecoderSession` do.
     With `--mel device` the audio entries take 16 kHz samples [clips, samples] and the real-sample count of
@@ -273,6 +284,7 @@ def main(
                 linked,
                 lowering_for(target, get_contract(contract)),
                 top_k,
+                prompt_batches,
             )
             emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -111,20 +112,22 @@ def progress_line(p: PipelineProgress) -> str:
 
 
 class _ProgressLine:
-    """`progress_line` redrawn in place on a terminal (at most 10 times a second); nothing elsewhere."""
+    """A progress state's line (`progress_line` by default) redrawn in place on a terminal (at most 10 times a
+    second, and the last state always); nothing elsewhere."""
 
-    def __init__(self, stream, enabled: bool) -> None:
+    def __init__(self, stream, enabled: bool, render: Callable[[Any], str] | None = None) -> None:
         self.stream, self.enabled = stream, enabled
+        self.render = render or progress_line
         self._last, self._width, self._shown = 0.0, 0, False
-        self.last: PipelineProgress | None = None  # the latest state, drawn or not
+        self.last: Any = None  # the latest state, drawn or not
 
-    def __call__(self, p: PipelineProgress) -> None:
+    def __call__(self, p: Any) -> None:
         self.last = p
         now = time.monotonic()
         if not self.enabled or (now - self._last < 0.1 and p.files_done < p.files):
             return
         self._last = now
-        line = progress_line(p)
+        line = self.render(p)
         self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
         self.stream.flush()
         self._width, self._shown = len(line), True

@@ -352,23 +352,22 @@ class AudioPrefill:
         return session
 
     # ------------------------------------------------------------------ running
-    def run(self, input_ids: np.ndarray, audio_features: np.ndarray | None = None) -> PrefillResult:
-        """Prefill tensors for already-expanded token ids and the encoder's `audio_features` [N, 188, hidden]."""
+    def run(
+        self, input_ids: np.ndarray, audio_features: np.ndarray | None = None, capacity: int | None = None
+    ) -> PrefillResult:
+        """Prefill tensors for already-expanded token ids and the encoder's `audio_features` [N, 188, hidden],
+        in the entry of the smallest capacity that holds them (or `capacity`, checked to hold them)."""
         ids = check_ids(np.asarray(input_ids), self.text)
-        if audio_features is None:
-            audio_features = np.zeros((0, AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size), np.float32)
-        audio_features = np.asarray(audio_features, np.float32)
-        if audio_features.ndim != 3 or audio_features.shape[1:] != (AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size):
-            raise PromptError(
-                f"audio_features must be [clips, {AUDIO_SOFT_TOKENS_PER_CLIP}, {self.text.hidden_size}], "
-                f"got {audio_features.shape}"
-            )
+        audio_features = self._features(audio_features)
         clips = audio_features.shape[0]
         row_map = audio_row_map(ids, self.text, clips)
         length = len(ids)
         if length == 0:
             raise PromptError("the prompt has no tokens")
-        capacity = self.capacity_for(length, clips)
+        if capacity is None:
+            capacity = self.capacity_for(length, clips)
+        elif capacity < length:
+            raise ContextCapacityError(f"the expanded prompt has {length} tokens, more than capacity {capacity}")
         session = self._load((capacity, clips))
         padded_ids = np.zeros(capacity, np.int32)
         padded_ids[:length] = ids
@@ -388,6 +387,56 @@ class AudioPrefill:
         return PrefillResult(
             ids, out["inputs_embeds"][:length], out["per_layer_inputs"][:length], row_map, capacity, stages
         )
+
+    def run_many(
+        self,
+        prompts: Sequence[tuple[np.ndarray, np.ndarray]],
+        pad_to: int | None = None,
+        capacity: int | None = None,
+    ) -> list[PrefillResult]:
+        """`run` of several (input_ids, audio_features) prompts in one call: the stage is row by row (each
+        position's embedding, audio row and per-layer inputs depend on that position alone), so their ids
+        placed one after another, with their clips in the same order, give each prompt's rows as `run` gives
+        them (`tests/test_prefill_stage.py` holds it bit for bit). `pad_to`: add copies of the last prompt up
+        to that many, and `capacity`: the entry's capacity (at least their length; default the smallest that
+        holds them), so that calls of fewer or shorter prompts run the same entry (one resident session); the
+        padding's rows are dropped."""
+        if not prompts:
+            raise PromptError("run_many needs at least one prompt")
+        if pad_to is not None and pad_to < len(prompts):
+            raise PromptError(f"pad_to={pad_to} is fewer than the {len(prompts)} prompts given")
+        items = [(check_ids(np.asarray(ids), self.text), self._features(features)) for ids, features in prompts]
+        real = len(items)
+        items += [items[-1]] * ((pad_to or real) - real)
+        packed = self.run(
+            np.concatenate([ids for ids, _ in items]), np.concatenate([f for _, f in items]), capacity=capacity
+        )
+        results, start = [], 0
+        for ids, features in items[:real]:
+            end = start + len(ids)
+            results.append(
+                PrefillResult(
+                    ids,
+                    packed.inputs_embeds[start:end],
+                    packed.per_layer_inputs[start:end],
+                    audio_row_map(ids, self.text, len(features)),
+                    packed.capacity,
+                )
+            )
+            start = end
+        return results
+
+    def _features(self, audio_features: np.ndarray | None) -> np.ndarray:
+        """The encoder's `audio_features` [N, 188, hidden] as F32, checked (none: [0, 188, hidden])."""
+        if audio_features is None:
+            return np.zeros((0, AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size), np.float32)
+        audio_features = np.asarray(audio_features, np.float32)
+        if audio_features.ndim != 3 or audio_features.shape[1:] != (AUDIO_SOFT_TOKENS_PER_CLIP, self.text.hidden_size):
+            raise PromptError(
+                f"audio_features must be [clips, {AUDIO_SOFT_TOKENS_PER_CLIP}, {self.text.hidden_size}], "
+                f"got {audio_features.shape}"
+            )
+        return audio_features
 
     def prefill(
         self, prompt: str, audio: Sequence[str | Path], chat: bool = True, max_seconds: float | None = None

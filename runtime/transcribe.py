@@ -21,12 +21,15 @@ end, tokens, raw text and stop reason are kept.  Why this and not all clips in o
 * what is lost: context across a boundary (a word cut at 30 s may be garbled or split); the windows are
   reported so a caller sees where.
 
-Windows are prefilled as decoder slots free up (at most `slots` prompts' inputs are held at once); the
-audio of all inputs is encoded first, in the encoder's batched calls.
+Windows are prefilled as decoder slots free up (at most `slots` prompts' inputs are held at once), as many
+per prefill-stage call as the decoder's widest prefill entry takes (`stage_pack`), so windows of all inputs
+share the decoder's prefill and decode calls; the audio of all inputs is encoded first, in the encoder's
+batched calls.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +41,34 @@ import numpy as np
 from ..contracts.policy import DEFAULT_CONTRACT
 from ..model.checkpoint_config import CheckpointConfig
 from .generate import DecoderBackend, GenerationEngine, GenerationError, GenerationRequest, TokenEvent, stop_token_ids
+
+log = logging.getLogger("gemma3n_iree.transcribe")
+
+
+def stage_pack(decoder: DecoderBackend, prefill: Any) -> tuple[int, int] | None:
+    """(windows, capacity) of one prefill-stage call for a group of windows: as many windows as the decoder's
+    widest prefill entry takes, in the stage's entry holding that many of the longest prompt the decoder takes
+    (every group runs that one entry: one resident session). None: one window per call (the decoder prefills
+    one prompt per call, or a prebuilt prefill artifact has no such entry: logged)."""
+    windows = max(decoder.prefill_widths, default=1)
+    if windows < 2:
+        return None
+    try:
+        return windows, prefill.capacity_for(windows * decoder.max_prompt_tokens, windows)
+    except ValueError as exc:  # ContextCapacityError
+        log.warning("the prefill stage runs one window per call: %s", exc)
+        return None
+
+
+def run_stage(prefill: Any, pack: tuple[int, int] | None, prompts: Sequence[tuple[np.ndarray, np.ndarray]]) -> list:
+    """The prefill stage's results for (ids, one clip's features) windows: one call of the `stage_pack` entry
+    (at most its windows), or `run` of a single window."""
+    if pack is None:
+        if len(prompts) != 1:
+            raise ValueError(f"the prefill stage runs one window per call here, got {len(prompts)}")
+        return [prefill.run(*prompts[0])]
+    return prefill.run_many(prompts, *pack)
+
 
 Progress = Callable[[str], None]
 SAMPLE_RATE = 16000
@@ -84,6 +115,31 @@ class WindowTranscript:
     first_stop_probability: float | None = None  # with logprobs: P(the first token is a stop id)
     first_token_s: float | None = None  # seconds from the start of decoding to its first token
     decode_s: float | None = None  # seconds from its prefill to its last token
+
+
+@dataclass(frozen=True)
+class TranscribeProgress:
+    """Where a transcription run stands, after each finished window (a terminal's progress line)."""
+
+    windows_done: int
+    windows: int
+    files_done: int
+    files: int
+    tokens: int
+    audio_s_done: float  # seconds of audio in the finished windows
+    elapsed_s: float  # since the run started (encoding included)
+
+    @property
+    def audio_s_per_s(self) -> float:
+        return self.audio_s_done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def transcribe_progress_line(p: TranscribeProgress) -> str:
+    """One line of `transcribe`'s terminal progress."""
+    return (
+        f"transcribing: {p.files_done}/{p.files} files, {p.windows_done}/{p.windows} windows, {p.tokens} tokens, "
+        f"{p.audio_s_done:,.1f} audio-s, {p.audio_s_per_s:,.1f} audio-s/s"
+    )
 
 
 @dataclass
@@ -203,6 +259,7 @@ class Transcriber:
         max_seconds: float | None = None,
         logprobs: bool = False,
         on_token: Callable[[Window, TokenEvent], None] | None = None,
+        on_progress: Callable[[TranscribeProgress], None] | None = None,
     ) -> TranscriptionRun:
         """Decode and transcribe audio files (every container `runtime/decode.py` reads)."""
         from .frontend import load_audio
@@ -215,7 +272,9 @@ class Transcriber:
             if max_seconds is not None and seconds > max_seconds:
                 raise ValueError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
             items.append((str(path), samples))
-        run = self.transcribe_audio(items, prompt, max_new_tokens, logprobs=logprobs, on_token=on_token)
+        run = self.transcribe_audio(
+            items, prompt, max_new_tokens, logprobs=logprobs, on_token=on_token, on_progress=on_progress
+        )
         run.timings["total"] = time.perf_counter() - started
         run.timings["load"] = run.timings["total"] - sum(run.timings[k] for k in ("encode", "prefill", "generate"))
         return run
@@ -228,8 +287,11 @@ class Transcriber:
         *,
         logprobs: bool = False,
         on_token: Callable[[Window, TokenEvent], None] | None = None,
+        on_progress: Callable[[TranscribeProgress], None] | None = None,
     ) -> TranscriptionRun:
-        """Transcribe (name, 16 kHz mono float32 samples) items; `on_token(window, event)` streams tokens."""
+        """Transcribe (name, 16 kHz mono float32 samples) items; `on_token(window, event)` streams tokens;
+        `on_progress` is told where the run stands after each finished window (instead of a progress message
+        per window)."""
         started = time.perf_counter()
         ids = self.prefill.expand(prompt, [1])  # every window: the prompt with its one clip
         if len(ids) > self.decoder.max_prompt_tokens:
@@ -262,6 +324,9 @@ class Transcriber:
         encoded = time.perf_counter()
         timings = {"encode": encoded - started, "prefill": 0.0}
         engine = GenerationEngine(self.decoder, self.tokenizer)
+        pack = stage_pack(self.decoder, self.prefill)
+        left = [len(f.windows) for f in files]  # windows not finished, per input
+        tokens, audio_done = 0, 0.0
         by_seq: dict[int, WindowTranscript] = {}
         next_window, finished = 0, 0
 
@@ -272,14 +337,18 @@ class Transcriber:
 
         while finished < len(order):
             while next_window < len(order) and len(by_seq) - finished < self.decoder.slots:
-                t = time.perf_counter()
-                inputs = self.prefill.run(ids, features[next_window : next_window + 1])
-                timings["prefill"] += time.perf_counter() - t
-                request = GenerationRequest(
-                    inputs.inputs_embeds, inputs.per_layer_inputs, max_new_tokens, self.stop_ids, logprobs
+                count = min(
+                    pack[0] if pack else 1, len(order) - next_window, self.decoder.slots - len(by_seq) + finished
                 )
-                by_seq[engine.submit(request, stream)] = order[next_window]
-                next_window += 1
+                t = time.perf_counter()
+                group = [(ids, features[k : k + 1]) for k in range(next_window, next_window + count)]
+                for inputs in run_stage(self.prefill, pack, group):
+                    request = GenerationRequest(
+                        inputs.inputs_embeds, inputs.per_layer_inputs, max_new_tokens, self.stop_ids, logprobs
+                    )
+                    by_seq[engine.submit(request, stream)] = order[next_window]
+                    next_window += 1
+                timings["prefill"] += time.perf_counter() - t
             for event in engine.step():
                 if event.finish_reason is None:
                     continue
@@ -290,6 +359,22 @@ class Transcriber:
                 item.first_token_s = (result.first_token_at or 0.0) - result.submitted_at
                 item.decode_s = (result.finished_at or 0.0) - result.submitted_at
                 w = item.window
+                left[w.source] -= 1
+                tokens += len(item.tokens)
+                audio_done += w.end_s - w.start_s
+                if on_progress is not None:
+                    on_progress(
+                        TranscribeProgress(
+                            finished,
+                            len(order),
+                            sum(1 for n in left if n == 0),
+                            len(files),
+                            tokens,
+                            audio_done,
+                            time.perf_counter() - started,
+                        )
+                    )
+                    continue
                 self.progress(
                     f"{files[w.source].name}: window {w.index + 1}/{len(files[w.source].windows)} "
                     f"({w.start_s:.0f}-{w.end_s:.1f} s) done, {len(item.tokens)} token(s), "

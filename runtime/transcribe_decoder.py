@@ -8,7 +8,10 @@ instruction, ~208 tokens) is prefilled into a slot, then it decodes at most `max
 * capacity = prompt bucket + `max_new_tokens` (every window fits; nothing more is reserved per slot);
 * one decode context, the capacity: a window's positions run from ~208 to the capacity, so a smaller bucket
   would save a small share of the full-attention layers' reads for one more compiled entry per batch width;
-* decode widths by target (`decode_widths`): a GPU is filled by wide calls, a CPU gains little past 4 rows.
+* decode widths by target (`decode_widths`): a GPU is filled by wide calls, a CPU gains little past 4 rows;
+* prompt batches by target (`prompt_batches`): on a GPU, windows arriving together are prefilled 8 to a call
+  (a call's cost is mostly per launch there, not per row: one call of 8 prompts replaces 8 calls); a CPU's
+  prefill costs per row, so it gains nothing from them and compiles none.
 
 `load_transcription_decoder` compiles that program through the artifact cache (content-addressed, written
 atomically, reused when the identity matches) or loads a prebuilt one (`--decoder-artifact`), checks it
@@ -37,6 +40,8 @@ from .generate import GenerationError
 PROMPT_ROUND = 64
 #: Decode batch widths a target's program is compiled with (clipped to the slots, see `decode_widths`).
 TARGET_WIDTHS = {"cuda": (1, 8, 32, 64), "llvm-cpu": (1, 4)}
+#: Numbers of prompts a target's batched prefill entries take (clipped to the slots, see `prompt_batches`).
+TARGET_PROMPT_BATCHES: dict[str, tuple[int, ...]] = {"cuda": (8,), "llvm-cpu": ()}
 
 
 def prompt_bucket(prompt_tokens: int) -> int:
@@ -55,6 +60,12 @@ def decode_widths(target: str, slots: int) -> tuple[int, ...]:
     return tuple(sorted({w for w in base if w < slots} | {min(slots, base[-1])}))
 
 
+def prompt_batches(target: str, slots: int) -> tuple[int, ...]:
+    """The batched prefill entries' numbers of prompts: the target's, at most `slots` (a call never prefills more
+    windows than there are slots), none below 2."""
+    return tuple(sorted({min(p, slots) for p in TARGET_PROMPT_BATCHES[target]} - {1}))
+
+
 @dataclass(frozen=True)
 class TranscriptionBuckets:
     """A transcription decoder program's shape (module docstring)."""
@@ -64,6 +75,7 @@ class TranscriptionBuckets:
     prompts: tuple[int, ...]
     batches: tuple[int, ...]
     contexts: tuple[int, ...]
+    prompt_batches: tuple[int, ...] = ()
 
 
 def transcription_buckets(
@@ -84,7 +96,9 @@ def transcription_buckets(
     if bucket + max_new_tokens > positions:  # the headroom is optional; the window itself must fit
         bucket = prompt_tokens
     capacity = min(bucket + max_new_tokens, positions)
-    return TranscriptionBuckets(slots, capacity, (bucket,), decode_widths(target, slots), (capacity,))
+    return TranscriptionBuckets(
+        slots, capacity, (bucket,), decode_widths(target, slots), (capacity,), prompt_batches(target, slots)
+    )
 
 
 def transcription_spec(
@@ -116,6 +130,7 @@ def transcription_spec(
         kernels=linked,
         lowering=lowering_for(compile_target, c),
         top_k=0,  # no transcription asks for top log probabilities: no top-k entries to compile
+        prompt_batches=b.prompt_batches,
     )
 
 

@@ -15,9 +15,10 @@
 #     -o .gpu/t17/encoder.vmfb
 #   emit-gemma3n --builtin e4b --stage prefill --target cuda --capacity 256 --clips 1 -o .gpu/t17/prefill.vmfb
 #   emit-gemma3n --builtin e4b --stage decoder --target cuda --slots 64 --capacity 320 --prompt 256 \
-#     --batch 1 --batch 8 --batch 32 --batch 64 --context 320 -o .gpu/t17/decoder.vmfb
+#     --batch 1 --batch 8 --batch 32 --batch 64 --prompt-batch 8 --context 320 -o .gpu/t17/decoder.vmfb
 # (the decoder program `runtime/transcribe_decoder.py` sizes for 30 s windows and 64 new tokens: one prompt
-# bucket of 256, capacity 256 + 64, decode widths 1/8/32/64 over 64 slots; contract mlx-cuda-v1, kernels auto.)
+# bucket of 256, capacity 256 + 64, decode widths 1/8/32/64 over 64 slots, 8 windows per batched prefill call;
+# contract mlx-cuda-v1, kernels auto.)
 set -uo pipefail
 PARTS=" ${*:-all} "
 want() { [[ $PARTS == *" all "* || $PARTS == *" $1 "* ]]; }

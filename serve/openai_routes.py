@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,7 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
 
 # ---------------------------------------------------------------------------------------------- the handler
 async def _handle(request: web.Request, task: str) -> web.StreamResponse:
+    received = time.perf_counter()  # the request's time to first token counts from here
     app = request.app
     service = app.get(SERVICE)
     if service is None:
@@ -207,9 +209,9 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
         return _from_serve_error(exc)
     name = form.file.filename or "upload"
     if req.stream:
-        return await _stream(request, service, req, ids, features, duration, name)
+        return await _stream(request, service, req, ids, features, duration, name, received)
     try:
-        transcript = await _transcribe(service, req, ids, features, duration, name)
+        transcript = await _transcribe(service, req, ids, features, duration, name, received)
     except api.OpenAIError as exc:
         return _error(exc)
     content_type, body = api.response_body(req, api.transcript_from(transcript, service.tokenizer))
@@ -299,12 +301,14 @@ def _submit(
     name: str,
     pipe: _Pipe,
     stream: bool,
+    received: float,
 ) -> Any:
     return service.submit(
         name,
         features,
         duration,
         ids,
+        received=received,
         logprobs=req.needs_logprobs,
         on_token=pipe.on_token if stream else None,
         on_done=pipe.on_done,
@@ -320,10 +324,16 @@ def _failure(exc: BaseException) -> api.OpenAIError:
 
 
 async def _transcribe(
-    service: TranscriptionService, req: api.AudioRequest, ids: Any, features: Any, duration: float, name: str
+    service: TranscriptionService,
+    req: api.AudioRequest,
+    ids: Any,
+    features: Any,
+    duration: float,
+    name: str,
+    received: float,
 ) -> FileTranscript:
     pipe = _Pipe(asyncio.get_running_loop())
-    handle = _submit(service, req, ids, features, duration, name, pipe, stream=False)
+    handle = _submit(service, req, ids, features, duration, name, pipe, False, received)
     try:
         return await pipe.done
     except asyncio.CancelledError:
@@ -341,9 +351,10 @@ async def _stream(
     features: Any,
     duration: float,
     name: str,
+    received: float,
 ) -> web.StreamResponse:
     pipe = _Pipe(asyncio.get_running_loop())
-    handle = _submit(service, req, ids, features, duration, name, pipe, stream=True)
+    handle = _submit(service, req, ids, features, duration, name, pipe, True, received)
     joiner = WindowJoiner(len(features))
     response = web.StreamResponse(status=200, headers={"Cache-Control": "no-store"})
     response.content_type = api.EVENT_STREAM

@@ -7,11 +7,12 @@
 
 A request arrives here with its audio already encoded (the scheduler's encode path: upload limits, decoding,
 30 s clips, batched encoder calls) and its prompt tokenized.  Each of its 30 s windows is one sequence
-(`runtime/transcribe.py`'s strategy): the decode thread runs the window's prefill stage (the prompt with its
-one clip; under the scheduler's prefill lock, the stage being shared with /v1/prefill) when a decoder slot is
-free for it, submits it to the engine, and steps the engine: every device call is a prefill or one decode
-call over whatever sequences are running, from any request (continuous batching; a finished or cancelled
-sequence's slot goes to the next window at once).  Windows wait in arrival order, so requests are served
+(`runtime/transcribe.py`'s strategy): the decode thread runs the prefill stage (the prompt with its one clip;
+under the scheduler's prefill lock, the stage being shared with /v1/prefill) for as many waiting windows as
+there are free decoder slots, up to the decoder's widest prefill entry, in one call (`AudioPrefill.run_many`,
+always the same entry), submits them to the engine, and steps the engine: every device call is a prefill of
+one or several windows (batched prefill entries) or one decode call over whatever sequences are running, from
+any request (continuous batching; a finished or cancelled sequence's slot goes to the next window at once).  Windows wait in arrival order, so requests are served
 first come, first served; at most `slots` windows' prefill outputs are held at once.
 
 Everything that touches the engine happens on the decode thread: `submit` and `cancel` only queue work and
@@ -41,7 +42,8 @@ from ..runtime.generate import (
     GenerationRequest,
     TokenEvent,
 )
-from ..runtime.transcribe import FileTranscript, WindowTranscript, windows_of
+from ..runtime.transcribe import FileTranscript, WindowTranscript, run_stage, stage_pack, windows_of
+from .metrics import latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -57,7 +59,12 @@ STATS = (
     "decode_rows",
     "device_s",
     "prefill_stage_s",
+    "prefill_stage_calls",
+    "prefill_calls",
+    "prefill_rows",
 )
+#: Requests' times to first token kept for /metrics (the latest ones).
+TTFT_SAMPLES = 1000
 OnToken = Callable[[int, TokenEvent], None]
 OnDone = Callable[["FileTranscript | None", "Exception | None"], None]
 
@@ -73,7 +80,8 @@ class TranscriptionHandle:
     logprobs: bool
     on_token: OnToken | None
     on_done: OnDone | None
-    submitted: float = field(default_factory=time.monotonic)
+    submitted: float = field(default_factory=time.perf_counter)  # when the request arrived (perf_counter)
+    first_token_s: float | None = None  # seconds from `submitted` to its first token (any window)
     seqs: dict[int, int] = field(default_factory=dict)  # engine sequence -> window index
     finished: int = 0
     done: bool = False
@@ -123,7 +131,10 @@ class TranscriptionService:
         self._thread: threading.Thread | None = None
         self.error: str | None = None  # the decode thread's last unexpected failure
         self._stats: dict[str, float] = dict.fromkeys(STATS, 0)  # every key exists: read while written
+        self._ttft: collections.deque[float] = collections.deque(maxlen=TTFT_SAMPLES)
         self._started = time.monotonic()
+        #: (windows, capacity) of a prefill-stage call (None: one window per call; /metrics says which)
+        self.stage_pack = stage_pack(decoder, prefill)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> TranscriptionService:
@@ -162,7 +173,10 @@ class TranscriptionService:
         it: `GenerationError` / the tokenizer's `PromptError` (both ValueError)."""
         ids = self.prefill.expand(prompt, [1])
         with self._prepare_lock:  # compile the prefill stage's entry now (once), not on the decode thread
-            self.prefill.prepare(self.prefill.capacity_for(len(ids), 1), 1)
+            if self.stage_pack is None:
+                self.prefill.prepare(self.prefill.capacity_for(len(ids), 1), 1)
+            else:
+                self.prefill.prepare(self.stage_pack[1], self.stage_pack[0])
         if len(ids) > self.decoder.max_prompt_tokens:
             raise GenerationError(
                 f"the prompt makes a window of {len(ids)} tokens (188 of them audio), more than "
@@ -183,11 +197,14 @@ class TranscriptionService:
         duration_s: float,
         prompt_ids: np.ndarray,
         *,
+        received: float | None = None,
         logprobs: bool = False,
         on_token: OnToken | None = None,
         on_done: OnDone | None = None,
     ) -> TranscriptionHandle:
-        """Queue a request's windows (one per row of `features`, the encoder's 30 s clips in order)."""
+        """Queue a request's windows (one per row of `features`, the encoder's 30 s clips in order). `received`:
+        when the request arrived (`time.perf_counter()`; default now), what its time to first token counts
+        from."""
         windows = windows_of(duration_s, 0)
         if len(windows) != len(features):
             raise ValueError(f"{name}: {len(features)} encoded clips for {len(windows)} windows of {duration_s:.2f} s")
@@ -198,6 +215,8 @@ class TranscriptionService:
             handle = TranscriptionHandle(
                 self._next_id, transcript, np.asarray(prompt_ids), np.asarray(features), logprobs, on_token, on_done
             )
+            if received is not None:
+                handle.submitted = received
             self._next_id += 1
             self._waiting.extend(_Window(handle, k) for k in range(len(windows)))
             self._stats["requests"] += 1
@@ -236,29 +255,44 @@ class TranscriptionService:
             self._fail(handle, RuntimeError("the server is shutting down"))
 
     def _admit(self) -> None:
-        """Prefill waiting windows (the prefill stage) into free decoder slots, in arrival order."""
+        """Prefill waiting windows (the prefill stage) into free decoder slots, in arrival order, a group of up
+        to `stage_pack` windows per stage call."""
+        group = self.stage_pack[0] if self.stage_pack else 1
         while True:
+            windows: list[_Window] = []
             with self._cond:
-                if not self._waiting or len(self._seq_owner) >= self.decoder.slots:
-                    return
-                window = self._waiting.popleft()
-            handle = window.handle
-            if handle.done:
-                continue
+                free = self.decoder.slots - len(self._seq_owner)
+                while self._waiting and len(windows) < min(free, group):
+                    window = self._waiting.popleft()
+                    if not window.handle.done:
+                        windows.append(window)
+            if not windows:
+                return
             started = time.perf_counter()
+            prompts = [(w.handle.prompt_ids, w.handle.features[w.index : w.index + 1]) for w in windows]
             try:
                 with self._prefill_lock:
-                    inputs = self.prefill.run(handle.prompt_ids, handle.features[window.index : window.index + 1])
+                    results = run_stage(self.prefill, self.stage_pack, prompts)
+            except Exception as exc:
+                for handle in dict.fromkeys(w.handle for w in windows):
+                    self._fail(handle, exc)
+                continue
+            self._stats["prefill_stage_s"] += time.perf_counter() - started
+            self._stats["prefill_stage_calls"] += 1
+            for window, inputs in zip(windows, results):
+                handle = window.handle
+                if handle.done:  # failed with an earlier window of this group
+                    continue
                 request = GenerationRequest(
                     inputs.inputs_embeds, inputs.per_layer_inputs, self.max_new_tokens, self.stop_ids, handle.logprobs
                 )
-                seq = self._engine.submit(request, lambda event, h=handle: self._on_event(h, event))
-            except Exception as exc:
-                self._fail(handle, exc)
-                continue
-            self._stats["prefill_stage_s"] += time.perf_counter() - started
-            handle.seqs[seq] = window.index
-            self._seq_owner[seq] = handle
+                try:
+                    seq = self._engine.submit(request, lambda event, h=handle: self._on_event(h, event))
+                except Exception as exc:
+                    self._fail(handle, exc)
+                    continue
+                handle.seqs[seq] = window.index
+                self._seq_owner[seq] = handle
 
     def _step(self) -> None:
         if self._engine.idle:
@@ -277,12 +311,19 @@ class TranscriptionService:
             return
         self._stats["calls"] += 1
         self._stats["tokens"] += len(events)
-        if events[0].index > 0:  # a decode call (a prefill call emits a sequence's first token)
+        if events[0].index > 0:  # a decode call (a prefill call emits its sequences' first tokens)
             self._stats["decode_calls"] += 1
             self._stats["decode_rows"] += len(events)
+        else:
+            self._stats["prefill_calls"] += 1
+            self._stats["prefill_rows"] += len(events)
 
     def _on_event(self, handle: TranscriptionHandle, event: TokenEvent) -> None:
         index = handle.seqs[event.seq]
+        if handle.first_token_s is None:
+            handle.first_token_s = time.perf_counter() - handle.submitted
+            with self._cond:
+                self._ttft.append(handle.first_token_s)
         if handle.on_token is not None and not handle.done:
             handle.on_token(index, event)
         if event.finish_reason is not None:
@@ -336,7 +377,9 @@ class TranscriptionService:
             s = dict(self._stats)
             running = len(self._seq_owner)
             waiting = len(self._waiting)
+            ttft = list(self._ttft)
         rows, calls = s["decode_rows"], s["decode_calls"]
+        prefill_rows, prefill_calls, stage_calls = s["prefill_rows"], s["prefill_calls"], s["prefill_stage_calls"]
         return {
             "healthy": self.healthy,
             "error": self.error,
@@ -357,6 +400,12 @@ class TranscriptionService:
             "steps": s["calls"],
             "decode_steps": calls,
             "mean_batch_width": round(rows / calls, 3) if calls else None,
+            "prefill_steps": prefill_calls,
+            "mean_prefill_width": round(prefill_rows / prefill_calls, 3) if prefill_calls else None,
+            "prefill_widths": list(self.decoder.prefill_widths),
+            "prefill_stage_calls": stage_calls,
+            "prefill_stage_windows_per_call": self.stage_pack[0] if self.stage_pack else 1,
+            "time_to_first_token": latency_summary(ttft),
             "device_s": round(s["device_s"], 4),
             "prefill_stage_s": round(s["prefill_stage_s"], 4),
         }

@@ -43,6 +43,7 @@ from gemma3n_iree.runtime.tokens import (
     ContextCapacityError,
     PlaceholderCountError,
     PlaceholderRunError,
+    PromptError,
     TokenizerError,
     TokenRangeError,
     VisionTokenError,
@@ -263,6 +264,32 @@ def test_artifact_matches_emulation(prefillers, checkpoint, contract, files):
     np.testing.assert_array_equal(result.inputs_embeds, got["inputs_embeds"][:length])
     np.testing.assert_array_equal(result.per_layer_inputs, got["per_layer_inputs"][:length])
     np.testing.assert_array_equal(result.audio_rows, pmap[:length])
+
+
+def test_prompts_in_one_call_equal_each_prompt_alone(prefillers):
+    """Three one-clip windows (the transcription server's prompts, one with other words), padded to four, in
+    one call of the (1024, 4) entry: each prompt's rows are the bits `run` gives it alone in the (256, 1) entry
+    (the stage is row by row); bad counts are refused."""
+    p = prefillers(MLX_CUDA_V1.name)
+    prompts = [
+        (p.expand(text, [1]), random_features(1, seed=20 + i))
+        for i, text in enumerate([PROMPT, PROMPT, "What is said in this clip?"])
+    ]
+    together = p.run_many(prompts, pad_to=4)
+    assert [r.capacity for r in together] == [1024] * 3
+    for (ids, features), got in zip(prompts, together):
+        alone = p.run(ids, features)
+        assert alone.capacity == 256
+        for name in ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(alone, name), err_msg=name)
+    short = p.run_many(prompts[2:], pad_to=4, capacity=1024)  # the same entry for one window
+    np.testing.assert_array_equal(short[0].per_layer_inputs, together[2].per_layer_inputs)
+    with pytest.raises(ContextCapacityError, match="more than capacity 256"):
+        p.run_many(prompts, capacity=256)
+    with pytest.raises(PromptError, match="fewer than the 3 prompts"):
+        p.run_many(prompts, pad_to=2)
+    with pytest.raises(PromptError, match="at least one prompt"):
+        p.run_many([])
 
 
 def test_prefill_groups_clips_by_file(prefillers):

@@ -43,7 +43,13 @@ from gemma3n_iree.runtime.decoder import DecoderSession  # noqa: E402
 from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder  # noqa: E402
 from gemma3n_iree.runtime.frontend import load_audio  # noqa: E402
 from gemma3n_iree.runtime.generate import GenerationError  # noqa: E402
-from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber, windows_of  # noqa: E402
+from gemma3n_iree.runtime.transcribe import (  # noqa: E402
+    DEFAULT_PROMPT,
+    TranscribeProgress,
+    Transcriber,
+    transcribe_progress_line,
+    windows_of,
+)
 from gemma3n_iree.runtime.transcribe_decoder import check_fits, load_transcription_decoder  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
@@ -134,6 +140,46 @@ def test_audio_over_30_s_is_transcribed_window_by_window(case, monkeypatch):
         part = long[int(w.window.start_s * 16000) : int(w.window.end_s * 16000)]
         assert w.tokens == A.generate_ids(model, ids, part, 8), w.window
     assert run.files[0].text == " ".join(w.text.strip() for w in windows if w.text.strip())
+
+
+def test_windows_share_prefill_calls_where_the_decoder_takes_several(case, monkeypatch):
+    """A decoder taking two prompts per prefill call: a 35.2 s input's two windows go through one prefill-stage
+    call (its entry for two of the decoder's longest prompts) and one decoder prefill call, and get the tokens
+    the one-window-per-call run gives them."""
+    _, directory, _, _, reference = case
+    speech = np.tile(load_audio(SPEECH)[0], 12)[: int(35.2 * 16000)]
+    monkeypatch.setattr(reference, "stop_ids", frozenset())
+    want = [w.tokens for w in reference.transcribe_audio([("long", speech)], DEFAULT_PROMPT, 6).files[0].windows]
+    decoder = EmulatedDecoder(directory, F32_REFERENCE.name, slots=2, capacity=CAPACITY, prefill_widths=(1, 2))
+    prefill = reference.prefill
+    monkeypatch.setattr(prefill, "capacities", (CAPACITY, 2 * CAPACITY))
+    calls = {"stage": [], "decoder": []}
+    run_many, prefill_batch = prefill.run_many, decoder.prefill_batch_greedy
+    monkeypatch.setattr(
+        prefill, "run_many", lambda prompts, *a: calls["stage"].append(len(prompts)) or run_many(prompts, *a)
+    )
+    monkeypatch.setattr(
+        decoder,
+        "prefill_batch_greedy",
+        lambda slots, *a: calls["decoder"].append(tuple(slots)) or prefill_batch(slots, *a),
+    )
+    batched = Transcriber(directory, decoder, prefill=prefill)
+    monkeypatch.setattr(batched, "stop_ids", frozenset())
+    states: list = []
+    run = batched.transcribe_audio([("long", speech)], DEFAULT_PROMPT, 6, on_progress=states.append)
+    got = [w.tokens for w in run.files[0].windows]
+    assert got == want and len(got) == 2
+    assert calls == {"stage": [2], "decoder": [(0, 1)]}
+    # the terminal's progress line, told after each window (no message per window then)
+    assert [(p.windows_done, p.windows, p.files_done, p.files, p.tokens) for p in states] == [
+        (1, 2, 0, 1, 6),
+        (2, 2, 1, 1, 12),
+    ]
+    assert states[-1].audio_s_done == pytest.approx(35.2)
+    done = TranscribeProgress(2, 2, 1, 1, 12, 35.2, 2.0)
+    assert transcribe_progress_line(done) == (
+        "transcribing: 1/1 files, 2/2 windows, 12 tokens, 35.2 audio-s, 17.6 audio-s/s"
+    )
 
 
 def test_cli_prints_the_text_and_json(case):

@@ -50,6 +50,7 @@ def test_every_window_fits_the_program_it_sizes(prompt, new, positions, target, 
     assert prompt + new - 1 <= b.capacity  # GenerationEngine's rule: the last token is never decoded
     assert bucket in (prompt, prompt_bucket(prompt)) and prompt_bucket(prompt) % PROMPT_ROUND == 0
     assert b.contexts == (b.capacity,) and b.batches == decode_widths(target, slots) and b.slots == slots
+    assert all(2 <= p <= slots for p in b.prompt_batches)  # batched prefill entries the spec accepts
 
 
 def test_the_gpu_scripts_decoder_program_is_the_one_transcription_sizes():
@@ -64,4 +65,4 @@ def test_the_gpu_scripts_decoder_program_is_the_one_transcription_sizes():
     b = transcription_buckets(208, 64, builtin_decoder_config("e4b").max_position_embeddings, "cuda", 64)
     assert values("slots") == [b.slots] and values("capacity") == [b.capacity]
     assert tuple(values("prompt")) == b.prompts and tuple(values("batch")) == b.batches
-    assert tuple(values("context")) == b.contexts
+    assert tuple(values("context")) == b.contexts and tuple(values("prompt-batch")) == b.prompt_batches == (8,)

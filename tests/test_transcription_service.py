@@ -1,6 +1,7 @@
 """serve/transcription.py's decode thread on a scripted decoder and prefill stage (no compiled program): windows of
-many requests share decode calls, each request gets exactly what it gets alone, cancellation frees slots at
-once, a failing call fails only its requests, and the backlog bound."""
+many requests share decode calls, windows waiting together share prefill-stage and decoder prefill calls, each
+request gets exactly what it gets alone, cancellation frees slots at once, a failing call fails only its
+requests, the backlog bound, and /metrics' widths and times to first token."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class FakePrefill:
     def __init__(self) -> None:
         self.tokenizer = build_test_tokenizer()
         self.runs = 0
+        self.groups: list[tuple[int, int, int | None]] = []  # run_many's (prompts, pad_to, capacity)
 
     def expand(self, prompt: str, clips: list[int]) -> np.ndarray:
         return np.arange(5 + len(prompt) % 3)
@@ -41,17 +43,25 @@ class FakePrefill:
     def prepare(self, capacity: int, clips: int) -> None:
         pass
 
-    def run(self, ids: np.ndarray, features: np.ndarray) -> Inputs:
+    def run(self, ids: np.ndarray, features: np.ndarray, capacity: int | None = None) -> Inputs:
         self.runs += 1
         embeds = np.full((len(ids), HIDDEN), features[0, 0, 0], np.float32)
         return Inputs(embeds, np.zeros((len(ids), 1, 1), np.float32))
+
+    def run_many(self, prompts, pad_to=None, capacity=None) -> list[Inputs]:
+        self.groups.append((len(prompts), pad_to, capacity))
+        return [self.run(ids, f) for ids, f in prompts]
 
 
 class FakeDecoder(SelectsOnHost):
     """Tokens WORDS[(audio + position) % 7]; `gate` (when set) blocks each decode call until released."""
 
-    def __init__(self, slots: int = 2, widths: tuple[int, ...] = (1, 2)) -> None:
+    def __init__(
+        self, slots: int = 2, widths: tuple[int, ...] = (1, 2), prefill_widths: tuple[int, ...] = (1,)
+    ) -> None:
         self.slots, self.capacity, self.decode_widths, self.max_prompt_tokens = slots, 64, widths, 32
+        self.prefill_widths = prefill_widths
+        self.prefills: list[tuple[int, ...]] = []  # the slots of each prefill call
         self.audio: dict[int, int] = {}
         self.widths_used: list[int] = []
         self.gate: threading.Semaphore | None = None
@@ -65,6 +75,14 @@ class FakeDecoder(SelectsOnHost):
     def prefill(self, slot, inputs_embeds, per_layer_inputs):
         self.audio[slot] = int(inputs_embeds[0, 0])
         return self._row(self.audio[slot], len(inputs_embeds))
+
+    def prefill_greedy(self, slot, *args, **kwargs):
+        self.prefills.append((slot,))
+        return super().prefill_greedy(slot, *args, **kwargs)
+
+    def prefill_batch_greedy(self, slots, *args, **kwargs):
+        self.prefills.append(tuple(slots))
+        return super().prefill_batch_greedy(slots, *args, **kwargs)
 
     def decode(self, slots, positions, token_ids):
         if self.gate is not None:
@@ -159,3 +177,32 @@ def test_a_full_backlog_is_refused_before_the_upload(service):
     assert "6 windows are waiting for the decoder (the limit is 6); retry later" == service.busy()
     gate.release(1000)
     assert done.wait(10) and service.busy() is None
+
+
+def test_windows_waiting_together_share_prefill_calls():
+    """A decoder with a 4-prompt prefill entry: a request of five windows over four slots has its first four
+    windows through one prefill-stage call (padded to the decoder's widest prefill entry, in the stage's entry
+    for four of the longest prompts) and one decoder prefill call, the fifth alone when a slot frees; every window
+    gets the tokens it gets alone (one prompt per call), and /metrics says so."""
+    audio = (1, 2, 3, 4, 5)
+    answers = {}
+    for prefill_widths in ((1,), (1, 4)):
+        decoder = FakeDecoder(slots=4, widths=(1, 4), prefill_widths=prefill_widths)
+        s = TranscriptionService(decoder, FakePrefill(), model="m", max_new_tokens=6, stop_ids=frozenset())
+        s.start()
+        try:
+            _, done, result = run(s, "five", audio)
+            assert done.wait(10) and result["error"] is None
+        finally:
+            s.stop()
+        answers[prefill_widths] = [w.tokens for w in result["transcript"].windows]
+        m = s.metrics()
+        assert m["time_to_first_token"]["count"] == 1 and m["prefill_widths"] == list(prefill_widths)
+        if prefill_widths == (1,):
+            assert s.stage_pack is None and not s.prefill.groups and m["prefill_stage_calls"] == 5
+            assert decoder.prefills == [(0,), (1,), (2,), (3,), (0,)] and m["mean_prefill_width"] == 1
+        else:
+            assert s.stage_pack == (4, 256) and s.prefill.groups == [(4, 4, 256), (1, 4, 256)]
+            assert decoder.prefills == [(0, 1, 2, 3), (0,)] and m["mean_prefill_width"] == 2.5
+            assert (m["prefill_stage_calls"], m["prefill_stage_windows_per_call"]) == (2, 4)
+    assert answers[(1,)] == answers[(1, 4)] and all(len(t) == 6 for t in answers[(1,)])
