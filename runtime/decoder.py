@@ -157,8 +157,9 @@ class DecoderSession(LoadedProgram):
 
     @property
     def prefill_widths(self) -> tuple[int, ...]:
-        """How many prompts one prefill call takes: 1 (the prefill entries), and each batched entry's number."""
-        return (1, *self.info.prompt_batches) if self.info.prompts else ()
+        """How many prompts one prefill call takes: 1 (the prefill entries; a program without them refuses the
+        call by name), and each batched entry's number."""
+        return (1, *self.info.prompt_batches)
 
     @property
     def prompt_buckets(self) -> tuple[int, ...]:

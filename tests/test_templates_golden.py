@@ -121,14 +121,20 @@ CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
 
 
 def _layer(
-    phase: str, layer: int, tokens: int = 8, cfg: DecoderConfig = TINY_DECODER, capacity: int = 16
+    phase: str,
+    layer: int,
+    tokens: int = 8,
+    cfg: DecoderConfig = TINY_DECODER,
+    capacity: int = 16,
+    prompts: int = 1,
 ) -> Callable[[OpEmitter], Func]:
-    """A decoder layer function (the program emitter's, rendering into the case's module)."""
+    """A decoder layer function (the program emitter's, rendering into the case's module); `prompts`: a prefill
+    of that many prompts at once."""
 
     def build(o: OpEmitter) -> Func:
         program = _ProgramEmitter(DecoderModuleSpec(cfg, MLX_CUDA_V1, 2, capacity, (8,), (2,)))
         program.module, program.ops = o.module, o  # type: ignore[assignment]
-        return program.layer(phase, tokens, layer, 8 if capacity == 16 else capacity)
+        return program.layer(phase, tokens, layer, 8 if capacity == 16 else capacity, prompts)
 
     return build
 
@@ -182,6 +188,8 @@ DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("layer_prefill_sliding_own", "layer", _decoder(_layer("prefill", 0))),
     ("layer_prefill_full_own", "layer", _decoder(_layer("prefill", 4))),
     ("layer_prefill_shared", "layer", _decoder(_layer("prefill", 5))),
+    ("layer_prefill_sliding_own_batch", "layer", _decoder(_layer("prefill", 0, prompts=2))),
+    ("layer_prefill_shared_batch", "layer", _decoder(_layer("prefill", 5, prompts=2))),
     ("layer_decode_sliding_own", "layer", _decoder(_layer("decode", 0, 2))),
     ("layer_decode_shared", "layer", _decoder(_layer("decode", 9, 2))),
 ]

@@ -1,0 +1,27 @@
+!s = tensor<4x2x48xf32>
+!one = tensor<1x2x48xf32>
+!x = tensor<2x48xf32>
+func.func private @decoder_layer_prefill_T2_D48_F128_shared_C8_sw6_p2(%streams: tensor<4x2x48xf32>, %ple: tensor<2x16xf32>, %cos: tensor<2x16xf32>, %sin: tensor<2x16xf32>, %qpos: tensor<2xi32>, %keys: tensor<16x2x16xf32>, %values: tensor<16x2x16xf32>, %w_self_attn_q_proj: tensor<64x48xbf16>, %w_self_attn_q_norm: tensor<16xbf16>, %w_self_attn_o_proj: tensor<48x64xbf16>, %w_mlp_gate_proj: tensor<128x48xbf16>, %w_mlp_up_proj: tensor<128x48xbf16>, %w_mlp_down_proj: tensor<48x128xbf16>, %w_input_layernorm: tensor<48xbf16>, %w_post_attention_layernorm: tensor<48xbf16>, %w_pre_feedforward_layernorm: tensor<48xbf16>, %w_post_feedforward_layernorm: tensor<48xbf16>, %w_altup_correct_output_scale: tensor<48xbf16>, %w_altup_correction_coefs: tensor<4x4xbf16>, %w_altup_prediction_coefs: tensor<16x4xbf16>, %w_altup_modality_router: tensor<4x48xbf16>, %w_altup_router_norm: tensor<48xbf16>, %w_laurel_linear_left: tensor<4x48xbf16>, %w_laurel_linear_right: tensor<48x4xbf16>, %w_laurel_post_laurel_norm: tensor<48xbf16>, %w_per_layer_input_gate: tensor<16x48xbf16>, %w_per_layer_projection: tensor<48x16xbf16>, %w_post_per_layer_input_norm: tensor<48xbf16>) -> (tensor<4x2x48xf32>) {
+  %predictions = func.call @altup_predict_T2_D48_N4_A0_clip42f00000(%streams, %w_altup_router_norm, %w_altup_modality_router, %w_altup_prediction_coefs) : (tensor<4x2x48xf32>, tensor<48xbf16>, tensor<4x48xbf16>, tensor<16x4xbf16>) -> (tensor<4x2x48xf32>)
+  %active_3d = "stablehlo.slice"(%predictions) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 2, 48>, strides = array<i64: 1, 1, 1>} : (!s) -> !one
+  %active = stablehlo.reshape %active_3d : (!one) -> !x
+  %xn = func.call @mlx_rms_norm_R2_D48(%active, %w_input_layernorm) : (tensor<2x48xf32>, tensor<48xbf16>) -> (tensor<2x48xf32>)
+  %lau = func.call @laurel_T2_D48_R4(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<2x48xf32>, tensor<4x48xbf16>, tensor<48x4xbf16>, tensor<48xbf16>) -> (tensor<2x48xf32>)
+  %q = func.call @query_projection_T2_D48_H4_hd16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<2x48xf32>, tensor<64x48xbf16>, tensor<16xbf16>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<2x4x16xf32>)
+  %q0 = "stablehlo.slice"(%q) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 4, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x4x16xf32>) -> tensor<1x4x16xf32>
+  %k0 = "stablehlo.slice"(%keys) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x2x16xf32>) -> tensor<8x2x16xf32>
+  %v0 = "stablehlo.slice"(%values) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x2x16xf32>) -> tensor<8x2x16xf32>
+  %qpos0 = "stablehlo.slice"(%qpos) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
+  %attended0 = func.call @decoder_attention_prefill_T1_C8_H4_K2_hd16_sw6_ring6(%q0, %k0, %v0, %qpos0) : (tensor<1x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<1xi32>) -> (tensor<1x4x16xf32>)
+  %q1 = "stablehlo.slice"(%q) {start_indices = array<i64: 1, 0, 0>, limit_indices = array<i64: 2, 4, 16>, strides = array<i64: 1, 1, 1>} : (tensor<2x4x16xf32>) -> tensor<1x4x16xf32>
+  %k1 = "stablehlo.slice"(%keys) {start_indices = array<i64: 8, 0, 0>, limit_indices = array<i64: 16, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x2x16xf32>) -> tensor<8x2x16xf32>
+  %v1 = "stablehlo.slice"(%values) {start_indices = array<i64: 8, 0, 0>, limit_indices = array<i64: 16, 2, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x2x16xf32>) -> tensor<8x2x16xf32>
+  %qpos1 = "stablehlo.slice"(%qpos) {start_indices = array<i64: 1>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
+  %attended1 = func.call @decoder_attention_prefill_T1_C8_H4_K2_hd16_sw6_ring6(%q1, %k1, %v1, %qpos1) : (tensor<1x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<1xi32>) -> (tensor<1x4x16xf32>)
+  %attended = stablehlo.concatenate %attended0, %attended1, dim = 0 : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<2x4x16xf32>
+  %h = func.call @attention_residual_T2_D48_Q64(%active, %attended, %w_self_attn_o_proj, %w_post_attention_layernorm, %lau) : (tensor<2x48xf32>, tensor<2x4x16xf32>, tensor<48x64xbf16>, tensor<48xbf16>, tensor<2x48xf32>) -> (tensor<2x48xf32>)
+  %mlp_out = func.call @decoder_mlp_T2_D48_F128(%h, %w_pre_feedforward_layernorm, %w_mlp_gate_proj, %w_mlp_up_proj, %w_mlp_down_proj, %w_post_feedforward_layernorm) : (tensor<2x48xf32>, tensor<48xbf16>, tensor<128x48xbf16>, tensor<128x48xbf16>, tensor<48x128xbf16>, tensor<48xbf16>) -> (tensor<2x48xf32>)
+  %corrected = func.call @altup_correct_T2_D48_N4_A0_clip42f00000(%predictions, %mlp_out, %w_altup_router_norm, %w_altup_modality_router, %w_altup_correction_coefs) : (tensor<4x2x48xf32>, tensor<2x48xf32>, tensor<48xbf16>, tensor<4x48xbf16>, tensor<4x4xbf16>) -> (tensor<4x2x48xf32>)
+  %out = func.call @ple_gate_T2_D48_N4_P16_A0_scaled(%corrected, %ple, %w_altup_correct_output_scale, %w_per_layer_input_gate, %w_per_layer_projection, %w_post_per_layer_input_norm) : (tensor<4x2x48xf32>, tensor<2x16xf32>, tensor<48xbf16>, tensor<16x48xbf16>, tensor<48x16xbf16>, tensor<48xbf16>) -> (tensor<4x2x48xf32>)
+  return %out : tensor<4x2x48xf32>
+}
