@@ -397,7 +397,7 @@ class AudioPrefill:
         """`run` of several (input_ids, audio_features) prompts in one call: the stage is row by row (each
         position's embedding, audio row and per-layer inputs depend on that position alone), so their ids
         placed one after another, with their clips in the same order, give each prompt's rows as `run` gives
-        them (`tests/test_prefill_stage.py` holds it bit for bit). `pad_to`: add copies of the last prompt up
+        them (`tests/test_prefill.py` holds it bit for bit). `pad_to`: add copies of the last prompt up
         to that many, and `capacity`: the entry's capacity (at least their length; default the smallest that
         holds them), so that calls of fewer or shorter prompts run the same entry (one resident session); the
         padding's rows are dropped."""

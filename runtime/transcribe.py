@@ -326,7 +326,7 @@ class Transcriber:
         engine = GenerationEngine(self.decoder, self.tokenizer)
         pack = stage_pack(self.decoder, self.prefill)
         left = [len(f.windows) for f in files]  # windows not finished, per input
-        tokens, audio_done = 0, 0.0
+        files_done, tokens, audio_done = 0, 0, 0.0
         by_seq: dict[int, WindowTranscript] = {}
         next_window, finished = 0, 0
 
@@ -360,6 +360,7 @@ class Transcriber:
                 item.decode_s = (result.finished_at or 0.0) - result.submitted_at
                 w = item.window
                 left[w.source] -= 1
+                files_done += left[w.source] == 0
                 tokens += len(item.tokens)
                 audio_done += w.end_s - w.start_s
                 if on_progress is not None:
@@ -367,7 +368,7 @@ class Transcriber:
                         TranscribeProgress(
                             finished,
                             len(order),
-                            sum(1 for n in left if n == 0),
+                            files_done,
                             len(files),
                             tokens,
                             audio_done,

@@ -15,7 +15,7 @@ The policy, as functions of plain values (the engine in `runtime/generate.py` ap
   (then arrival order), as many as the widest entry holds: with n running sequences and widest entry W,
   every sequence advances at least once in every ceil(n / W) consecutive decode calls;
 * `plan_prefill`: the next prefill call takes the earliest admitted sequence and, in arrival order, the others
-  whose prompts share its prompt bucket (`prompt_bucket`: a longer prompt would make every row of the call
+  whose prompts share its prompt bucket (`prefill_bucket`: a longer prompt would make every row of the call
   longer; a shorter one would be padded to it), as many as the widest prefill entry holds, on the narrowest
   entry that holds them: 64 arriving windows cost a few calls, and the earliest is in the very next one;
 * `next_call`: prefills and decode calls alternate while both have work (a new request's first token is
@@ -105,7 +105,7 @@ def entry_width(n: int, widths: Iterable[int], what: str = "decode") -> int:
     return next(w for w in ordered if w >= n)
 
 
-def prompt_bucket(tokens: int, buckets: Iterable[int]) -> int:
+def prefill_bucket(tokens: int, buckets: Iterable[int]) -> int:
     """The prefill entry length a prompt of `tokens` positions runs at: the smallest bucket that holds it (a
     backend without buckets, e.g. the emulation, runs any length: every prompt shares bucket 0)."""
     ordered = sorted(set(buckets))
@@ -145,8 +145,8 @@ def plan_prefill(
         raise BatchingError("no admitted sequence to prefill")
     widest = _widths(prefill_widths)[-1]
     queue = sorted(admitted, key=lambda a: (a.arrival, a.seq))
-    bucket = prompt_bucket(queue[0].tokens, buckets)
-    members = tuple(a for a in queue if prompt_bucket(a.tokens, buckets) == bucket)[:widest]
+    bucket = prefill_bucket(queue[0].tokens, buckets)
+    members = tuple(a for a in queue if prefill_bucket(a.tokens, buckets) == bucket)[:widest]
     return PrefillCall(entry_width(len(members), prefill_widths, "prefill"), members)
 
 

@@ -33,7 +33,7 @@ from gemma3n_iree.serve.batching import (
     next_call,
     plan_decode,
     plan_prefill,
-    prompt_bucket,
+    prefill_bucket,
 )
 
 
@@ -83,9 +83,9 @@ def test_a_prefill_call_takes_the_earliest_prompt_bucket():
     assert call == PrefillCall(2, (admitted[1], admitted[2]))
     assert plan_prefill(admitted, (1,), (64, 256)).seqs == (2,)
     assert plan_prefill(admitted, (1, 4), ()).seqs == (2, 4, 3, 1)  # no buckets (the emulation): one group
-    assert [prompt_bucket(n, (64, 256)) for n in (1, 64, 65, 256)] == [64, 64, 256, 256]
+    assert [prefill_bucket(n, (64, 256)) for n in (1, 64, 65, 256)] == [64, 64, 256, 256]
     with pytest.raises(BatchingError, match="fits no prefill entry"):
-        prompt_bucket(257, (64, 256))
+        prefill_bucket(257, (64, 256))
     with pytest.raises(BatchingError, match="no admitted"):
         plan_prefill([], (1,))
 
@@ -138,8 +138,8 @@ def test_simulated_workloads_keep_every_invariant(workload, slots, widths, prefi
             assert not last_was_prefill or not running, "a prefill waits for a decode call when both have work"
             first = min(admitted, key=lambda x: x.arrival)
             assert call.members[0] == first, "the earliest admitted sequence is in the next prefill call"
-            bucket = prompt_bucket(first.tokens, buckets)
-            same = sorted((a for a in admitted if prompt_bucket(a.tokens, buckets) == bucket), key=lambda a: a.arrival)
+            bucket = prefill_bucket(first.tokens, buckets)
+            same = sorted((a for a in admitted if prefill_bucket(a.tokens, buckets) == bucket), key=lambda a: a.arrival)
             assert list(call.members) == same[: max(prefill_widths)], "its bucket's prompts, in arrival order"
             assert call.width == entry_width(len(call.members), prefill_widths)
             for a in call.members:
