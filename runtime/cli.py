@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +14,7 @@ from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from .batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
+from .terminal import ProgressLine
 
 if TYPE_CHECKING:
     from .pipeline import PipelineProgress
@@ -111,33 +111,6 @@ def progress_line(p: PipelineProgress) -> str:
     )
 
 
-class _ProgressLine:
-    """A progress state's line (`progress_line` by default) redrawn in place on a terminal (at most 10 times a
-    second, and the last state always); nothing elsewhere."""
-
-    def __init__(self, stream, enabled: bool, render: Callable[[Any], str] | None = None) -> None:
-        self.stream, self.enabled = stream, enabled
-        self.render = render or progress_line
-        self._last, self._width, self._shown = 0.0, 0, False
-        self.last: Any = None  # the latest state, drawn or not
-
-    def __call__(self, p: Any) -> None:
-        self.last = p
-        now = time.monotonic()
-        if not self.enabled or (now - self._last < 0.1 and p.files_done < p.files):
-            return
-        self._last = now
-        line = self.render(p)
-        self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
-        self.stream.flush()
-        self._width, self._shown = len(line), True
-
-    def close(self) -> None:
-        if self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) -> None:
     """Run `_encode_unchecked`; a bad input (configuration, checkpoint, audio, bucket, artifact, compile)
     becomes one error message and exit status 1 instead of a traceback."""
@@ -189,7 +162,7 @@ def _encode_unchecked(
     )
     ready = time.perf_counter()
     say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
-    progress = _ProgressLine(sys.stderr, enabled=not quiet and sys.stderr.isatty())
+    progress = ProgressLine(sys.stderr, not quiet and sys.stderr.isatty(), progress_line)
     failed: EncodeFailed | None = None
     try:
         result = encoder.encode_files(audio, max_seconds, workers=workers, on_progress=progress)

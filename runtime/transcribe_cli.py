@@ -20,8 +20,9 @@ import click
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 from ..model.audio_config import DEFAULT_FRAME_BUCKETS
 from .artifacts import ArtifactCache
-from .cli import _encoder_options, _ProgressLine, _say
+from .cli import _encoder_options, _say
 from .generate import DecoderBackend
+from .terminal import ProgressLine
 from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
 
 
@@ -230,7 +231,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
             transcriber = Transcriber(checkpoint, decoder, prefill=prefill, progress=_say)
             _say(f"stages ready in {time.perf_counter() - started:.1f} s")
             # on a terminal, one line redrawn as windows finish; elsewhere a message per window
-            line = _ProgressLine(sys.stderr, True, transcribe_progress_line) if sys.stderr.isatty() else None
+            line = ProgressLine(sys.stderr, True, transcribe_progress_line) if sys.stderr.isatty() else None
             try:
                 run = transcriber.transcribe_files(
                     files, prompt, max_new_tokens, max_seconds=options.get("max_seconds"), on_progress=line
