@@ -16,6 +16,7 @@ timed the same way and profiled once. Writes one JSON object to `--out` and prin
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import time
@@ -33,6 +34,13 @@ def timed(step, steps: int) -> dict[str, float]:
         step(i)
         times.append((time.perf_counter() - started) * 1e3)
     return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3)}
+
+
+def sha256_of(arrays: list) -> str:
+    digest = hashlib.sha256()
+    for array in arrays:
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
@@ -86,8 +94,11 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"--widths: {width} sequences need {width} slots; {args.artifact} has {session.slots}")
         slots, tokens = list(range(width)), [1000 + 37 * b for b in range(width)]
 
-        def step(path, i: int, slots=slots, tokens=tokens, width=width) -> None:
-            path(slots, [position + i] * width, tokens)
+        outputs: list[np.ndarray] = []  # digested after the timing
+
+        def step(path, i: int, slots=slots, tokens=tokens, width=width, outputs=outputs) -> None:
+            result = path(slots, [position + i] * width, tokens)
+            outputs.extend((result,) if isinstance(result, np.ndarray) else (result.token, result.logprob))
 
         for i in range(WARMUPS):
             step(session.decode_greedy, i)
@@ -110,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             "greedy_on_device": greedy,
             "tokens_per_s_greedy": round(width * 1e3 / greedy["median_ms"], 1),
             "host_rows_rope": host,
+            "outputs_sha256": sha256_of(outputs),
             **kernels,
         }
         widths.append(line)

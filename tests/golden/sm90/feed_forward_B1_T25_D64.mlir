@@ -12,7 +12,7 @@ func.func private @feed_forward_B1_T25_D64(%x: !x, %pre_norm: !wn, %w1: tensor<2
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/silu_bf16_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 0>
   %act = stablehlo.reshape %act_flat : (tensor<6400xbf16>) -> tensor<1x25x256xbf16>

@@ -18,7 +18,7 @@ func.func private @light_conv_B1_T25_D64_K5_d1k_Ksm90(%x: !x, %pre_norm: !wn, %w
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/glu_depthwise_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 4096>
   %act = func.call @rms_norm_1x25_D64_scaled_clip501502f9_Ksm90_silu_bf16(%conv, %conv_norm) : (tensor<1x25x64xf32>, tensor<64xbf16>) -> (tensor<1x25x64xbf16>)

@@ -18,7 +18,7 @@ func.func private @linear_1x25_K64_N256_Ibf16_Ksm90(%x: !x, %w: !w) -> !y {
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/gemm_bf16_nt_sm90.ptx"}>]})
     <workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = 147456>
   %rounded = stablehlo.convert %rounded_op : (tensor<25x256xbf16>) -> !acc

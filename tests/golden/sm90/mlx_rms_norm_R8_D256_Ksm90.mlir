@@ -15,7 +15,7 @@ func.func private @mlx_rms_norm_R8_D256_Ksm90(%x: !x, %w: tensor<256xbf16>) -> !
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 5, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>)
+    layout(#hal.pipeline.layout<constants = 5, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/rms_norm_mlx_t32_sm90.ptx"}>]})
     <workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = 1024>
   %y = stablehlo.reshape %out : (!y_rows) -> !y
