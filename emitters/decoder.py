@@ -20,8 +20,8 @@ updates), so two per-layer caches of the same type silently became one buffer. E
 * `decoder_prefill_batch_c{capacity}_s{slots}_t{T}_p{P}`, one per prompt bucket T and number of prompts P of
   `prompt_batches`: P prompts, each into its own slot, in one call; their rows share every row-wise op (the
   linears read each weight once for all of them), each prompt's attention and cache writes are the one-prompt
-  entry's, so a prompt gets the bits it gets alone (`tests/test_decoder_program.py`); a padding prompt writes
-  the scratch slot;
+  entry's, so a prompt gets the bits it gets alone (`tests/test_decoder_program.py`); a padding prompt has
+  length 0 and a slot of its own (`runtime/decoder.padding_slots`), and puts back the rows it finds there;
 * `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
   sequence, each at its own position in its own slot (positions < context: full-attention layers read only
   the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows (each
@@ -416,6 +416,7 @@ class _ProgramEmitter:
             cache_dtype=self.cache_dtype,
             cache_type=self.cache_type,
             flat_type=self.flat_type,
+            slot_rows=self.slot_rows,
             **calls,
         )
 

@@ -13,7 +13,8 @@ host). A decode call gathers its tokens' `embed_tokens` and `embed_tokens_per_la
 checkpoint's memory maps (the per-layer table never reaches the device) and computes their RoPE tables
 (`contracts/decoder_ops.rope_tables`, the contract's bits); inputs and results go through the page-locked
 staging buffers of `runtime/session.py`. A call is padded to the smallest compiled bucket that holds it: a
-prompt with zero rows, a batch with rows that write the program's scratch slot; their results are dropped.
+prompt with zero rows, a batch with rows that write the program's scratch slot, a batched prefill with prompts
+of no positions (`padding_slots`); their results are dropped.
 
 What crosses back: `prefill` / `decode` copy the logits (F32 [B, V]: 67 MB a step at batch 64 of Gemma 3n's
 262400 tokens); `prefill_greedy` / `decode_greedy` copy only the entry's token selection, computed on the device
@@ -70,6 +71,14 @@ class DecoderLayoutInfo:
     batches: tuple[int, ...]
     top_k: int = 0  # the k of its top-k entries (0: none)
     prompt_batches: tuple[int, ...] = ()  # numbers of prompts its batched prefill entries take
+
+
+def padding_slots(used: Sequence[int], width: int, slots: int) -> list[int]:
+    """The slots a batched prefill's `width - len(used)` padding prompts name: the scratch slot (`slots`) first,
+    then the lowest slots no real prompt of the call uses. A padding prompt has length 0, so its write puts back
+    the rows its slot holds; distinct slots keep every row of the call's cache scatters distinct."""
+    free = [s for s in (slots, *range(slots)) if s not in set(used)]
+    return free[: width - len(used)]
 
 
 class DecoderSession(LoadedProgram):
@@ -222,7 +231,8 @@ class DecoderSession(LoadedProgram):
     ) -> D.TokenSelection:
         """Several prompts, prompt i into `slots[i]`, in one call of the narrowest batched prefill entry that holds
         them (one prompt: `prefill_greedy`): each prompt's last position's token selection, one row each, the
-        bits each prompt gets alone. Padding prompts (one zero row) write the program's scratch slot."""
+        bits each prompt gets alone. Padding prompts have no positions: they write nothing, each into a slot of
+        its own (`padding_slots`), as the cache writes' distinct-rows promise needs."""
         slots = [int(s) for s in slots]
         if not slots or not len(slots) == len(inputs_embeds) == len(per_layer_inputs):
             raise SessionError(
@@ -239,8 +249,8 @@ class DecoderSession(LoadedProgram):
         cfg = self.cfg
         embeds = np.zeros((width, bucket, cfg.hidden_size), F32)
         pli = np.zeros((width, bucket, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input), F32)
-        all_slots = np.full(width, self.info.slots, np.int32)  # padding prompts: the scratch slot
-        lengths = np.ones(width, np.int32)
+        all_slots = np.array(slots + padding_slots(slots, width, self.info.slots), np.int32)
+        lengths = np.zeros(width, np.int32)
         for i, (slot, e, t) in enumerate(prompts):
             embeds[i, : len(e)], pli[i, : len(e)], all_slots[i], lengths[i] = e, t, slot, len(e)
         args = [all_slots, lengths, embeds, pli, *self.rope_tables(np.arange(bucket))]

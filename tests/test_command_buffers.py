@@ -7,9 +7,10 @@ a call's transient buffer is bound directly, and the VM records every launch of 
 (the tiny decode step: 704 launches recorded per call before the flag, none after). A change that brings
 per-call recording back fails here.
 
-The prefill entries still record per call: they read the slot and the prompt's length back to the host in the
-middle of the call (their `dynamic_slice` / `dynamic_update_slice` offsets become push constants, values of the
-call), so IREE records their launches after that wait, once per call.
+The prefill entries took their slot and last position as `dynamic_slice` / `dynamic_update_slice` offsets,
+which IREE reads back to the host in the middle of the call and passes as push constants: a wait, and every
+launch after it recorded on each call (the tiny prefill: 194 of 195). They gather and scatter at rows computed on
+the device now (`decoder_layer.write_prefill.*`, `_macros.take`).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def test_the_reading_tells_memoized_from_per_call_recording():
 
 def decoder_spec() -> DecoderModuleSpec:
     """Three layers of the tiny decoder (sliding and full owning K/V, one sharing them): decode at 1 and 2,
-    one prompt bucket with a two-prompt batched prefill (the decode entries' recording does not depend on them)."""
+    one prompt bucket with a two-prompt batched prefill."""
     cfg = builtin_decoder_config("tiny")
     three = dataclasses.replace(
         cfg,
@@ -96,7 +97,11 @@ def decoder_spec() -> DecoderModuleSpec:
 @pytest.mark.parametrize(
     "emit, hot",
     [
-        pytest.param(lambda: emit_decoder_module(decoder_spec()), ("decoder_decode", "decoder_top_k"), id="decoder"),
+        pytest.param(
+            lambda: emit_decoder_module(decoder_spec()),
+            ("decoder_decode", "decoder_prefill", "decoder_top_k"),
+            id="decoder",
+        ),
         pytest.param(
             lambda: emit_audio_module(
                 AudioModuleSpec(builtin_config("tiny"), MLX_CUDA_V1, (64,), (1,), kernels=KERNELS, lowering=LOWERING)

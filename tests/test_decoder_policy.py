@@ -227,3 +227,21 @@ def test_design_note_embeds_the_table():
         [sys.executable, "-m", "gemma3n_iree.contracts.decoder_policy"], check=True, capture_output=True, text=True
     ).stdout
     assert printed == markdown_table()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_padding_prompts_name_distinct_slots_no_real_prompt_uses(data):
+    """A batched prefill's slots are distinct (its cache scatters promise distinct rows): the padding prompts take
+    the scratch slot first, then the lowest slots free in the call, as many as the entry's width leaves."""
+    from gemma3n_iree.runtime.decoder import padding_slots
+
+    slots = data.draw(st.integers(1, 12))
+    used = data.draw(st.lists(st.integers(0, slots - 1), min_size=1, max_size=slots, unique=True))
+    width = data.draw(st.integers(len(used), slots))
+    padding = padding_slots(used, width, slots)
+    assert len(padding) == width - len(used)
+    assert len(set(used + padding)) == width and all(0 <= s <= slots for s in padding)
+    if padding:
+        assert padding[0] == slots
+        assert padding[1:] == sorted(set(range(slots)) - set(used))[: len(padding) - 1]

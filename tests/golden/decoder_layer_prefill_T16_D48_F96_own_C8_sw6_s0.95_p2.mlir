@@ -9,7 +9,6 @@ func.func private @decoder_layer_prefill_T16_D48_F96_own_C8_sw6_s0.95_p2(%stream
   %lau = func.call @laurel_T16_D48_R4(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<16x48xf32>, tensor<4x48xbf16>, tensor<48x4xbf16>, tensor<48xbf16>) -> (tensor<16x48xf32>)
   %q = func.call @query_projection_T16_D48_H4_hd16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<16x48xf32>, tensor<64x48xbf16>, tensor<16xbf16>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<16x4x16xf32>)
   %kv:2 = func.call @key_value_projection_T16_D48_K2_hd16(%xn, %w_self_attn_k_proj, %w_self_attn_v_proj, %w_self_attn_k_norm, %cos, %sin) : (tensor<16x48xf32>, tensor<32x48xbf16>, tensor<32x48xbf16>, tensor<16xbf16>, tensor<16x16xf32>, tensor<16x16xf32>) -> (tensor<16x2x16xf32>, tensor<16x2x16xf32>)
-  %zero_i = stablehlo.constant dense<0> : tensor<i32>
   %slot0_1 = "stablehlo.slice"(%slot) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
   %slot0 = stablehlo.reshape %slot0_1 : (tensor<1xi32>) -> tensor<i32>
   %length0_1 = "stablehlo.slice"(%length) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
@@ -32,11 +31,22 @@ func.func private @decoder_layer_prefill_T16_D48_F96_own_C8_sw6_s0.95_p2(%stream
   %k0_index = stablehlo.maximum %k0_position, %k0_zero_r : tensor<6xi32>
   %k0_index_2d = stablehlo.reshape %k0_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %k0_rows = "stablehlo.gather"(%k0_store, %k0_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %k0_new = stablehlo.reshape %k0_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %k0_old = stablehlo.dynamic_slice %cache, %slot0, %offset_k, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %k0_held_b = stablehlo.broadcast_in_dim %k0_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %k0_block = stablehlo.select %k0_held_b, %k0_new, %k0_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache0_k = stablehlo.dynamic_update_slice %cache, %k0_block, %slot0, %offset_k, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%k0_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %k0_slot_start = stablehlo.multiply %slot0, %k0_slot_rows : tensor<i32>
+  %k0_start = stablehlo.add %k0_slot_start, %offset_k : tensor<i32>
+  %k0_start_b = stablehlo.broadcast_in_dim %k0_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %k0_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %k0_at_r = stablehlo.add %k0_start_b, %k0_step : tensor<6xi32>
+  %k0_at = stablehlo.reshape %k0_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %k0_flat = stablehlo.reshape %cache : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %k0_old = "stablehlo.gather"(%k0_flat, %k0_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %k0_held_b = stablehlo.broadcast_in_dim %k0_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %k0_block = stablehlo.select %k0_held_b, %k0_rows, %k0_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%k0_written = "stablehlo.scatter"(%k0_flat, %k0_at, %k0_block) ({
+  ^bb0(%k0_was: tensor<bf16>, %k0_is: tensor<bf16>):
+    stablehlo.return %k0_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache0_k = stablehlo.reshape %k0_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %v0_r = stablehlo.iota dim = 0 : tensor<6xi32>
   %v0_one = stablehlo.constant dense<1> : tensor<i32>
   %v0_last = stablehlo.subtract %length0, %v0_one : tensor<i32>
@@ -51,11 +61,22 @@ func.func private @decoder_layer_prefill_T16_D48_F96_own_C8_sw6_s0.95_p2(%stream
   %v0_index = stablehlo.maximum %v0_position, %v0_zero_r : tensor<6xi32>
   %v0_index_2d = stablehlo.reshape %v0_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %v0_rows = "stablehlo.gather"(%v0_store, %v0_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %v0_new = stablehlo.reshape %v0_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %v0_old = stablehlo.dynamic_slice %cache0_k, %slot0, %offset_v, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %v0_held_b = stablehlo.broadcast_in_dim %v0_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %v0_block = stablehlo.select %v0_held_b, %v0_new, %v0_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache0_v = stablehlo.dynamic_update_slice %cache0_k, %v0_block, %slot0, %offset_v, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%v0_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %v0_slot_start = stablehlo.multiply %slot0, %v0_slot_rows : tensor<i32>
+  %v0_start = stablehlo.add %v0_slot_start, %offset_v : tensor<i32>
+  %v0_start_b = stablehlo.broadcast_in_dim %v0_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %v0_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %v0_at_r = stablehlo.add %v0_start_b, %v0_step : tensor<6xi32>
+  %v0_at = stablehlo.reshape %v0_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %v0_flat = stablehlo.reshape %cache0_k : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %v0_old = "stablehlo.gather"(%v0_flat, %v0_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %v0_held_b = stablehlo.broadcast_in_dim %v0_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %v0_block = stablehlo.select %v0_held_b, %v0_rows, %v0_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%v0_written = "stablehlo.scatter"(%v0_flat, %v0_at, %v0_block) ({
+  ^bb0(%v0_was: tensor<bf16>, %v0_is: tensor<bf16>):
+    stablehlo.return %v0_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache0_v = stablehlo.reshape %v0_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %q0 = "stablehlo.slice"(%q) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 4, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x4x16xf32>) -> tensor<8x4x16xf32>
   %attended0 = func.call @decoder_attention_prefill_T8_C8_H4_K2_hd16_sw6_ring6(%q0, %k0_f32, %v0_f32, %qpos) : (tensor<8x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<8xi32>) -> (tensor<8x4x16xf32>)
   %slot1_1 = "stablehlo.slice"(%slot) {start_indices = array<i64: 1>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<2xi32>) -> tensor<1xi32>
@@ -80,11 +101,22 @@ func.func private @decoder_layer_prefill_T16_D48_F96_own_C8_sw6_s0.95_p2(%stream
   %k1_index = stablehlo.maximum %k1_position, %k1_zero_r : tensor<6xi32>
   %k1_index_2d = stablehlo.reshape %k1_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %k1_rows = "stablehlo.gather"(%k1_store, %k1_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %k1_new = stablehlo.reshape %k1_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %k1_old = stablehlo.dynamic_slice %cache0_v, %slot1, %offset_k, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %k1_held_b = stablehlo.broadcast_in_dim %k1_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %k1_block = stablehlo.select %k1_held_b, %k1_new, %k1_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache1_k = stablehlo.dynamic_update_slice %cache0_v, %k1_block, %slot1, %offset_k, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%k1_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %k1_slot_start = stablehlo.multiply %slot1, %k1_slot_rows : tensor<i32>
+  %k1_start = stablehlo.add %k1_slot_start, %offset_k : tensor<i32>
+  %k1_start_b = stablehlo.broadcast_in_dim %k1_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %k1_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %k1_at_r = stablehlo.add %k1_start_b, %k1_step : tensor<6xi32>
+  %k1_at = stablehlo.reshape %k1_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %k1_flat = stablehlo.reshape %cache0_v : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %k1_old = "stablehlo.gather"(%k1_flat, %k1_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %k1_held_b = stablehlo.broadcast_in_dim %k1_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %k1_block = stablehlo.select %k1_held_b, %k1_rows, %k1_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%k1_written = "stablehlo.scatter"(%k1_flat, %k1_at, %k1_block) ({
+  ^bb0(%k1_was: tensor<bf16>, %k1_is: tensor<bf16>):
+    stablehlo.return %k1_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache1_k = stablehlo.reshape %k1_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %v1_r = stablehlo.iota dim = 0 : tensor<6xi32>
   %v1_one = stablehlo.constant dense<1> : tensor<i32>
   %v1_last = stablehlo.subtract %length1, %v1_one : tensor<i32>
@@ -99,11 +131,22 @@ func.func private @decoder_layer_prefill_T16_D48_F96_own_C8_sw6_s0.95_p2(%stream
   %v1_index = stablehlo.maximum %v1_position, %v1_zero_r : tensor<6xi32>
   %v1_index_2d = stablehlo.reshape %v1_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %v1_rows = "stablehlo.gather"(%v1_store, %v1_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %v1_new = stablehlo.reshape %v1_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %v1_old = stablehlo.dynamic_slice %cache1_k, %slot1, %offset_v, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %v1_held_b = stablehlo.broadcast_in_dim %v1_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %v1_block = stablehlo.select %v1_held_b, %v1_new, %v1_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache_out = stablehlo.dynamic_update_slice %cache1_k, %v1_block, %slot1, %offset_v, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%v1_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %v1_slot_start = stablehlo.multiply %slot1, %v1_slot_rows : tensor<i32>
+  %v1_start = stablehlo.add %v1_slot_start, %offset_v : tensor<i32>
+  %v1_start_b = stablehlo.broadcast_in_dim %v1_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %v1_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %v1_at_r = stablehlo.add %v1_start_b, %v1_step : tensor<6xi32>
+  %v1_at = stablehlo.reshape %v1_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %v1_flat = stablehlo.reshape %cache1_k : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %v1_old = "stablehlo.gather"(%v1_flat, %v1_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %v1_held_b = stablehlo.broadcast_in_dim %v1_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %v1_block = stablehlo.select %v1_held_b, %v1_rows, %v1_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%v1_written = "stablehlo.scatter"(%v1_flat, %v1_at, %v1_block) ({
+  ^bb0(%v1_was: tensor<bf16>, %v1_is: tensor<bf16>):
+    stablehlo.return %v1_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache_out = stablehlo.reshape %v1_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %q1 = "stablehlo.slice"(%q) {start_indices = array<i64: 8, 0, 0>, limit_indices = array<i64: 16, 4, 16>, strides = array<i64: 1, 1, 1>} : (tensor<16x4x16xf32>) -> tensor<8x4x16xf32>
   %attended1 = func.call @decoder_attention_prefill_T8_C8_H4_K2_hd16_sw6_ring6(%q1, %k1_f32, %v1_f32, %qpos) : (tensor<8x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<8xi32>) -> (tensor<8x4x16xf32>)
   %attended = stablehlo.concatenate %attended0, %attended1, dim = 0 : (tensor<8x4x16xf32>, tensor<8x4x16xf32>) -> tensor<16x4x16xf32>

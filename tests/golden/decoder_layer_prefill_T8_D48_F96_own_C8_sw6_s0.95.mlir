@@ -9,7 +9,6 @@ func.func private @decoder_layer_prefill_T8_D48_F96_own_C8_sw6_s0.95(%streams: t
   %lau = func.call @laurel_T8_D48_R4(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<8x48xf32>, tensor<4x48xbf16>, tensor<48x4xbf16>, tensor<48xbf16>) -> (tensor<8x48xf32>)
   %q = func.call @query_projection_T8_D48_H4_hd16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<8x48xf32>, tensor<64x48xbf16>, tensor<16xbf16>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x4x16xf32>)
 %kv:2 = func.call @key_value_projection_T8_D48_K2_hd16(%xn, %w_self_attn_k_proj, %w_self_attn_v_proj, %w_self_attn_k_norm, %cos, %sin) : (tensor<8x48xf32>, tensor<32x48xbf16>, tensor<32x48xbf16>, tensor<16xbf16>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x2x16xf32>, tensor<8x2x16xf32>)
-  %zero_i = stablehlo.constant dense<0> : tensor<i32>
   %k_store = stablehlo.convert %kv#0 : (tensor<8x2x16xf32>) -> tensor<8x2x16xbf16>
   %k_r = stablehlo.iota dim = 0 : tensor<6xi32>
   %k_one = stablehlo.constant dense<1> : tensor<i32>
@@ -25,11 +24,22 @@ func.func private @decoder_layer_prefill_T8_D48_F96_own_C8_sw6_s0.95(%streams: t
   %k_index = stablehlo.maximum %k_position, %k_zero_r : tensor<6xi32>
   %k_index_2d = stablehlo.reshape %k_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %k_rows = "stablehlo.gather"(%k_store, %k_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %k_new = stablehlo.reshape %k_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %k_old = stablehlo.dynamic_slice %cache, %slot, %offset_k, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %k_held_b = stablehlo.broadcast_in_dim %k_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %k_block = stablehlo.select %k_held_b, %k_new, %k_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache_k_written = stablehlo.dynamic_update_slice %cache, %k_block, %slot, %offset_k, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%k_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %k_slot_start = stablehlo.multiply %slot, %k_slot_rows : tensor<i32>
+  %k_start = stablehlo.add %k_slot_start, %offset_k : tensor<i32>
+  %k_start_b = stablehlo.broadcast_in_dim %k_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %k_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %k_at_r = stablehlo.add %k_start_b, %k_step : tensor<6xi32>
+  %k_at = stablehlo.reshape %k_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %k_flat = stablehlo.reshape %cache : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %k_old = "stablehlo.gather"(%k_flat, %k_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %k_held_b = stablehlo.broadcast_in_dim %k_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %k_block = stablehlo.select %k_held_b, %k_rows, %k_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%k_written = "stablehlo.scatter"(%k_flat, %k_at, %k_block) ({
+  ^bb0(%k_was: tensor<bf16>, %k_is: tensor<bf16>):
+    stablehlo.return %k_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache_k_written = stablehlo.reshape %k_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %v_store = stablehlo.convert %kv#1 : (tensor<8x2x16xf32>) -> tensor<8x2x16xbf16>
   %v_r = stablehlo.iota dim = 0 : tensor<6xi32>
   %v_one = stablehlo.constant dense<1> : tensor<i32>
@@ -45,11 +55,22 @@ func.func private @decoder_layer_prefill_T8_D48_F96_own_C8_sw6_s0.95(%streams: t
   %v_index = stablehlo.maximum %v_position, %v_zero_r : tensor<6xi32>
   %v_index_2d = stablehlo.reshape %v_index : (tensor<6xi32>) -> tensor<6x1xi32>
   %v_rows = "stablehlo.gather"(%v_store, %v_index_2d) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 2, 16>} : (tensor<8x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
-  %v_new = stablehlo.reshape %v_rows : (tensor<6x2x16xbf16>) -> tensor<1x6x2x16xbf16>
-  %v_old = stablehlo.dynamic_slice %cache_k_written, %slot, %offset_v, %zero_i, %zero_i, sizes = [1, 6, 2, 16] : (tensor<3x80x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x6x2x16xbf16>
-  %v_held_b = stablehlo.broadcast_in_dim %v_held, dims = [1] : (tensor<6xi1>) -> tensor<1x6x2x16xi1>
-  %v_block = stablehlo.select %v_held_b, %v_new, %v_old : tensor<1x6x2x16xi1>, tensor<1x6x2x16xbf16>
-  %cache_out = stablehlo.dynamic_update_slice %cache_k_written, %v_block, %slot, %offset_v, %zero_i, %zero_i : (tensor<3x80x2x16xbf16>, tensor<1x6x2x16xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x80x2x16xbf16>
+%v_slot_rows = stablehlo.constant dense<80> : tensor<i32>
+  %v_slot_start = stablehlo.multiply %slot, %v_slot_rows : tensor<i32>
+  %v_start = stablehlo.add %v_slot_start, %offset_v : tensor<i32>
+  %v_start_b = stablehlo.broadcast_in_dim %v_start, dims = [] : (tensor<i32>) -> tensor<6xi32>
+  %v_step = stablehlo.iota dim = 0 : tensor<6xi32>
+  %v_at_r = stablehlo.add %v_start_b, %v_step : tensor<6xi32>
+  %v_at = stablehlo.reshape %v_at_r : (tensor<6xi32>) -> tensor<6x1xi32>
+  %v_flat = stablehlo.reshape %cache_k_written : (tensor<3x80x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %v_old = "stablehlo.gather"(%v_flat, %v_at) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 2, 16>} : (tensor<240x2x16xbf16>, tensor<6x1xi32>) -> tensor<6x2x16xbf16>
+  %v_held_b = stablehlo.broadcast_in_dim %v_held, dims = [0] : (tensor<6xi1>) -> tensor<6x2x16xi1>
+  %v_block = stablehlo.select %v_held_b, %v_rows, %v_old : tensor<6x2x16xi1>, tensor<6x2x16xbf16>
+%v_written = "stablehlo.scatter"(%v_flat, %v_at, %v_block) ({
+  ^bb0(%v_was: tensor<bf16>, %v_is: tensor<bf16>):
+    stablehlo.return %v_is : tensor<bf16>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = true, unique_indices = true} : (tensor<240x2x16xbf16>, tensor<6x1xi32>, tensor<6x2x16xbf16>) -> tensor<240x2x16xbf16>
+  %cache_out = stablehlo.reshape %v_written : (tensor<240x2x16xbf16>) -> tensor<3x80x2x16xbf16>
   %attended = func.call @decoder_attention_prefill_T8_C8_H4_K2_hd16_sw6_ring6(%q, %kv#0, %kv#1, %qpos) : (tensor<8x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, tensor<8xi32>) -> (tensor<8x4x16xf32>)
   %h = func.call @attention_residual_T8_D48_Q64(%active, %attended, %w_self_attn_o_proj, %w_post_attention_layernorm, %lau) : (tensor<8x48xf32>, tensor<8x4x16xf32>, tensor<48x64xbf16>, tensor<48xbf16>, tensor<8x48xf32>) -> (tensor<8x48xf32>)
   %mlp_out = func.call @decoder_mlp_T8_D48_F96_s0.95(%h, %w_pre_feedforward_layernorm, %w_mlp_gate_proj, %w_mlp_up_proj, %w_mlp_down_proj, %w_post_feedforward_layernorm) : (tensor<8x48xf32>, tensor<48xbf16>, tensor<96x48xbf16>, tensor<96x48xbf16>, tensor<48x96xbf16>, tensor<48xbf16>) -> (tensor<8x48xf32>)
