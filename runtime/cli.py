@@ -646,7 +646,8 @@ def prefill(
     type=click.IntRange(1),
     default=4096,
     show_default=True,
-    help="Host memory budget of admitted requests and held results; beyond it 503 + Retry-After.",
+    help="Host memory budget of uploads, admitted requests and held results; beyond it 503 + Retry-After "
+    "(a request that could never fit it: 413).",
 )
 @click.option(
     "--max-upload-mb",
@@ -658,10 +659,17 @@ def prefill(
 @click.option(
     "--max-concurrent-uploads",
     type=click.IntRange(1),
-    default=8,
-    show_default=True,
-    help="Bodies received at once; each reserves --max-upload-mb of the memory budget before it is "
-    "read. Beyond it 503 + Retry-After.",
+    default=None,
+    help="Bodies received at once; each reserves its Content-Length (a body without one: --max-upload-mb) "
+    "of the memory budget before it is read. Beyond it 503 + Retry-After (default: --max-queue, the "
+    "requests they could become).",
+)
+@click.option(
+    "--max-client-uploads",
+    type=click.IntRange(1),
+    default=None,
+    help="Bodies one client (connection address) sends at once, so clients that stall mid-body cannot "
+    "keep others out; beyond it 429 + Retry-After (default: half of --max-concurrent-uploads).",
 )
 @click.option(
     "--upload-timeout",
@@ -746,7 +754,8 @@ def serve(
     max_batch_clips: int | None,
     max_memory_mb: int,
     max_upload_mb: int,
-    max_concurrent_uploads: int,
+    max_concurrent_uploads: int | None,
+    max_client_uploads: int | None,
     upload_timeout: float,
     max_client_held_mb: int | None,
     max_wait_ms: float,
@@ -770,7 +779,7 @@ def serve(
     here) is refused with 413.
     """
     from ..emitters.compile import CompileError
-    from ..serve.admission import MIB, Limits
+    from ..serve.admission import MIB, Limits, limits_contradiction
     from ..serve.server import build_scheduler, run_server, server_info
     from .pipeline import default_workers
     from .session import SessionError
@@ -783,6 +792,7 @@ def serve(
         max_memory_bytes=max_memory_mb * MIB,
         max_upload_bytes=max_upload_mb * MIB,
         max_concurrent_uploads=max_concurrent_uploads,
+        max_client_uploads=max_client_uploads,
         upload_idle_s=upload_timeout,
         upload_total_s=10 * upload_timeout,
         max_client_held_bytes=max_client_held_mb * MIB if max_client_held_mb else None,
@@ -792,6 +802,9 @@ def serve(
         result_ttl_s=result_ttl,
         frontend_workers=frontend_workers or default_workers(),
     )
+    contradiction = limits_contradiction(limits)
+    if contradiction is not None:
+        raise click.UsageError(contradiction)
     try:
         scheduler = build_scheduler(
             checkpoint,

@@ -63,7 +63,7 @@ if want server; then
   log "server: /v1/audio/transcriptions at concurrency 1, 16, 64"
   $G3 -m gemma3n_iree serve --checkpoint $CK --target cuda --artifact "$A/encoder.vmfb" \
     --prefill-artifact "$A/prefill.vmfb" --decoder-artifact "$A/decoder.vmfb" --decoder-slots 64 \
-    --max-new-tokens 64 --max-concurrent-uploads 64 --max-upload-mb 8 --max-memory-mb 16384 --port 8081 \
+    --max-new-tokens 64 --max-upload-mb 8 --max-memory-mb 16384 --port 8081 \
     > "$OUT/serve.log" 2>&1 &
   SERVER=$!
   for _ in $(seq $(cap 120)); do curl -sf http://127.0.0.1:8081/health > /dev/null && break; sleep 1; done

@@ -3,10 +3,12 @@
 The scheduler (`serve/scheduler.py`) keeps one counter, the bytes *reserved* in `Limits.max_memory_bytes`,
 and three kinds of holders add to it:
 
-* a body being received holds the largest body the server accepts (`Limits.max_body_bytes`) from before
-  its first byte is read, so bodies in flight are bounded in number and in bytes before any is read
-  (`upload_refusal`: no free upload slot, a client already holding `Limits.client_held_bytes` of results
-  it has not fetched, or no room for one more largest body);
+* a body being received holds its declared length (`Content-Length`), or the largest body the server
+  accepts (`Limits.max_body_bytes`) when it declares none (`upload_reservation`), from before its first
+  byte is read, so bodies in flight are bounded in number and in bytes before any is read
+  (`upload_refusal`: no free upload slot, the client's own uploads at `Limits.client_uploads` -- so clients
+  that stall mid-body cannot keep the others out --, a client already holding `Limits.client_held_bytes` of
+  results it has not fetched, or no room for this body);
 * an admitted, unfinished request holds `request_memory_bound` of its header probe -- upload, decode
   buffers, samples, features and outputs, an upper bound of what it holds at once -- which replaces its
   upload's reservation (`memory_refusal`: "retry later" while the budget is in use, "too large" when the
@@ -45,7 +47,8 @@ class Limits:
     max_queue: int = 256  # unfinished (admitted, not yet done/failed) requests
     max_memory_bytes: int = 4096 * MIB  # upload slots + reservations of unfinished requests + held results
     max_upload_bytes: int = 100 * MIB  # one request's audio; the whole body may add `form_overhead_bytes`
-    max_concurrent_uploads: int = 8  # bodies being received at once
+    max_concurrent_uploads: int | None = None  # bodies received at once (None: `concurrent_uploads`)
+    max_client_uploads: int | None = None  # bodies one client sends at once (None: `client_uploads`)
     upload_idle_s: float = 30.0  # longest pause between two pieces of a body
     upload_total_s: float = 300.0  # longest time to receive one body
     max_client_held_bytes: int | None = None  # finished, unfetched results per client (None: a quarter of memory)
@@ -67,6 +70,21 @@ class Limits:
         return self.max_upload_bytes + self.form_overhead_bytes
 
     @property
+    def concurrent_uploads(self) -> int:
+        """Bodies received at once: as given, else the queue's length -- every body becomes a queued request,
+        so no more could be admitted, and the memory budget bounds their bytes (each reserves its size)."""
+        return self.max_concurrent_uploads if self.max_concurrent_uploads is not None else self.max_queue
+
+    @property
+    def client_uploads(self) -> int:
+        """Bodies one client (connection address) sends at once: as given, else half of `concurrent_uploads`
+        (at least one), so clients that stall mid-body cannot take every slot while a load generator or a
+        gateway behind one address still fills half of them."""
+        if self.max_client_uploads is not None:
+            return self.max_client_uploads
+        return max(1, self.concurrent_uploads // 2)
+
+    @property
     def client_held_bytes(self) -> int:
         return self.max_client_held_bytes if self.max_client_held_bytes is not None else self.max_memory_bytes // 4
 
@@ -86,15 +104,55 @@ def queue_refusal(limits: Limits, *, accepting: bool, active: int) -> Rejected |
     return None
 
 
-def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: int) -> ServeError | None:
-    """Why a new upload cannot start now (None: it can): the admission policy as a pure function of the
-    scheduler's counters, checked before the body is read."""
+def limits_contradiction(limits: Limits) -> str | None:
+    """Why these limits cannot serve a request the server accepts (None: they can): checked at start-up, since
+    a refusal that comes from the configuration would otherwise be a "retry later" that never succeeds."""
+    if limits.max_body_bytes > limits.max_memory_bytes:
+        return (
+            f"the memory budget (--max-memory-mb, {limits.max_memory_bytes / MIB:g} MiB) is smaller than one "
+            f"upload the server accepts (--max-upload-mb, {limits.max_upload_bytes / MIB:g} MiB, plus "
+            f"{limits.form_overhead_bytes / MIB:.2f} MiB of form fields): raise --max-memory-mb or lower --max-upload-mb"
+        )
+    if limits.client_uploads > limits.concurrent_uploads:
+        return (
+            f"one client may send {limits.client_uploads} uploads at once (--max-client-uploads) but the server "
+            f"receives only {limits.concurrent_uploads} (--max-concurrent-uploads)"
+        )
+    return None
+
+
+def upload_reservation(limits: Limits, declared: int | None) -> int:
+    """What a body reserves of the budget before it is read: its declared length (the server refuses one
+    longer than `max_body_bytes` with 413 before this), else the largest body the server accepts."""
+    return limits.max_body_bytes if declared is None else min(declared, limits.max_body_bytes)
+
+
+def upload_refusal(
+    limits: Limits,
+    *,
+    reserved: int,
+    uploads: int,
+    client_held: int,
+    client_uploads: int = 0,
+    body_bytes: int | None = None,
+) -> ServeError | None:
+    """Why a new upload of `body_bytes` (`upload_reservation`; None: the largest body) cannot start now (None:
+    it can): the admission policy as a pure function of the scheduler's counters, checked before the body is
+    read. `client_uploads`: the bodies this client is sending now."""
     retry = limits.retry_after_s
-    if uploads >= limits.max_concurrent_uploads:
+    if uploads >= limits.concurrent_uploads:
         return Rejected(
-            f"{uploads} uploads are being received (the limit is {limits.max_concurrent_uploads}); retry later",
+            f"{uploads} uploads are being received (the limit is {limits.concurrent_uploads}); retry later",
             code="uploads_full",
             status=503,
+            retry_after=retry,
+        )
+    if client_uploads >= limits.client_uploads:
+        return Rejected(
+            f"this client is sending {client_uploads} uploads already (the limit is {limits.client_uploads} "
+            f"per client); retry when one has arrived",
+            code="client_uploads_full",
+            status=429,
             retry_after=retry,
         )
     if client_held >= limits.client_held_bytes:
@@ -105,7 +163,15 @@ def upload_refusal(limits: Limits, *, reserved: int, uploads: int, client_held: 
             status=429,
             retry_after=retry,
         )
-    if reserved + limits.max_body_bytes > limits.max_memory_bytes:
+    body = limits.max_body_bytes if body_bytes is None else body_bytes
+    if body > limits.max_memory_bytes:  # no retry can help (`limits_contradiction` keeps servers from this)
+        return BadInput(
+            f"this upload may take {body // MIB} MiB, more than the server's whole memory budget "
+            f"({limits.max_memory_bytes // MIB} MiB)",
+            code="too_large",
+            status=413,
+        )
+    if reserved + body > limits.max_memory_bytes:
         return Rejected(
             f"the server's memory budget is in use ({reserved // MIB} of {limits.max_memory_bytes // MIB} "
             f"MiB); retry later",

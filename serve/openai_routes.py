@@ -180,7 +180,7 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
             scheduler.limits.retry_after_s,
         )
     try:
-        slot = scheduler.open_upload(ENCODE, client)  # room for the body, before a byte of it is read
+        slot = scheduler.open_upload(ENCODE, client, request.content_length)  # room for the body, before a byte
     except ServeError as exc:
         return _from_serve_error(exc)
     try:

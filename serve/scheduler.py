@@ -15,10 +15,11 @@ Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
       admit)    pool queue)   log-mel, prompt)     per-bucket queues) the merge on the device)
 
 * **Upload** (`open_upload`, before the HTTP layer reads a body): an :class:`UploadSlot` reserves the
-  largest body the server accepts in the memory budget and one of `max_concurrent_uploads` slots, so
-  bodies being received are bounded in number and in bytes before a byte of them is read; when the
-  queue, the slots, the budget or the client's unfetched results say no (`admission.queue_refusal`,
-  `admission.upload_refusal`), it is a `Rejected` "retry later" with a Retry-After hint.
+  body's declared length (the largest body the server accepts when it declares none) in the memory budget
+  and one of `Limits.concurrent_uploads` slots, so bodies being received are bounded in number and in bytes
+  before a byte of them is read; when the queue, the slots, the client's own uploads, the budget or the
+  client's unfetched results say no (`admission.queue_refusal`, `admission.upload_refusal`), it is a
+  `Rejected` "retry later" with a Retry-After hint.
 * **Admission** (`submit`, on the caller's thread): the request is checked for what it is
   (`admission.request_refusal`), then the upload is probed with `decode.probe_audio` -- the one decode
   path the CLI uses too, which refuses a truncated file in every container, never shortening it
@@ -91,11 +92,13 @@ from .admission import (
     ModelSizes,
     duration_refusal,
     held_bytes,
+    limits_contradiction,
     memory_refusal,
     queue_refusal,
     request_memory_bound,
     request_refusal,
     upload_refusal,
+    upload_reservation,
 )
 from .errors import BadInput, NotFound, ServeError, Unavailable
 from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
@@ -105,7 +108,8 @@ log = logging.getLogger("gemma3n_iree.server")
 
 
 class UploadSlot:
-    """One body being received: its reservation (the largest body) in the budget, released once."""
+    """One body being received: its reservation (its declared length, else the largest body) in the budget,
+    released once."""
 
     def __init__(self, scheduler: Scheduler, client: str, reserved: int) -> None:
         self.scheduler, self.client, self.reserved = scheduler, client, reserved
@@ -146,6 +150,9 @@ class Scheduler:
         self.prefill = prefill
         self.prefill_unavailable = prefill_unavailable or ("prefill was not configured" if prefill is None else None)
         self.limits = limits or Limits()
+        contradiction = limits_contradiction(self.limits)
+        if contradiction is not None:
+            raise ValueError(contradiction)
         self.stage_hook = stage_hook
         self.frame_buckets: tuple[int, ...] = tuple(sorted({f for f, _ in self.session.buckets}))
         cap = self.limits.max_batch_clips
@@ -250,23 +257,27 @@ class Scheduler:
         )
 
     # ------------------------------------------------------------------ admission
-    def open_upload(self, kind: str, client: str = "") -> UploadSlot:
-        """Reserve room for one body before it is read: the largest body in the memory budget and one
-        upload slot (see `admission.upload_refusal`).  Release the slot (`UploadSlot.release`) when the body
-        is refused, or hand it to `submit`, which turns it into the request's own reservation."""
+    def open_upload(self, kind: str, client: str = "", declared: int | None = None) -> UploadSlot:
+        """Reserve room for one body before it is read: its declared length (`Content-Length`; the largest
+        body when it declares none) in the memory budget and one upload slot (see `admission.upload_refusal`).
+        Release the slot (`UploadSlot.release`) when the body is refused, or hand it to `submit`, which turns
+        it into the request's own reservation."""
         try:
             self._check_available(kind)
             with self._lock:
                 self._check_queue()
+                body = upload_reservation(self.limits, declared)
                 refusal = upload_refusal(
                     self.limits,
                     reserved=self._reserved,
                     uploads=len(self._uploads),
                     client_held=self._client_held(client),
+                    client_uploads=sum(1 for u in self._uploads if u.client == client),
+                    body_bytes=body,
                 )
                 if refusal is not None:
                     raise refusal
-                slot = UploadSlot(self, client, self.limits.max_body_bytes)
+                slot = UploadSlot(self, client, body)
                 self._uploads.add(slot)
                 self._reserved += slot.reserved
                 return slot
@@ -810,7 +821,8 @@ class Scheduler:
                 "memory_bytes": self._reserved,
                 "max_memory_bytes": self.limits.max_memory_bytes,
                 "uploads_in_progress": len(self._uploads),
-                "max_concurrent_uploads": self.limits.max_concurrent_uploads,
+                "max_concurrent_uploads": self.limits.concurrent_uploads,
+                "max_client_uploads": self.limits.client_uploads,
                 "results_held": sum(1 for j in self._jobs.values() if not j.state.active),
                 "batches": batch_summary(
                     self._batches, self._batch_clips, self._batch_slots, self.max_width, self._width_hist

@@ -359,7 +359,7 @@ async def _receive(request: web.Request, scheduler: Scheduler, kind: str) -> tup
 async def _submit(request: web.Request, kind: str) -> web.Response:
     scheduler = request.app[SCHEDULER]
     client = request.remote or ""
-    slot = scheduler.open_upload(kind, client)  # room for the body is reserved before a byte of it is read
+    slot = scheduler.open_upload(kind, client, request.content_length)  # room for the body, before a byte is read
     try:
         data, name, prompt, chat = await _receive(request, scheduler, kind)
     except BaseException:
@@ -601,7 +601,8 @@ def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, An
         "max_batch_clips": scheduler.max_width,
         "max_queue": scheduler.limits.max_queue,
         "max_upload_bytes": scheduler.limits.max_upload_bytes,
-        "max_concurrent_uploads": scheduler.limits.max_concurrent_uploads,
+        "max_concurrent_uploads": scheduler.limits.concurrent_uploads,
+        "max_client_uploads": scheduler.limits.client_uploads,
         "max_client_held_bytes": scheduler.limits.client_held_bytes,
         "max_seconds": scheduler.limits.max_seconds,
         "min_sample_rate": MIN_SAMPLE_RATE,

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
@@ -30,11 +31,13 @@ from gemma3n_iree.serve.admission import (
     ModelSizes,
     duration_refusal,
     held_bytes,
+    limits_contradiction,
     memory_refusal,
     queue_refusal,
     request_memory_bound,
     request_refusal,
     upload_refusal,
+    upload_reservation,
 )
 from gemma3n_iree.serve.errors import BadInput, Rejected, ServeError
 
@@ -100,10 +103,70 @@ def test_an_upload_is_refused_exactly_when_a_bound_is_reached(limits, reserved, 
         assert_retry_later(refusal, limits, "uploads_full", 503)
     elif client_held >= client_bound(limits):
         assert_retry_later(refusal, limits, "results_unfetched", 429)
+    elif body_bound(limits) > limits.max_memory_bytes:
+        assert_never(refusal, "too_large", 413)  # no retry can help: the largest body exceeds the empty budget
     elif reserved + body_bound(limits) > limits.max_memory_bytes:
         assert_retry_later(refusal, limits, "memory_full", 503)
     else:
         assert refusal is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    limits=limits_st,
+    reserved=st.integers(0, 80 * MIB),
+    declared=st.none() | st.integers(0, 20 * MIB),
+    client_uploads=st.integers(0, 12),
+    client_cap=st.none() | st.integers(1, 10),
+)
+def test_a_body_reserves_its_declared_length_and_a_client_its_share_of_the_slots(
+    limits, reserved, declared, client_uploads, client_cap
+):
+    """A body with a Content-Length reserves that (the largest body without one); a client sending its share
+    of the upload slots waits (429) while other clients' uploads still start; a retry hint only where
+    waiting can help."""
+    limits = dataclasses.replace(limits, max_client_uploads=client_cap, max_client_held_bytes=1)  # none held
+    body = upload_reservation(limits, declared)
+    assert body == (body_bound(limits) if declared is None else min(declared, body_bound(limits)))
+    share = client_cap if client_cap is not None else max(1, limits.max_concurrent_uploads // 2)
+    assert limits.client_uploads == share
+    refusal = upload_refusal(
+        limits, reserved=reserved, uploads=0, client_held=0, client_uploads=client_uploads, body_bytes=body
+    )
+    if client_uploads >= share:
+        assert_retry_later(refusal, limits, "client_uploads_full", 429)
+    elif body > limits.max_memory_bytes:
+        assert_never(refusal, "too_large", 413)
+    elif reserved + body > limits.max_memory_bytes:
+        assert_retry_later(refusal, limits, "memory_full", 503)
+    else:
+        assert refusal is None
+    other = upload_refusal(limits, reserved=reserved, uploads=0, client_held=0, client_uploads=0, body_bytes=body)
+    assert other is None or other.code != "client_uploads_full"
+
+
+def test_the_default_upload_slots_follow_the_queue_and_the_budget():
+    """By default the server receives as many bodies at once as its queue holds (half of them from one
+    client), each reserving its declared length: 64 clients sending 4 MiB each fit the default 4 GiB budget."""
+    limits = Limits()
+    assert (limits.concurrent_uploads, limits.client_uploads) == (limits.max_queue, limits.max_queue // 2) == (256, 128)
+    reserved = 0
+    for client in range(64):
+        body = upload_reservation(limits, 4 * MIB)
+        assert upload_refusal(limits, reserved=reserved, uploads=client, client_held=0, body_bytes=body) is None
+        reserved += body
+    # a chunked body (no Content-Length) still reserves the largest one
+    assert upload_reservation(limits, None) == limits.max_body_bytes
+
+
+def test_limits_that_contradict_each_other_are_named():
+    assert limits_contradiction(Limits()) is None
+    tight = Limits(max_memory_bytes=40 * MIB)  # below one default upload (100 MiB + form fields)
+    why = limits_contradiction(tight)
+    assert "--max-memory-mb" in why and "40 MiB" in why and "--max-upload-mb" in why
+    assert limits_contradiction(dataclasses.replace(tight, max_upload_bytes=39 * MIB)) is None
+    over = Limits(max_concurrent_uploads=4, max_client_uploads=5)
+    assert "--max-client-uploads" in limits_contradiction(over)
 
 
 def test_upload_refusals_at_their_edges():

@@ -121,8 +121,7 @@ def make_scheduler(checkpoint, cache, artifact, prefill: bool = True, **limits) 
         max_wait_s=0.02,
         result_ttl_s=300.0,
         frontend_workers=2,
-        max_concurrent_uploads=96,
-    )
+    )  # upload slots: the defaults (the queue's 256, half of them for one client: every test client is loopback)
     defaults.update(limits)
     return Scheduler(encoder, runner, Limits(**defaults), stage_hook=hook)
 
@@ -825,6 +824,18 @@ def test_serve_command_is_registered():
         assert option in res.output
 
 
+def test_serve_refuses_limits_that_contradict_each_other_before_loading_anything(tmp_path):
+    """A memory budget below one upload would refuse every upload with a "retry later" that never succeeds:
+    `serve` names the two flags and exits before it reads the checkpoint (an empty directory here)."""
+    res = CliRunner().invoke(cli_main, ["serve", "--checkpoint", str(tmp_path), "--max-memory-mb", "40"])
+    assert res.exit_code == 2, res.output
+    assert "--max-memory-mb" in res.output and "40 MiB" in res.output and "--max-upload-mb" in res.output
+    res = CliRunner().invoke(
+        cli_main, ["serve", "--checkpoint", str(tmp_path), "--max-concurrent-uploads", "4", "--max-client-uploads", "5"]
+    )
+    assert res.exit_code == 2 and "--max-client-uploads" in res.output, res.output
+
+
 def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
     """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
     from gemma3n_iree.serve.errors import Unavailable
@@ -989,6 +1000,7 @@ def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, art
         artifact,
         prefill=False,
         max_concurrent_uploads=2,
+        max_client_uploads=2,  # the stalled clients and the others share the loopback address
         upload_idle_s=0.6,
         max_upload_bytes=1 << 20,
     )
@@ -1005,7 +1017,7 @@ def test_uploads_are_bounded_before_their_bodies_are_read(checkpoint, cache, art
             assert time.monotonic() < deadline
             time.sleep(0.01)
         m = scheduler.metrics()
-        assert m["memory_bytes"] == 2 * scheduler.limits.max_body_bytes and m["queue_depth"] == 0
+        assert m["memory_bytes"] == 2 * 900000 and m["queue_depth"] == 0  # each reserves its Content-Length
 
         async def third():
             async with (

@@ -274,7 +274,6 @@ def server(case):
         max_seconds=300.0,
         max_wait_s=0.02,
         frontend_workers=2,
-        max_concurrent_uploads=64,
         max_queue=256,
     )
     scheduler = build_scheduler(
