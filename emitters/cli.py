@@ -343,7 +343,7 @@ def main(
         emitted = time.perf_counter()
         click.echo(
             f"  emitted {len(mlir) / 1e6:.1f} MB of StableHLO in {emitted - started:.1f} s; compiling "
-            "(the full encoder takes minutes) ...",
+            "(a real-size encoder or decoder takes minutes) ...",
             err=True,
         )
         vmfb = compile_mlir(mlir, target)
