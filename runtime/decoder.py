@@ -77,7 +77,8 @@ def padding_slots(used: Sequence[int], width: int, slots: int) -> list[int]:
     """The slots a batched prefill's `width - len(used)` padding prompts name: the scratch slot (`slots`) first,
     then the lowest slots no real prompt of the call uses. A padding prompt has length 0, so its write puts back
     the rows its slot holds; distinct slots keep every row of the call's cache scatters distinct."""
-    free = [s for s in (slots, *range(slots)) if s not in set(used)]
+    taken = set(used)
+    free = [s for s in (slots, *range(slots)) if s not in taken]
     return free[: width - len(used)]
 
 
