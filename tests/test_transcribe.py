@@ -51,6 +51,7 @@ from gemma3n_iree.runtime.transcribe import (  # noqa: E402
     windows_of,
 )
 from gemma3n_iree.runtime.transcribe_decoder import check_fits, load_transcription_decoder  # noqa: E402
+from gemma3n_iree.serve.errors import ServeError  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
@@ -465,11 +466,11 @@ def test_server_refusals_are_openai_errors(server):
                 "prompt": await post(session, url, SHORT, prompt="<start_of_turn>user"),
             }
             slots = []
-            try:  # every upload slot taken: the next request is told to retry
+            try:  # every upload slot taken (by other clients: one client holds at most half): the next is told to retry
                 while True:
-                    slots.append(scheduler.open_upload("encode"))
-            except Exception:
-                pass
+                    slots.append(scheduler.open_upload("encode", client=f"filler-{len(slots)}", declared=1))
+            except ServeError as full:
+                assert full.code == "uploads_full", full
             out["busy"] = await post(session, url, SHORT)
             async with session.post(f"{url}/v1/audio/transcriptions", data=b"x") as r:
                 out["busy_headers"] = r.headers.get("Retry-After")
