@@ -860,14 +860,19 @@ def serve(
         f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
         f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}"
     )
-    run_server(
-        scheduler,
-        host=host,
-        port=port,
-        info=info,
-        print_fn=_say,
-        extensions=[lambda app: add_transcription_routes(app, service, why)],
-    )
+    try:
+        run_server(
+            scheduler,
+            host=host,
+            port=port,
+            info=info,
+            print_fn=_say,
+            extensions=[lambda app: add_transcription_routes(app, service, why)],
+        )
+    finally:  # the programs go now, not at interpreter exit (aiohttp keeps the app, and so them, to the end)
+        if service is not None:
+            service.close()
+        scheduler.close()
 
 
 def _register_transcribe() -> None:

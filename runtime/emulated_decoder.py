@@ -85,6 +85,9 @@ class EmulatedDecoder:
     def max_prompt_tokens(self) -> int:
         return self.capacity  # the emulation prefills prompts of any length that fits the cache
 
+    def close(self) -> None:
+        """Nothing to release: the emulation's cache is host memory, freed with the object."""
+
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray:
         return DEC.prefill(
             self.contract, self.cfg, self.weights, self.cache, int(slot), inputs_embeds, per_layer_inputs, fn=self.fn

@@ -215,6 +215,10 @@ class AudioEncoder:
         self.frame_buckets = tuple(sorted({f for f, _ in self.session.buckets}))
         self.clips_per_call = tuple(sorted({c for _, c in self.session.buckets}))
 
+    def close(self) -> None:
+        """Release the program and its resident weights on the device (`LoadedProgram.close`)."""
+        self.session.close()
+
     # ------------------------------------------------------------------ inputs
     def decode_file(self, path: str | Path, max_seconds: float | None = None) -> np.ndarray:
         """One input as 16 kHz mono float32 samples (`decode.decode_audio`), within `max_seconds`."""

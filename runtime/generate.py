@@ -87,6 +87,8 @@ class DecoderBackend(Protocol):
         logits: bool = False,
     ) -> TokenSelection: ...
 
+    def close(self) -> None: ...  # release what it holds on a device
+
 
 class GenerationError(ValueError):
     """A request the decoder cannot serve as given, or logits it cannot pick a token from."""

@@ -263,6 +263,7 @@ class AudioPrefill:
         self._session: tuple[tuple[int, int] | None, PrefillSession] | None = None
         self._built: dict[tuple[int, int], Path] = {}  # entries compiled (or found in the cache) so far
         self._encoder = encoder
+        self._owns_encoder = encoder is None  # built here on first use: closed with this stage
         self._encoder_options = dict(encoder_options or {})
         self._tokenizer = None
         specs = resident_weight_specs(self.audio_config, self.text, self.checkpoint.layout)
@@ -346,10 +347,23 @@ class AudioPrefill:
         else:
             assert key is not None
             path = self._built.get(key) or self._build(key)
-        self._session = None  # release the previous entry's resident weights first
+        self._close_session()  # release the previous entry's resident weights first
         session = PrefillSession(path, self.parameter_files, device=self.device)
         self._session = (key, session)
         return session
+
+    def _close_session(self) -> None:
+        if self._session is not None:
+            self._session[1].close()
+            self._session = None
+
+    def close(self) -> None:
+        """Release the resident prefill program, and the encoder when this stage built it (`LoadedProgram.close`);
+        a later `run` loads the program again."""
+        self._close_session()
+        if self._owns_encoder and self._encoder is not None:
+            self._encoder.close()
+            self._encoder = None
 
     # ------------------------------------------------------------------ running
     def run(

@@ -183,10 +183,32 @@ class LoadedProgram:
         self._thread = device_thread(device)
         self._invokers: dict[str, object] = {}
         self._output_names: dict[str, tuple[str, ...]] = {}
+        self._closed = False
         self._on_thread(self._load, vmfb, parameter_files, device, scope)
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionError(f"{type(self).__name__} was closed: its device objects are released")
+
+    def _submit(self, fn: Callable[..., T], *args: object) -> Future[T]:
+        self._check_open()
+        return self._thread.submit(fn, *args)
+
     def _on_thread(self, fn: Callable[..., T], *args: object) -> T:
-        return self._thread.submit(fn, *args).result()
+        return self._submit(fn, *args).result()
+
+    def close(self) -> None:
+        """Release the program's device objects (context, module, resident weights, staging buffers) now, on its
+        device thread, rather than whenever the last reference goes: a server that stops hands the device back
+        and nothing of IREE outlives the interpreter.  Idempotent; any call afterwards raises SessionError."""
+        if not self._closed:
+            self._on_thread(self._release)
+
+    def _release(self) -> None:
+        self._invokers.clear()
+        for name in ("_staging", "context", "module", "_index", "device", "instance"):
+            self.__dict__.pop(name, None)
+        self._closed = True
 
     def _load(self, vmfb: bytes | str | Path, parameter_files: Sequence[str | Path], device: str, scope: str) -> None:
         import iree.runtime as rt
@@ -220,6 +242,7 @@ class LoadedProgram:
             ) from None
 
     def reflection(self, name: str) -> dict[str, str]:
+        self._check_open()
         return dict(self.module.lookup_function(name).reflection)
 
     def entry_points(self, kind: type[E], required: bool = True) -> dict[str, E]:
@@ -255,7 +278,7 @@ class LoadedProgram:
         """Queue a call on the program's thread and return at once: the caller prepares the next call
         while this one runs.  Calls run one at a time in the order queued; `args` are copied into the
         staging buffers when the call starts, so they must not change until its future is done."""
-        return self._thread.submit(self._invoke, name, outputs, args)
+        return self._submit(self._invoke, name, outputs, args)
 
     def _invoker(self, name: str) -> object:
         invoker = self._invokers.get(name)

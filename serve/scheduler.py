@@ -231,6 +231,14 @@ class Scheduler:
                 self._drop(job)
             self._device_thread = self._reaper_thread = self._pool = None
 
+    def close(self) -> None:
+        """`stop`, then release the encoder's and the prefill stage's programs on the device: the end of a server,
+        after which this scheduler cannot start again."""
+        self.stop()
+        if self.prefill is not None:
+            self.prefill.close()
+        self.encoder.close()
+
     def __enter__(self) -> Scheduler:
         return self.start()
 

@@ -152,6 +152,11 @@ class TranscriptionService:
             self._thread.join(timeout=30)
             self._thread = None
 
+    def close(self) -> None:
+        """`stop`, then release the decoder program (its KV cache and weights) on the device."""
+        self.stop()
+        self.decoder.close()
+
     @property
     def healthy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

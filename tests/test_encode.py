@@ -45,7 +45,7 @@ from gemma3n_iree.runtime.artifacts import ArtifactCache
 from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError
 from gemma3n_iree.runtime.encode import AudioEncoder, EncodeError, EncodeFailed, plan_calls
 from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, resample
-from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.session import AudioSession, SessionError
 from gemma3n_iree.runtime.synthetic import random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")
@@ -586,6 +586,24 @@ def test_reused_staging_buffers_never_leak_one_call_into_the_next(encoder: Audio
     kept = first["audio_features"].copy()
     session.run(mel_b, frames)
     assert_bits_equal(first["audio_features"], kept, "a result after the next call")
+
+
+def test_a_closed_program_refuses_calls_by_name(encoder: AudioEncoder):
+    """`close` releases a program's device objects at once (a server's shutdown): a second copy loaded from the same
+    artifact runs, is closed (twice: idempotent), and every later call is a SessionError naming the program."""
+    other = AudioEncoder(encoder.checkpoint.directory, artifact=encoder.artifact)
+    mel = np.zeros((2, 320, 128), np.float32)
+    frames = np.array([320, 200], np.int32)
+    assert_bits_equal(
+        other.session.run(mel, frames)["audio_features"], encoder.session.run(mel, frames)["audio_features"]
+    )
+    name = other.session.module.function_names[0]
+    other.close()
+    other.close()
+    for call in (lambda: other.session.run(mel, frames), lambda: other.session.reflection(name)):
+        with pytest.raises(SessionError, match="AudioSession was closed"):
+            call()
+    assert "context" not in vars(other.session) and "device" not in vars(other.session)
 
 
 def test_bench_reports_end_to_end_and_device_side_time(encoder: AudioEncoder):

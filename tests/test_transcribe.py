@@ -504,6 +504,77 @@ def test_server_refusals_are_openai_errors(server):
     assert out["health"]["transcription"]["model"] == "tiny"
 
 
+def test_serve_command_answers_then_shuts_down_cleanly(case, server):
+    """`gemma3n-iree serve` as a user starts it (its programs found in the fixture's cache; the model is named after
+    the checkpoint's directory): it answers as the in-process server does; on SIGINT, with a long transcription still in flight, it exits 0 within the
+    shutdown timeout, that request ends (answered or its connection closed, never left hanging), and no IREE
+    object outlives the interpreter (nanobind prints 'leaked ...' for each one that does)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+    import urllib.error
+    import urllib.request
+
+    import aiohttp
+
+    url, _, _ = server
+    _, directory, cache, _, _ = case
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "gemma3n_iree", "serve", "--checkpoint", str(directory), "--port", str(port)]
+    command += ["--contract", F32_REFERENCE.name, "--frames", "2997", "--clips-per-call", "1", "--capacity"]
+    command += [str(CAPACITY), "--cache-dir", str(cache.root), "--decoder-slots", "4", "--max-new-tokens"]
+    command += [str(SERVER_NEW_TOKENS)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cli_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            try:
+                urllib.request.urlopen(f"{cli_url}/health", timeout=5).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "serve did not answer /health within 300 s"
+                time.sleep(0.5)
+
+        async def answers():
+            async with aiohttp.ClientSession() as session:
+                return await post(session, cli_url, SHORT, model=directory.name), await post(session, url, SHORT)
+
+        ours, in_process = run_async(answers())
+        assert ours[0] == 200 and ours == in_process
+
+        in_flight: list = []
+
+        def long_request() -> None:
+            async def go():
+                async with aiohttp.ClientSession() as session:
+                    return await post(session, cli_url, LONG, stream="true", model=directory.name)
+
+            try:
+                in_flight.append(run_async(go()))
+            except aiohttp.ClientError as exc:  # the connection closed by the shutdown: an ending too
+                in_flight.append(exc)
+
+        client = threading.Thread(target=long_request)
+        client.start()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        client.join(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr[-3000:]
+    assert "leaked" not in stderr, stderr[-3000:]
+    assert not client.is_alive() and len(in_flight) == 1
+
+
 # ---------------------------------------------------------------------------------------------- the GPU benchmark
 BENCH = Path(__file__).resolve().parent.parent / "scripts" / "transcribe_bench.py"
 
