@@ -66,7 +66,7 @@ EXECUTED_BY: dict[str, str] = {
     "python3 -m venv .venv": CI,
     ".venv/bin/pip install -e '.[test,oracle,kernels]'": CI,
     ".venv/bin/gemma3n-iree demo": HERE,
-    ".venv/bin/python -m pytest -q": CI,
+    ".venv/bin/python -m pytest -q -n auto --dist loadfile": CI,
     "gemma3n-iree encode --checkpoint ~/models/gemma-3n-E4B-it --target cuda -o out.npz talk.flac intro.mp3": HERE,
     "emit-gemma3n --stage audio --target cuda --checkpoint ~/models/gemma-3n-E4B-it -o audio.vmfb "
     "--emit-mlir audio.mlir": HERE,
