@@ -14,92 +14,11 @@ from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from .batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
+from .cli_options import TARGETS, encoder_options, pipeline_options, say
 from .terminal import ProgressLine
 
 if TYPE_CHECKING:
     from .pipeline import PipelineProgress
-
-TARGETS = click.Choice(["llvm-cpu", "cuda"])
-
-
-def _say(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _encoder_options(func):
-    """Options shared by every command that builds an encoder."""
-    options = [
-        click.option(
-            "--target",
-            type=TARGETS,
-            default="llvm-cpu",
-            show_default=True,
-            help="Where to run: this machine's CPU or an NVIDIA GPU.",
-        ),
-        click.option(
-            "--contract",
-            type=click.Choice(PRODUCTION_CONTRACTS),
-            default=DEFAULT_CONTRACT,
-            show_default=True,
-            help="Numeric contract the artifact is compiled under.",
-        ),
-        click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200)."),
-        click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help=MEL_HELP),
-        click.option(
-            "--frames",
-            "frame_buckets",
-            type=click.IntRange(1, MAX_CLIP_FRAMES),
-            multiple=True,
-            help=f"Frame buckets to compile (repeatable; default {' '.join(map(str, DEFAULT_FRAME_BUCKETS))}).",
-        ),
-        click.option(
-            "--clips-per-call",
-            type=click.IntRange(1, 256),
-            multiple=True,
-            help="Clips batched per call (repeatable; default 1).",
-        ),
-        click.option(
-            "--max-seconds",
-            type=float,
-            default=None,
-            help="Refuse inputs longer than this (longer audio is otherwise split into 30 s clips).",
-        ),
-        click.option(
-            "--cache-dir",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=None,
-            help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
-        ),
-        click.option(
-            "--artifact",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            default=None,
-            help="Run this .vmfb (from emit-gemma3n, e.g. built elsewhere) instead of compiling; "
-            "its entry points define the buckets.",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def _pipeline_options(func):
-    """Options of the commands that encode files through the parallel pipeline (encode, demo)."""
-    from .pipeline import default_workers
-
-    options = [
-        click.option(
-            "--workers",
-            type=click.IntRange(1),
-            default=None,
-            help=f"Threads decoding, resampling and computing the host log-mel, overlapped with the "
-            f"device calls (default: this machine's cores, {default_workers()} here).",
-        ),
-        click.option("--quiet", "-q", is_flag=True, help="Print errors only: no progress line, no status messages."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 def progress_line(p: PipelineProgress) -> str:
@@ -144,9 +63,10 @@ def _encode_unchecked(
     """Encode through the pipeline; an input that fails fails alone: the others are written (`clip_source`
     indexes AUDIO, `failed_source` / `failed_error` list the failures), then exit status 1."""
     from .artifacts import ArtifactCache
-    from .encode import AudioEncoder, EncodeFailed
+    from .clips import EncodeFailed
+    from .encode import AudioEncoder
 
-    say = (lambda _message: None) if quiet else _say
+    status = (lambda _message: None) if quiet else say
     started = time.perf_counter()
     encoder = AudioEncoder(
         checkpoint,
@@ -156,12 +76,12 @@ def _encode_unchecked(
         clips_per_call=clips_per_call or (1,),
         cuda_arch=cuda_arch,
         cache=ArtifactCache(cache_dir),
-        progress=say,
+        progress=status,
         artifact=artifact,
         mel=mel,
     )
     ready = time.perf_counter()
-    say(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
+    status(f"artifact {encoder.artifact} ready in {ready - started:.1f} s (log-mel: {encoder.session.mel.name})")
     progress = ProgressLine(sys.stderr, not quiet and sys.stderr.isatty(), progress_line)
     failed: EncodeFailed | None = None
     try:
@@ -176,12 +96,12 @@ def _encode_unchecked(
         result.save(output)
         done = time.perf_counter()
         seconds = progress.last.audio_seconds_done if progress.last is not None else 0.0
-        say(
+        status(
             f"{len(audio) - (len(failed.failures) if failed else 0)} input(s) -> {len(result.clip_source)} clip(s) "
             f"of at most 30 s, {seconds:,.1f} audio-s in {encoded - ready:.3f} s ({seconds / (encoded - ready):,.0f} "
             f"audio-s/s); written in {done - encoded:.3f} s"
         )
-        say(
+        status(
             f"wrote {output}: audio_features {tuple(result.audio_features.shape)}, valid tokens "
             f"{result.valid_tokens.tolist()}"
         )
@@ -218,8 +138,8 @@ def main() -> None:
     help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
     "failed_source, failed_error.",
 )
-@_encoder_options
-@_pipeline_options
+@encoder_options
+@pipeline_options
 @click.argument("audio", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -> None:
     """Encode AUDIO files (WAV, FLAC, OGG, MP3...) into the language model's audio embeddings.
@@ -252,8 +172,8 @@ def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -
     show_default=True,
     help="Configuration of the random checkpoint (real E4B shapes by default).",
 )
-@_encoder_options
-@_pipeline_options
+@encoder_options
+@pipeline_options
 def demo(workdir: Path, builtin: str, **options) -> None:
     """Encode the bundled speech sample with a deterministic random checkpoint of the real shapes.
 
@@ -264,7 +184,7 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 
     checkpoint = workdir / f"random-{builtin}"
     if not (checkpoint / "model.safetensors").is_file():
-        _say(f"writing a deterministic random {builtin} checkpoint to {checkpoint} ...")
+        say(f"writing a deterministic random {builtin} checkpoint to {checkpoint} ...")
         write_random_checkpoint(checkpoint, builtin_config(builtin), seed=0)
     sample = Path(__file__).resolve().parent / "data" / "sample_speech.wav"
     _encode(checkpoint, (sample,), workdir / "sample_speech.npz", **options)
@@ -361,16 +281,16 @@ def diagnose(
         cuda_arch=cuda_arch,
         kernels=kernels,
         cache=ArtifactCache(cache_dir),
-        progress=_say,
+        progress=say,
         artifact=artifact,
     )
     click.echo(report.table())
     if json_path is not None:
         report.write_json(json_path)
-        _say(f"wrote {json_path}")
+        say(f"wrote {json_path}")
     if plot is not None:
         report.plot(plot)
-        _say(f"wrote {plot}")
+        say(f"wrote {plot}")
     if report.first_divergence is not None:
         raise SystemExit(1)
 
@@ -469,7 +389,7 @@ def bench(
     if checkpoint is None:
         checkpoint = workdir / "random-e4b"
         if not (checkpoint / "model.safetensors").is_file():
-            _say(f"writing a deterministic random e4b checkpoint to {checkpoint} ...")
+            say(f"writing a deterministic random e4b checkpoint to {checkpoint} ...")
             write_random_checkpoint(checkpoint, builtin_config("e4b"), seed=0)
     encoder = AudioEncoder(
         checkpoint,
@@ -480,7 +400,7 @@ def bench(
         cuda_arch=cuda_arch,
         kernels=kernels,
         cache=ArtifactCache(cache_dir),
-        progress=_say,
+        progress=say,
         artifact=artifact,
         mel=mel,
     )
@@ -535,7 +455,7 @@ def bench(
     required=True,
     help="The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.",
 )
-@_encoder_options
+@encoder_options
 @click.argument("audio", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def prefill(
     checkpoint: Path,
@@ -581,7 +501,7 @@ def prefill(
             capacities=capacities or DEFAULT_CAPACITIES,
             cuda_arch=options.get("cuda_arch"),
             cache=cache,
-            progress=_say,
+            progress=say,
             artifact=prefill_artifact,
             encoder_options={
                 "frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
@@ -609,7 +529,7 @@ def prefill(
         raise click.ClickException(f"compilation failed\n{exc}") from None
     output.parent.mkdir(parents=True, exist_ok=True)
     result.save(output)
-    _say(
+    say(
         f"wrote {output}: {len(result.input_ids)} tokens ({int((result.audio_rows >= 0).sum())} audio rows) in "
         f"context capacity {result.capacity}, inputs_embeds {tuple(result.inputs_embeds.shape)}, per_layer_inputs "
         f"{tuple(result.per_layer_inputs.shape)} ({time.perf_counter() - started:.1f} s)"
@@ -745,7 +665,7 @@ def prefill(
     default=None,
     help="A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.",
 )
-@_encoder_options
+@encoder_options
 def serve(
     checkpoint: Path,
     host: str,
@@ -819,7 +739,7 @@ def serve(
             capacities=capacities or None,
             prefill_artifact=prefill_artifact,
             limits=limits,
-            progress=_say,
+            progress=say,
             mel=options["mel"],
         )
     except (ValueError, SessionError) as exc:
@@ -846,16 +766,16 @@ def serve(
                 cache=ArtifactCache(options["cache_dir"]),
                 cuda_arch=options["cuda_arch"],
                 artifact=decoder_artifact,
-                progress=_say,
+                progress=say,
             )
         except (ValueError, SessionError) as exc:
             why = str(exc)
         except CompileError as exc:
             why = f"the decoder program failed to compile: {exc}"
     if service is None:
-        _say(f"transcription unavailable: {why}")
+        say(f"transcription unavailable: {why}")
     info = server_info(scheduler, options["target"])
-    _say(
+    say(
         f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "
         f"{scheduler.session.mel.name}); calls up to {scheduler.max_width} "
         f"clips; prefill {'on' if scheduler.prefill is not None else 'off: ' + str(scheduler.prefill_unavailable)}"
@@ -866,7 +786,7 @@ def serve(
             host=host,
             port=port,
             info=info,
-            print_fn=_say,
+            print_fn=say,
             extensions=[lambda app: add_transcription_routes(app, service, why)],
         )
     finally:  # the programs go now, not at interpreter exit (aiohttp keeps the app, and so them, to the end)

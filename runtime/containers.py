@@ -30,44 +30,14 @@ A declared size of 0 or all ones is "unknown" (what a writer that cannot seek ba
 
 from __future__ import annotations
 
-import mmap
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-Buffer = bytes | bytearray | mmap.mmap
+from .extent import Buffer, Extent, Inconsistent, Truncated, id3v2_end
+from .mpeg import parse_header, scan, stream_extent
 
 __all__ = ["Buffer", "Container", "CONTAINERS", "Extent", "Inconsistent", "MPEG", "Truncated", "sniff"]
-
-
-class Truncated(Exception):
-    """The container's structure ends early (a header or chunk cut off): the reason, in words."""
-
-
-class Inconsistent(Exception):
-    """The data contradicts the container's own header in a way the decoder would not survive."""
-
-
-@dataclass(frozen=True)
-class Extent:
-    """How much sample data a container declares and how much of it the input holds.
-
-    ``unit`` names what is counted ("bytes", "frames", "MPEG frames"); ``declared`` is None when the
-    container does not record its length; ``present`` is None when only decoding can tell (FLAC);
-    ``where`` names the header field, for messages.
-    """
-
-    unit: str
-    declared: int | None
-    present: int | None
-    where: str
-
-    @property
-    def missing(self) -> int:
-        """How much is missing, as far as the header and the bytes present tell (0 when unknown)."""
-        if self.declared is None or self.present is None:
-            return 0
-        return max(0, self.declared - self.present)
 
 
 UNKNOWN_SIZES = (0, 0xFFFFFFFF)
@@ -303,7 +273,7 @@ def _voc(b: Buffer) -> Extent:
 
 
 def _flac(b: Buffer) -> Extent:
-    start = _id3v2_end(b)
+    start = id3v2_end(b)
     _need(b, start + 4 + 4 + 34, "STREAMINFO block")
     info = start + 8
     total = int.from_bytes(b[info + 13 : info + 18], "big") & ((1 << 36) - 1)
@@ -342,18 +312,7 @@ def _ogg(b: Buffer) -> Extent:
 # ---------------------------------------------------------------------------------------------- MPEG audio
 
 
-def _id3v2_end(b: Buffer) -> int:
-    """Offset just past any ID3v2 tags at the start (MP3 and FLAC files may begin with one)."""
-    pos = 0
-    while bytes(b[pos : pos + 3]) == b"ID3" and len(b) >= pos + 10:
-        size = (b[pos + 6] << 21) | (b[pos + 7] << 14) | (b[pos + 8] << 7) | b[pos + 9]
-        pos += 10 + size + (10 if b[pos + 5] & 0x10 else 0)
-    return pos
-
-
 def _mpeg(b: Buffer) -> Extent:
-    from .mpeg import scan, stream_extent
-
     return stream_extent(scan(b))
 
 
@@ -375,15 +334,13 @@ def _at(offset: int, *magics: bytes) -> Callable[[Buffer], bool]:
 
 
 def _is_flac(b: Buffer) -> bool:
-    start = _id3v2_end(b)
+    start = id3v2_end(b)
     return bytes(b[start : start + 4]) == b"fLaC"
 
 
 def _is_mpeg(b: Buffer) -> bool:
     """A frame header first, or ID3v2 tags in front of something that is not FLAC (as libsndfile decides)."""
-    from .mpeg import parse_header
-
-    return (_id3v2_end(b) > 0 and not _is_flac(b)) or parse_header(b, 0) is not None
+    return (id3v2_end(b) > 0 and not _is_flac(b)) or parse_header(b, 0) is not None
 
 
 def _is_htk(b: Buffer) -> bool:  # no magic: a 2-byte WAVEFORM (parameter kind 0) header

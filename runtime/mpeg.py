@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .containers import Buffer, Extent, Inconsistent, Truncated, _id3v2_end
+from .extent import Buffer, Extent, Inconsistent, Truncated, id3v2_end
 
 __all__ = ["FrameHeader", "Scan", "parse_header", "scan", "stream_extent", "length_header"]
 
@@ -154,7 +154,7 @@ def _resync(b: Buffer, pos: int, like: FrameHeader | None) -> int | None:
 
 def scan(b: Buffer) -> Scan:
     """Walk the frames of an MPEG audio stream (after any leading ID3v2 tags)."""
-    start = _resync(b, _id3v2_end(b), None)
+    start = _resync(b, id3v2_end(b), None)
     if start is None:
         return Scan(None, len(b), len(b), False, None, 0, None)
     first = parse_header(b, start)

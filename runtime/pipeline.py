@@ -48,8 +48,8 @@ import numpy as np
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from . import frontend
 from .batching import BucketQueue, Wait, next_encode_call
+from .clips import Clip, EncodeError, EncodeFailed, EncodeResult, InputFailure, choose_bucket
 from .decode import AudioError
-from .encode import Clip, EncodeError, EncodeFailed, EncodeResult, InputFailure, choose_bucket
 
 if TYPE_CHECKING:
     from .encode import AudioEncoder

@@ -20,7 +20,7 @@ import click
 from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
 from ..model.audio_config import DEFAULT_FRAME_BUCKETS
 from .artifacts import ArtifactCache
-from .cli import _encoder_options, _say
+from .cli_options import encoder_options, say
 from .generate import DecoderBackend
 from .terminal import ProgressLine
 from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
@@ -167,7 +167,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         show_default=True,
         help="Decoder program kernels. " + KERNELS_HELP,
     )
-    @_encoder_options
+    @encoder_options
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
     def transcribe(
         checkpoint: Path,
@@ -202,7 +202,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
                 checkpoint,
                 target=options["target"],
                 contract=options["contract"],
-                progress=_say,
+                progress=say,
                 capacities=capacities or DEFAULT_CAPACITIES,
                 cuda_arch=options.get("cuda_arch"),
                 cache=cache,
@@ -225,11 +225,11 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
                 options.get("cuda_arch"),
                 kernels,
                 decoder_artifact,
-                _say,
+                say,
             )
             decoder = decoder_factory(needs)
-            transcriber = Transcriber(checkpoint, decoder, prefill=prefill, progress=_say)
-            _say(f"stages ready in {time.perf_counter() - started:.1f} s")
+            transcriber = Transcriber(checkpoint, decoder, prefill=prefill, progress=say)
+            say(f"stages ready in {time.perf_counter() - started:.1f} s")
             # on a terminal, one line redrawn as windows finish; elsewhere a message per window
             line = ProgressLine(sys.stderr, True, transcribe_progress_line) if sys.stderr.isatty() else None
             try:
@@ -251,7 +251,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
                 if len(run.files) > 1:
                     click.echo(f"# {f.name}")
                 click.echo(f.text)
-        _say(
+        say(
             f"{len(files)} file(s), {doc['audio_s']:.1f} s of audio, {sum(f.tokens for f in run.files)} token(s) in "
             f"{run.timings['total']:.1f} s (real-time factor {doc['real_time_factor']:.3g})"
         )

@@ -37,7 +37,8 @@ from gemma3n_iree.contracts.metrics import bf16_ulp, bf16_ulp_distance, f32_accu
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.text_config import builtin_text_config
 from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.encode import AudioEncoder, Clip
+from gemma3n_iree.runtime.clips import Clip
+from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.prefill import AudioPrefill
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..runtime.batching import EncodeCall
+from ..runtime.clips import Clip
 from ..runtime.decode import AudioInfo
-from ..runtime.encode import Clip
 from .errors import ServeError
 
 ENCODE, PREFILL = "encode", "prefill"

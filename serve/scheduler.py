@@ -83,8 +83,8 @@ import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ..runtime.batching import BucketQueue, Wait, WaitingMerge, next_encode_call, next_prefill_merge
+from ..runtime.clips import EncodeError, choose_bucket
 from ..runtime.decode import AudioError, decode_audio, probe_audio
-from ..runtime.encode import EncodeError, choose_bucket
 from ..runtime.frontend import SAMPLE_RATE
 from ..runtime.pipeline import FrontEndPool
 from .admission import (

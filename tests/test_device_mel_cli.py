@@ -22,7 +22,8 @@ from gemma3n_iree.contracts.mel import samples_for_frames
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.runtime.cli import main as iree_main
-from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
+from gemma3n_iree.runtime.clips import EncodeFailed
+from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.session import AudioSession, SessionError
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 from gemma3n_iree.serve.admission import Limits

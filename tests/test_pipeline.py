@@ -24,7 +24,8 @@ from threadpoolctl import threadpool_info
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from gemma3n_iree.runtime import frontend
 from gemma3n_iree.runtime.batching import call_width, may_run, power_of_two_widths
-from gemma3n_iree.runtime.encode import AudioEncoder, EncodeFailed
+from gemma3n_iree.runtime.clips import EncodeFailed
+from gemma3n_iree.runtime.encode import AudioEncoder
 from gemma3n_iree.runtime.pipeline import FrontEndPool, default_workers, single_threaded_blas
 
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
@@ -264,7 +265,7 @@ def test_a_result_past_plain_zip_is_saved_as_zip64(tmp_path, monkeypatch):
     """`EncodeResult.save` streams a plain ZIP from the arrays; one that would pass 4 GiB goes to np.savez
     (ZIP64) instead of failing after the work is done (the limit lowered here to a few bytes)."""
     from gemma3n_iree.runtime import npz_stream
-    from gemma3n_iree.runtime.encode import EncodeResult, InputFailure
+    from gemma3n_iree.runtime.clips import EncodeResult, InputFailure
 
     result = EncodeResult(
         np.ones((2, 3, 4), np.float32),

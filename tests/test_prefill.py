@@ -294,7 +294,7 @@ def test_prompts_in_one_call_equal_each_prompt_alone(prefillers):
 
 def test_prefill_groups_clips_by_file(prefillers):
     """A file longer than 30 s is several clips: its blocks are adjacent and take its clips' rows in order."""
-    from gemma3n_iree.runtime.encode import Clip, EncodeResult
+    from gemma3n_iree.runtime.clips import Clip, EncodeResult
 
     features = random_features(3, seed=9)
 
