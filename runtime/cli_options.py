@@ -1,4 +1,4 @@
-"""The command-line options and messages shared by the `gemma3n-iree` commands (runtime/cli.py) and
+"""The command-line options and messages shared by the `gemma3n-iree` commands (runtime/cli.py, serve/cli.py) and
 `gemma3n-iree transcribe` (runtime/transcribe_cli.py): declared once here, so every command spells, defaults and
 explains them alike."""
 
