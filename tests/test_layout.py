@@ -88,7 +88,7 @@ def imported_modules(module: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                parent = package.rsplit(".", node.level - 1)[0]  # level 1: the package itself
                 base = f"{parent}.{base}" if base else parent
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
