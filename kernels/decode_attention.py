@@ -36,12 +36,14 @@ SOFTMAX = KernelSignature(
         PushConstant("heads"),
         PushConstant("columns"),
         PushConstant("window"),
-        PushConstant("reads"),
         PushConstant("passes"),
         PushConstant("mask_bits", f32=True),
     ),
-    constexprs=("THREADS",),
+    constexprs=("THREADS", "READS"),
 )
+
+#: The softmax files' reads per thread: the decoder's denominator schedule (`decoder_policy.DENOMINATOR_READS`).
+SOFTMAX_READS = 4
 
 #: Programs a column-range split aims for in the values product (the H200 has 132 SMs).
 VALUE_PROGRAMS = 128
@@ -106,14 +108,13 @@ class DecodeAttentionKernels:
         """The softmax of `sequences` x `heads` rows of `columns` scores (a sliding layer's ring of `window`),
         its denominator in the block schedule of `threads` threads of `reads` reads, `passes` blocks a row
         (`decoder_ops.block_schedule`)."""
-        return self.softmax[threads].call(
-            sequences * heads,
-            heads=heads,
-            columns=columns,
-            window=window or 0,
-            reads=reads,
-            passes=passes,
-            mask_bits=mask_value,
+        file = self.softmax[threads]
+        if reads != file.constexpr("READS"):
+            raise ValueError(
+                f"kernel {file.stem} reads {file.constexpr('READS')} values a thread, the schedule {reads}"
+            )
+        return file.call(
+            sequences * heads, heads=heads, columns=columns, window=window or 0, passes=passes, mask_bits=mask_value
         )
 
 
@@ -121,8 +122,8 @@ def _softmax_file(threads: int) -> KernelFile:
     return KernelFile(
         f"decode_softmax_t{threads}_sm90",
         SOFTMAX,
-        warps=max(1, min(threads // 32, 8)),
-        constexprs=(("THREADS", threads),),
+        warps=threads // 32,  # a hardware thread per schedule thread: its READS values are one vector load
+        constexprs=(("THREADS", threads), ("READS", SOFTMAX_READS)),
         bf16_rounding_only=True,  # the probabilities' rounding point: contracts that round there
     )
 

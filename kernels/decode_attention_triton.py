@@ -22,7 +22,7 @@ operations and order (in IREE's code five dispatches: the mask's positions, the 
 the pinned denominator, the rounded quotients): the columns a sequence cannot see (a full layer's past its
 position, a sliding layer's ring slots not yet written) masked to the BF16 minimum, e = exp(masked - max) in
 IREE's exp, the denominator the contract's block sum over the columns in column order (`THREADS` threads of
-`reads` adjacent values, `passes` blocks of them: `decoder_ops.block_sum`), probabilities round(e /
+`READS` adjacent values, `passes` blocks of them: `decoder_ops.block_sum`), probabilities round(e /
 denominator) with an IEEE division, written as the BF16 operand of the values product.
 """
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _as_bf16, _iree_exp, _lane_total, _round_to_bf16
+from gemma3n_iree.kernels.triton_numerics import _add, _as_bf16, _iree_exp, _lane_total, _round_to_bf16
 
 
 @triton.jit
@@ -103,30 +103,38 @@ def decode_values(
 
 
 @triton.jit
-def decode_softmax(s_ptr, pos_ptr, p_ptr, heads, columns, window, reads, passes, mask_bits, THREADS: tl.constexpr):
-    # One program per row of scores [sequences * heads, columns]; a row's sequence is row // heads.
+def decode_softmax(
+    s_ptr, pos_ptr, p_ptr, heads, columns, window, passes, mask_bits, THREADS: tl.constexpr, READS: tl.constexpr
+):
+    # One program per row of scores [sequences * heads, columns]; a row's sequence is row // heads. Thread t
+    # holds its READS adjacent columns of each block as one row of a [THREADS, READS] tile: a block is one
+    # coalesced load, not READS dependent ones.
     row = tl.program_id(0)
     position = tl.load(pos_ptr + row // heads)
     mask_value = mask_bits.to(tl.float32, bitcast=True)
     s_row = s_ptr + row.to(tl.int64) * columns
     p_row = p_ptr + row.to(tl.int64) * columns
-    thread = tl.arange(0, THREADS)
-    span = THREADS * reads
-    top = tl.full((THREADS,), float("-inf"), tl.float32)
-    for i in range(passes * reads):
-        col = (i // reads) * span + thread * reads + i % reads
+    read = tl.arange(0, READS)[None, :]
+    block = tl.arange(0, THREADS)[:, None] * READS + read
+    span = THREADS * READS
+    top = tl.full((THREADS, READS), float("-inf"), tl.float32)
+    for k in range(passes):
+        col = k * span + block
         x = _masked_scores(s_row, col, columns, position, window, mask_value)
         top = _max_keeping_nan(top, tl.where(col < columns, x, float("-inf")))
-    top_row = tl.reduce(top, 0, _max_keeping_nan)
-    # thread t adds its values of every block serially (pass after pass, `reads` adjacent values each)
+    top_row = tl.reduce(tl.reduce(top, 1, _max_keeping_nan), 0, _max_keeping_nan)
+    # thread t adds its values of every block serially (pass after pass, its READS values in column order);
+    # picking value r out of its row adds +0s to it, which leaves every e (>= +0 or NaN) as it is
     acc = tl.full((THREADS,), 0.0, tl.float32)
-    for i in range(passes * reads):
-        col = (i // reads) * span + thread * reads + i % reads
+    for k in range(passes):
+        col = k * span + block
         e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
-        acc = acc + tl.where(col < columns, e, 0.0)
-    denominator = _lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS)  # [1]
-    for i in range(passes * reads):
-        col = (i // reads) * span + thread * reads + i % reads
+        e = tl.where(col < columns, e, 0.0)
+        for r in tl.static_range(READS):
+            acc = acc + tl.reduce(tl.where(read == r, e, 0.0), 1, _add)
+    denominator = tl.reshape(_lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS), (1, 1))
+    for k in range(passes):
+        col = k * span + block
         e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
         probs = _round_to_bf16(tl.math.div_rn(e, denominator))
         tl.store(p_row + col, _as_bf16(probs), mask=col < columns)

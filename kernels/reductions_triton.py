@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _iree_exp, _lane_total, _round_to_bf16
+from gemma3n_iree.kernels.triton_numerics import _add, _iree_exp, _lane_total, _round_to_bf16
 
 
 @triton.jit
@@ -154,11 +154,6 @@ def rms_norm_residual(
     if round_bf16:
         out = _round_to_bf16(out)
     tl.store(y_ptr + at, out, mask=live)
-
-
-@triton.jit
-def _add(a, b):
-    return a + b
 
 
 @triton.jit

@@ -161,3 +161,9 @@ def _from_bf16(x):
     """BF16 to F32 by its bits (exact, as `.to(tl.float32)` is on the GPU; Triton's interpreter converts
     BF16 subnormals wrongly, and the SiLU's test covers every BF16 value)."""
     return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _add(a, b):
+    """The combine of a `tl.reduce` sum (`tl.sum`'s own is not interpretable under the tests' import)."""
+    return a + b

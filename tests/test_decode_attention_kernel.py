@@ -141,7 +141,7 @@ def test_interpreted_softmax_is_the_contracts_bit_for_bit(sequences, heads, colu
         torch.from_numpy(positions.astype(np.int32)),
         probs,
         *call.constants,
-        THREADS=call.file.constexpr("THREADS"),
+        **dict(call.file.constexprs),
     )
     got = (probs.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
@@ -178,10 +178,18 @@ def test_the_softmax_denominator_is_summed_in_the_contracts_order():
         torch.from_numpy(positions.astype(np.int32)),
         probs,
         *call.constants,
-        THREADS=call.file.constexpr("THREADS"),
+        **dict(call.file.constexprs),
     )
     got = (probs.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+def test_the_softmax_files_read_the_contracts_values_a_thread_and_refuse_another_schedule():
+    from gemma3n_iree.contracts.decoder_policy import DENOMINATOR_READS
+
+    assert all(file.constexpr("READS") == DENOMINATOR_READS for file in KERNELS.softmax.values())
+    with pytest.raises(ValueError, match="decode_softmax_t256_sm90 reads 4 values a thread, the schedule 2"):
+        KERNELS.softmax_call(1, 8, 512, None, 2, 256, 1, -1.0)
 
 
 def test_value_splits_are_whole_tiles_and_stop_once_there_are_enough_programs():
@@ -224,8 +232,8 @@ def test_the_decode_core_calls_the_kernels_in_place_of_its_products_and_softmax(
         text,
     )
     softmax = re.search(
-        r'hal.dispatch.extern "decode_softmax"\((?:%[\w-]+, ){7}%[\w-]+\) : '
-        rf"\(tensor<1x2x4x{columns}xf32>, tensor<1xi32>, i32, i32, i32, i32, i32, i32\) -> tensor<1x2x4x{columns}xbf16>",
+        r'hal.dispatch.extern "decode_softmax"\((?:%[\w-]+, ){6}%[\w-]+\) : '
+        rf"\(tensor<1x2x4x{columns}xf32>, tensor<1xi32>, i32, i32, i32, i32, i32\) -> tensor<1x2x4x{columns}xbf16>",
         text,
     )
     assert scores is not None and softmax is not None and values is not None, text

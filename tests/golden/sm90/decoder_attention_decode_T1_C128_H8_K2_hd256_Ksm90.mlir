@@ -22,18 +22,17 @@ func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90(%q: !q, %k
   %p_op_c0 = arith.constant 8 : i32
 %p_op_c1 = arith.constant 128 : i32
 %p_op_c2 = arith.constant 0 : i32
-%p_op_c3 = arith.constant 4 : i32
-%p_op_c4 = arith.constant 1 : i32
-%p_op_c5 = arith.constant -8454144 : i32
-%p_op = hal.dispatch.extern "decode_softmax"(%scores, %qpos, %p_op_c0, %p_op_c1, %p_op_c2, %p_op_c3, %p_op_c4, %p_op_c5) : (!scores, tensor<1xi32>, i32, i32, i32, i32, i32, i32) -> tensor<1x2x4x128xbf16>
+%p_op_c3 = arith.constant 1 : i32
+%p_op_c4 = arith.constant -8454144 : i32
+%p_op = hal.dispatch.extern "decode_softmax"(%scores, %qpos, %p_op_c0, %p_op_c1, %p_op_c2, %p_op_c3, %p_op_c4) : (!scores, tensor<1xi32>, i32, i32, i32, i32, i32) -> tensor<1x2x4x128xbf16>
     count(%device: !hal.device) -> (index, index, index) {
       %workgroups = arith.constant 8 : index
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 6, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
+    layout(#hal.pipeline.layout<constants = 5, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
     objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/decode_softmax_t32_sm90.ptx"}>]})
-    <workgroup_size = [32 : index, 1 : index, 1 : index], workgroup_local_memory = 128>
+    <workgroup_size = [32 : index, 1 : index, 1 : index], workgroup_local_memory = 32>
   %value_partials_c0 = arith.constant 2 : i32
 %value_partials_c1 = arith.constant 4 : i32
 %value_partials_c2 = arith.constant 128 : i32
