@@ -467,6 +467,10 @@ class DecoderLayer(Specialisation):
     prompts: int | None = token(OptionalInt("p"), default=None)
 
 
+#: The selections find indices as F32 values (`_macros.lowest_index`): exact up to 2^24.
+INDEX_BOUND = 2**24
+
+
 @dataclass(frozen=True)
 class TokenSelect(Specialisation):
     """The token selection of [rows, vocab] F32 logits (`decoder_ops.token_select`: the greedy token, its
@@ -483,3 +487,7 @@ class TokenSelect(Specialisation):
         super().__post_init__()
         if (self.top_k is None) != (self.chunk is None):
             raise ValueError("a top-k selection has both k and its chunk width, the greedy one neither")
+        if self.vocab + (self.chunk or 0) > INDEX_BOUND:
+            raise ValueError(
+                f"a selection's column indices go through F32 exactly up to {INDEX_BOUND}, got {self.vocab}"
+            )

@@ -175,6 +175,28 @@ def test_the_compiled_selection_counts_non_finite_logits(compiled):
     assert token[1] == 999 and token[3] == np.argmax(x[3])
 
 
+def test_indices_are_found_by_an_f32_maximum_not_an_i32_minimum():
+    """IREE 3.13's CUDA code for an i32 minimum reduction gave -1 on every row of an H100 (every greedy token and
+    top-k id of the E4B decoder): the selections find the lowest index as an F32 maximum of bound - index."""
+    # the greedy selection: the row maximum, the token's and the first non-finite index's F32 maxima
+    for build, f32_maxima in (
+        (lambda o: o.token_select(ROWS, vocab=VOCAB), 3),
+        (lambda o: o.token_select(ROWS, K, VOCAB), None),
+    ):
+        reductions = [
+            line for line in decoder_probe_module(MLX_CUDA_V1, CFG, build).splitlines() if "stablehlo.reduce(" in line
+        ]
+        assert not [
+            line
+            for line in reductions
+            if "stablehlo.minimum" in line or "stablehlo.maximum" in line and "xi32>" in line
+        ]
+        if f32_maxima is not None:
+            assert sum("stablehlo.maximum" in line and "xf32>" in line for line in reductions) == f32_maxima
+    with pytest.raises(ValueError, match="exactly up to 16777216"):
+        TokenSelect(1, 2**24 + 1)
+
+
 def test_the_symbol_names_the_selection():
     assert TokenSelect(4, 262400).symbol == "token_select_R4_V262400"
     assert TokenSelect(4, 262400, 20, 128).symbol == "token_select_R4_V262400_k20_W128"

@@ -8,11 +8,21 @@ func.func private @token_select_R2_V300(%x: !x) -> (!row_i, !row, !row_i, !row_i
   %top = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (!x, tensor<f32>) -> !row
   %top_b = stablehlo.broadcast_in_dim %top, dims = [0] : (!row) -> !x
   %column = stablehlo.iota dim = 1 : !columns
-  %none = stablehlo.constant dense<300> : tensor<i32>
-  %none_b = stablehlo.broadcast_in_dim %none, dims = [] : (tensor<i32>) -> !columns
   %is_top = stablehlo.compare EQ, %x, %top_b, FLOAT : (!x, !x) -> !mask
-  %top_columns = stablehlo.select %is_top, %column, %none_b : !mask, !columns
-  %token = stablehlo.reduce(%top_columns init: %none) applies stablehlo.minimum across dimensions = [1] : (!columns, tensor<i32>) -> !row_i
+  %token_bound = stablehlo.constant dense<300> : tensor<2x300xi32>
+  %token_flipped_i = stablehlo.subtract %token_bound, %column : tensor<2x300xi32>
+  %token_flipped = stablehlo.convert %token_flipped_i : (tensor<2x300xi32>) -> tensor<2x300xf32>
+  %token_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %token_zero_b = stablehlo.broadcast_in_dim %token_zero, dims = [] : (tensor<f32>) -> tensor<2x300xf32>
+  %token_held = stablehlo.select %is_top, %token_flipped, %token_zero_b : tensor<2x300xi1>, tensor<2x300xf32>
+  %token_top = stablehlo.reduce(%token_held init: %token_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x300xf32>, tensor<f32>) -> tensor<2xf32>
+  %token_top_i = stablehlo.convert %token_top : (tensor<2xf32>) -> tensor<2xi32>
+  %token_bound_row = stablehlo.constant dense<300> : tensor<2xi32>
+  %token_found = stablehlo.subtract %token_bound_row, %token_top_i : tensor<2xi32>
+  %token_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %token_missing = stablehlo.constant dense<300> : tensor<2xi32>
+  %token_any = stablehlo.compare GT, %token_top_i, %token_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %token = stablehlo.select %token_any, %token_found, %token_missing : tensor<2xi1>, tensor<2xi32>
   %shifted = stablehlo.subtract %x, %top_b : !x
   %e = stablehlo.exponential %shifted : !x
   %sum = func.call @lane_xor_sum_R2_W300_X4(%e) : (tensor<2x300xf32>) -> (tensor<2xf32>)
@@ -25,7 +35,21 @@ func.func private @token_select_R2_V300(%x: !x) -> (!row_i, !row, !row_i, !row_i
   %one_b = stablehlo.broadcast_in_dim %one_i, dims = [] : (tensor<i32>) -> !columns
   %bad = stablehlo.select %finite, %zero_b, %one_b : !mask, !columns
   %nonfinite = stablehlo.reduce(%bad init: %zero_i) applies stablehlo.add across dimensions = [1] : (!columns, tensor<i32>) -> !row_i
-  %bad_columns = stablehlo.select %finite, %none_b, %column : !mask, !columns
-  %first_nonfinite = stablehlo.reduce(%bad_columns init: %none) applies stablehlo.minimum across dimensions = [1] : (!columns, tensor<i32>) -> !row_i
+  %true = stablehlo.constant dense<true> : !mask
+  %nonfinite_at = stablehlo.xor %finite, %true : !mask
+  %first_nonfinite_bound = stablehlo.constant dense<300> : tensor<2x300xi32>
+  %first_nonfinite_flipped_i = stablehlo.subtract %first_nonfinite_bound, %column : tensor<2x300xi32>
+  %first_nonfinite_flipped = stablehlo.convert %first_nonfinite_flipped_i : (tensor<2x300xi32>) -> tensor<2x300xf32>
+  %first_nonfinite_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %first_nonfinite_zero_b = stablehlo.broadcast_in_dim %first_nonfinite_zero, dims = [] : (tensor<f32>) -> tensor<2x300xf32>
+  %first_nonfinite_held = stablehlo.select %nonfinite_at, %first_nonfinite_flipped, %first_nonfinite_zero_b : tensor<2x300xi1>, tensor<2x300xf32>
+  %first_nonfinite_top = stablehlo.reduce(%first_nonfinite_held init: %first_nonfinite_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x300xf32>, tensor<f32>) -> tensor<2xf32>
+  %first_nonfinite_top_i = stablehlo.convert %first_nonfinite_top : (tensor<2xf32>) -> tensor<2xi32>
+  %first_nonfinite_bound_row = stablehlo.constant dense<300> : tensor<2xi32>
+  %first_nonfinite_found = stablehlo.subtract %first_nonfinite_bound_row, %first_nonfinite_top_i : tensor<2xi32>
+  %first_nonfinite_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %first_nonfinite_missing = stablehlo.constant dense<300> : tensor<2xi32>
+  %first_nonfinite_any = stablehlo.compare GT, %first_nonfinite_top_i, %first_nonfinite_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %first_nonfinite = stablehlo.select %first_nonfinite_any, %first_nonfinite_found, %first_nonfinite_missing : tensor<2xi1>, tensor<2xi32>
   return %token, %logprob, %nonfinite, %first_nonfinite : !row_i, !row, !row_i, !row_i
 }

@@ -12,13 +12,23 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %chunk_index = stablehlo.iota dim = 1 : tensor<2x5xi32>
   %chunks_lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %chunks_lowest_b = stablehlo.broadcast_in_dim %chunks_lowest, dims = [] : (tensor<f32>) -> tensor<2x5xf32>
-  %chunks_none = stablehlo.constant dense<2147483647> : tensor<i32>
-  %chunks_none_b = stablehlo.broadcast_in_dim %chunks_none, dims = [] : (tensor<i32>) -> tensor<2x5xi32>
   %chunks_v0 = stablehlo.reduce(%maxima init: %chunks_lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf32>, tensor<f32>) -> !row
   %chunks_v0_b = stablehlo.broadcast_in_dim %chunks_v0, dims = [0] : (!row) -> tensor<2x5xf32>
   %chunks_hit0 = stablehlo.compare EQ, %maxima, %chunks_v0_b, FLOAT : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xi1>
-  %chunks_hit_index0 = stablehlo.select %chunks_hit0, %chunk_index, %chunks_none_b : tensor<2x5xi1>, tensor<2x5xi32>
-  %chunks_i0 = stablehlo.reduce(%chunks_hit_index0 init: %chunks_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x5xi32>, tensor<i32>) -> !row_i
+  %chunks_i0_bound = stablehlo.constant dense<5> : tensor<2x5xi32>
+  %chunks_i0_flipped_i = stablehlo.subtract %chunks_i0_bound, %chunk_index : tensor<2x5xi32>
+  %chunks_i0_flipped = stablehlo.convert %chunks_i0_flipped_i : (tensor<2x5xi32>) -> tensor<2x5xf32>
+  %chunks_i0_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %chunks_i0_zero_b = stablehlo.broadcast_in_dim %chunks_i0_zero, dims = [] : (tensor<f32>) -> tensor<2x5xf32>
+  %chunks_i0_held = stablehlo.select %chunks_hit0, %chunks_i0_flipped, %chunks_i0_zero_b : tensor<2x5xi1>, tensor<2x5xf32>
+  %chunks_i0_top = stablehlo.reduce(%chunks_i0_held init: %chunks_i0_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf32>, tensor<f32>) -> tensor<2xf32>
+  %chunks_i0_top_i = stablehlo.convert %chunks_i0_top : (tensor<2xf32>) -> tensor<2xi32>
+  %chunks_i0_bound_row = stablehlo.constant dense<5> : tensor<2xi32>
+  %chunks_i0_found = stablehlo.subtract %chunks_i0_bound_row, %chunks_i0_top_i : tensor<2xi32>
+  %chunks_i0_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %chunks_i0_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %chunks_i0_any = stablehlo.compare GT, %chunks_i0_top_i, %chunks_i0_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %chunks_i0 = stablehlo.select %chunks_i0_any, %chunks_i0_found, %chunks_i0_missing : tensor<2xi1>, tensor<2xi32>
   %chunks_v0_col = stablehlo.reshape %chunks_v0 : (!row) -> tensor<2x1xf32>
   %chunks_i0_col = stablehlo.reshape %chunks_i0 : (!row_i) -> tensor<2x1xi32>
   %chunks_after1_v = stablehlo.broadcast_in_dim %chunks_v0, dims = [0] : (!row) -> tensor<2x5xf32>
@@ -33,8 +43,20 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %chunks_v1_b = stablehlo.broadcast_in_dim %chunks_v1, dims = [0] : (!row) -> tensor<2x5xf32>
   %chunks_best1 = stablehlo.compare EQ, %maxima, %chunks_v1_b, FLOAT : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xi1>
   %chunks_hit1 = stablehlo.and %chunks_eligible1, %chunks_best1 : tensor<2x5xi1>
-  %chunks_hit_index1 = stablehlo.select %chunks_hit1, %chunk_index, %chunks_none_b : tensor<2x5xi1>, tensor<2x5xi32>
-  %chunks_i1 = stablehlo.reduce(%chunks_hit_index1 init: %chunks_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x5xi32>, tensor<i32>) -> !row_i
+  %chunks_i1_bound = stablehlo.constant dense<5> : tensor<2x5xi32>
+  %chunks_i1_flipped_i = stablehlo.subtract %chunks_i1_bound, %chunk_index : tensor<2x5xi32>
+  %chunks_i1_flipped = stablehlo.convert %chunks_i1_flipped_i : (tensor<2x5xi32>) -> tensor<2x5xf32>
+  %chunks_i1_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %chunks_i1_zero_b = stablehlo.broadcast_in_dim %chunks_i1_zero, dims = [] : (tensor<f32>) -> tensor<2x5xf32>
+  %chunks_i1_held = stablehlo.select %chunks_hit1, %chunks_i1_flipped, %chunks_i1_zero_b : tensor<2x5xi1>, tensor<2x5xf32>
+  %chunks_i1_top = stablehlo.reduce(%chunks_i1_held init: %chunks_i1_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf32>, tensor<f32>) -> tensor<2xf32>
+  %chunks_i1_top_i = stablehlo.convert %chunks_i1_top : (tensor<2xf32>) -> tensor<2xi32>
+  %chunks_i1_bound_row = stablehlo.constant dense<5> : tensor<2xi32>
+  %chunks_i1_found = stablehlo.subtract %chunks_i1_bound_row, %chunks_i1_top_i : tensor<2xi32>
+  %chunks_i1_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %chunks_i1_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %chunks_i1_any = stablehlo.compare GT, %chunks_i1_top_i, %chunks_i1_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %chunks_i1 = stablehlo.select %chunks_i1_any, %chunks_i1_found, %chunks_i1_missing : tensor<2xi1>, tensor<2xi32>
   %chunks_v1_col = stablehlo.reshape %chunks_v1 : (!row) -> tensor<2x1xf32>
   %chunks_i1_col = stablehlo.reshape %chunks_i1 : (!row_i) -> tensor<2x1xi32>
   %chunks_after2_v = stablehlo.broadcast_in_dim %chunks_v1, dims = [0] : (!row) -> tensor<2x5xf32>
@@ -49,8 +71,20 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %chunks_v2_b = stablehlo.broadcast_in_dim %chunks_v2, dims = [0] : (!row) -> tensor<2x5xf32>
   %chunks_best2 = stablehlo.compare EQ, %maxima, %chunks_v2_b, FLOAT : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xi1>
   %chunks_hit2 = stablehlo.and %chunks_eligible2, %chunks_best2 : tensor<2x5xi1>
-  %chunks_hit_index2 = stablehlo.select %chunks_hit2, %chunk_index, %chunks_none_b : tensor<2x5xi1>, tensor<2x5xi32>
-  %chunks_i2 = stablehlo.reduce(%chunks_hit_index2 init: %chunks_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x5xi32>, tensor<i32>) -> !row_i
+  %chunks_i2_bound = stablehlo.constant dense<5> : tensor<2x5xi32>
+  %chunks_i2_flipped_i = stablehlo.subtract %chunks_i2_bound, %chunk_index : tensor<2x5xi32>
+  %chunks_i2_flipped = stablehlo.convert %chunks_i2_flipped_i : (tensor<2x5xi32>) -> tensor<2x5xf32>
+  %chunks_i2_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %chunks_i2_zero_b = stablehlo.broadcast_in_dim %chunks_i2_zero, dims = [] : (tensor<f32>) -> tensor<2x5xf32>
+  %chunks_i2_held = stablehlo.select %chunks_hit2, %chunks_i2_flipped, %chunks_i2_zero_b : tensor<2x5xi1>, tensor<2x5xf32>
+  %chunks_i2_top = stablehlo.reduce(%chunks_i2_held init: %chunks_i2_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x5xf32>, tensor<f32>) -> tensor<2xf32>
+  %chunks_i2_top_i = stablehlo.convert %chunks_i2_top : (tensor<2xf32>) -> tensor<2xi32>
+  %chunks_i2_bound_row = stablehlo.constant dense<5> : tensor<2xi32>
+  %chunks_i2_found = stablehlo.subtract %chunks_i2_bound_row, %chunks_i2_top_i : tensor<2xi32>
+  %chunks_i2_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %chunks_i2_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %chunks_i2_any = stablehlo.compare GT, %chunks_i2_top_i, %chunks_i2_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %chunks_i2 = stablehlo.select %chunks_i2_any, %chunks_i2_found, %chunks_i2_missing : tensor<2xi1>, tensor<2xi32>
   %chunks_v2_col = stablehlo.reshape %chunks_v2 : (!row) -> tensor<2x1xf32>
   %chunks_i2_col = stablehlo.reshape %chunks_i2 : (!row_i) -> tensor<2x1xi32>
   %chunks_values = stablehlo.concatenate %chunks_v0_col, %chunks_v1_col, %chunks_v2_col, dim = 1 : (tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> !top
@@ -74,13 +108,23 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %candidate_columns = stablehlo.reshape %candidate_columns_3d : (tensor<2x3x64xi32>) -> tensor<2x192xi32>
   %best_lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %best_lowest_b = stablehlo.broadcast_in_dim %best_lowest, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
-  %best_none = stablehlo.constant dense<2147483647> : tensor<i32>
-  %best_none_b = stablehlo.broadcast_in_dim %best_none, dims = [] : (tensor<i32>) -> tensor<2x192xi32>
   %best_v0 = stablehlo.reduce(%candidates init: %best_lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x192xf32>, tensor<f32>) -> !row
   %best_v0_b = stablehlo.broadcast_in_dim %best_v0, dims = [0] : (!row) -> tensor<2x192xf32>
   %best_hit0 = stablehlo.compare EQ, %candidates, %best_v0_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
-  %best_hit_index0 = stablehlo.select %best_hit0, %candidate_columns, %best_none_b : tensor<2x192xi1>, tensor<2x192xi32>
-  %best_i0 = stablehlo.reduce(%best_hit_index0 init: %best_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x192xi32>, tensor<i32>) -> !row_i
+  %best_i0_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
+  %best_i0_flipped_i = stablehlo.subtract %best_i0_bound, %candidate_columns : tensor<2x192xi32>
+  %best_i0_flipped = stablehlo.convert %best_i0_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
+  %best_i0_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %best_i0_zero_b = stablehlo.broadcast_in_dim %best_i0_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
+  %best_i0_held = stablehlo.select %best_hit0, %best_i0_flipped, %best_i0_zero_b : tensor<2x192xi1>, tensor<2x192xf32>
+  %best_i0_top = stablehlo.reduce(%best_i0_held init: %best_i0_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x192xf32>, tensor<f32>) -> tensor<2xf32>
+  %best_i0_top_i = stablehlo.convert %best_i0_top : (tensor<2xf32>) -> tensor<2xi32>
+  %best_i0_bound_row = stablehlo.constant dense<320> : tensor<2xi32>
+  %best_i0_found = stablehlo.subtract %best_i0_bound_row, %best_i0_top_i : tensor<2xi32>
+  %best_i0_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %best_i0_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %best_i0_any = stablehlo.compare GT, %best_i0_top_i, %best_i0_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %best_i0 = stablehlo.select %best_i0_any, %best_i0_found, %best_i0_missing : tensor<2xi1>, tensor<2xi32>
   %best_v0_col = stablehlo.reshape %best_v0 : (!row) -> tensor<2x1xf32>
   %best_i0_col = stablehlo.reshape %best_i0 : (!row_i) -> tensor<2x1xi32>
   %best_after1_v = stablehlo.broadcast_in_dim %best_v0, dims = [0] : (!row) -> tensor<2x192xf32>
@@ -95,8 +139,20 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_v1_b = stablehlo.broadcast_in_dim %best_v1, dims = [0] : (!row) -> tensor<2x192xf32>
   %best_best1 = stablehlo.compare EQ, %candidates, %best_v1_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_hit1 = stablehlo.and %best_eligible1, %best_best1 : tensor<2x192xi1>
-  %best_hit_index1 = stablehlo.select %best_hit1, %candidate_columns, %best_none_b : tensor<2x192xi1>, tensor<2x192xi32>
-  %best_i1 = stablehlo.reduce(%best_hit_index1 init: %best_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x192xi32>, tensor<i32>) -> !row_i
+  %best_i1_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
+  %best_i1_flipped_i = stablehlo.subtract %best_i1_bound, %candidate_columns : tensor<2x192xi32>
+  %best_i1_flipped = stablehlo.convert %best_i1_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
+  %best_i1_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %best_i1_zero_b = stablehlo.broadcast_in_dim %best_i1_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
+  %best_i1_held = stablehlo.select %best_hit1, %best_i1_flipped, %best_i1_zero_b : tensor<2x192xi1>, tensor<2x192xf32>
+  %best_i1_top = stablehlo.reduce(%best_i1_held init: %best_i1_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x192xf32>, tensor<f32>) -> tensor<2xf32>
+  %best_i1_top_i = stablehlo.convert %best_i1_top : (tensor<2xf32>) -> tensor<2xi32>
+  %best_i1_bound_row = stablehlo.constant dense<320> : tensor<2xi32>
+  %best_i1_found = stablehlo.subtract %best_i1_bound_row, %best_i1_top_i : tensor<2xi32>
+  %best_i1_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %best_i1_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %best_i1_any = stablehlo.compare GT, %best_i1_top_i, %best_i1_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %best_i1 = stablehlo.select %best_i1_any, %best_i1_found, %best_i1_missing : tensor<2xi1>, tensor<2xi32>
   %best_v1_col = stablehlo.reshape %best_v1 : (!row) -> tensor<2x1xf32>
   %best_i1_col = stablehlo.reshape %best_i1 : (!row_i) -> tensor<2x1xi32>
   %best_after2_v = stablehlo.broadcast_in_dim %best_v1, dims = [0] : (!row) -> tensor<2x192xf32>
@@ -111,8 +167,20 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_v2_b = stablehlo.broadcast_in_dim %best_v2, dims = [0] : (!row) -> tensor<2x192xf32>
   %best_best2 = stablehlo.compare EQ, %candidates, %best_v2_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_hit2 = stablehlo.and %best_eligible2, %best_best2 : tensor<2x192xi1>
-  %best_hit_index2 = stablehlo.select %best_hit2, %candidate_columns, %best_none_b : tensor<2x192xi1>, tensor<2x192xi32>
-  %best_i2 = stablehlo.reduce(%best_hit_index2 init: %best_none) applies stablehlo.minimum across dimensions = [1] : (tensor<2x192xi32>, tensor<i32>) -> !row_i
+  %best_i2_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
+  %best_i2_flipped_i = stablehlo.subtract %best_i2_bound, %candidate_columns : tensor<2x192xi32>
+  %best_i2_flipped = stablehlo.convert %best_i2_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
+  %best_i2_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %best_i2_zero_b = stablehlo.broadcast_in_dim %best_i2_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
+  %best_i2_held = stablehlo.select %best_hit2, %best_i2_flipped, %best_i2_zero_b : tensor<2x192xi1>, tensor<2x192xf32>
+  %best_i2_top = stablehlo.reduce(%best_i2_held init: %best_i2_zero) applies stablehlo.maximum across dimensions = [1] : (tensor<2x192xf32>, tensor<f32>) -> tensor<2xf32>
+  %best_i2_top_i = stablehlo.convert %best_i2_top : (tensor<2xf32>) -> tensor<2xi32>
+  %best_i2_bound_row = stablehlo.constant dense<320> : tensor<2xi32>
+  %best_i2_found = stablehlo.subtract %best_i2_bound_row, %best_i2_top_i : tensor<2xi32>
+  %best_i2_zero_i = stablehlo.constant dense<0> : tensor<2xi32>
+  %best_i2_missing = stablehlo.constant dense<2147483647> : tensor<2xi32>
+  %best_i2_any = stablehlo.compare GT, %best_i2_top_i, %best_i2_zero_i, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %best_i2 = stablehlo.select %best_i2_any, %best_i2_found, %best_i2_missing : tensor<2xi1>, tensor<2xi32>
   %best_v2_col = stablehlo.reshape %best_v2 : (!row) -> tensor<2x1xf32>
   %best_i2_col = stablehlo.reshape %best_i2 : (!row_i) -> tensor<2x1xi32>
   %best_values = stablehlo.concatenate %best_v0_col, %best_v1_col, %best_v2_col, dim = 1 : (tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> !top
