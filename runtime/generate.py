@@ -105,13 +105,17 @@ def greedy_token(logits: np.ndarray) -> int:
 
 
 def selected_token(selection: TokenSelection, row: int) -> int:
-    """Row `row`'s greedy token; a row with non-finite logits is an error (the same one `greedy_token` raises)."""
+    """Row `row`'s greedy token; a row with non-finite logits is an error (the same one `greedy_token` raises),
+    and so is a negative id (a device selection gone wrong must not reach the tokenizer or a sequence's ids)."""
     bad = int(selection.nonfinite[row])
     if bad:
         raise GenerationError(
             f"the decoder returned {bad} non-finite logit(s) (first at token {int(selection.first_nonfinite[row])})"
         )
-    return int(selection.token[row])
+    token = int(selection.token[row])
+    if token < 0:
+        raise GenerationError(f"the decoder's token selection returned id {token} for row {row}: not a token id")
+    return token
 
 
 def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False) -> TokenSelection:

@@ -246,9 +246,9 @@ class TranscriptionService:
                 if self._stopping:
                     break
                 cancels, self._cancels = self._cancels, []
-            for handle in cancels:
-                self._cancel_now(handle)
-            try:
+            try:  # one failing request must not end the thread every other request waits on
+                for handle in cancels:
+                    self._cancel_now(handle)
                 self._admit()
                 self._step()
             except Exception as exc:  # pragma: no cover - a bug: fail what is running, keep serving

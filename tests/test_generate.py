@@ -217,6 +217,29 @@ def test_non_finite_logits_are_an_error_through_the_selection():
         list(generate(Broken(), TOKENIZER, request()))
 
 
+def test_a_negative_token_id_is_an_error_and_never_reaches_the_tokenizer():
+    """What a broken device selection looked like on the GPU (every id -1): an error naming the id, and the
+    sequence can still be cancelled (its detokenizer never saw the id)."""
+    import dataclasses
+
+    class Broken(ScriptedBackend):
+        def prefill_batch_greedy(self, *args, **kwargs):
+            return self._broken(super().prefill_batch_greedy(*args, **kwargs))
+
+        def prefill_greedy(self, *args, **kwargs):
+            return self._broken(super().prefill_greedy(*args, **kwargs))
+
+        def _broken(self, selection):
+            return dataclasses.replace(selection, token=np.full_like(selection.token, -1))
+
+    engine = GenerationEngine(Broken(), TOKENIZER)
+    seq = engine.submit(request())
+    with pytest.raises(GenerationError, match="token selection returned id -1 for row 0: not a token id"):
+        engine.step()
+    engine.cancel(seq)
+    assert engine.result(seq).tokens == [] and engine.result(seq).finish_reason == "cancelled"
+
+
 def test_refusals_name_the_problem():
     engine = GenerationEngine(ScriptedBackend(capacity=16, max_prompt_tokens=12), TOKENIZER)
     with pytest.raises(
