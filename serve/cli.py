@@ -1,5 +1,5 @@
 """`gemma3n-iree serve`: its options, the limits they become, and the server built from them (serve/server.py);
-registered on the `gemma3n-iree` group by runtime/cli.py."""
+registered on the `gemma3n-iree` group by runtime/commands/cli.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..runtime.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
-from ..runtime.cli_options import encoder_options, say
+from ..runtime.commands.cli_options import encoder_options, say
+from ..runtime.encoder.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
 
 
 @click.command()
@@ -174,8 +174,8 @@ def serve(
     here) is refused with 413.
     """
     from ..emitters.compile import CompileError
-    from ..runtime.pipeline import default_workers
-    from ..runtime.session import SessionError
+    from ..runtime.encoder.pipeline import default_workers
+    from ..runtime.programs.session import SessionError
     from .admission import MIB, Limits, limits_contradiction
     from .server import build_scheduler, run_server, server_info
 
@@ -221,7 +221,7 @@ def serve(
         raise click.ClickException(str(exc)) from None
     except CompileError as exc:
         raise click.ClickException(f"compilation failed\n{exc}") from None
-    from ..runtime.artifacts import ArtifactCache
+    from ..runtime.programs.artifacts import ArtifactCache
     from .openai_routes import add_transcription_routes
     from .transcription import build_transcription_service
 

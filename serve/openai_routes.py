@@ -30,8 +30,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.multipart import BodyPartReader
 
-from ..runtime.generate import GenerationError, TokenEvent
-from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
+from ..runtime.text.generate import GenerationError, TokenEvent
+from ..runtime.text.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
 from . import openai_audio as api
 from .errors import ServeError
 from .jobs import ENCODE, State

@@ -5,7 +5,7 @@ batching, cancellation and result lifetime happen here, thread-based, so it is u
 without a network.  This module keeps the threads, the lock and the queues, and leaves the data and
 the decisions to pure pieces: what a request is and the work items passed between the threads
 (`serve/jobs.py`), when a request is refused and how much of the memory budget it holds
-(`serve/admission.py`), which encoder call and which prefill merge run next (`runtime/batching.py`), and
+(`serve/admission.py`), which encoder call and which prefill merge run next (`runtime/encoder/batching.py`), and
 what `/metrics` shows of its counters (`serve/metrics.py`).
 
 Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
@@ -36,7 +36,7 @@ Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
   the queue of its frame bucket.
 * **Device** (one thread owns the `AudioSession` and queues its calls on the session's own thread,
   `AudioSession.run_async`): as soon as work is ready it packs clips into the best (bucket, clips)
-  entry -- greedy (`runtime/batching.py`): a bucket may run once it fills a call of the widest allowed
+  entry -- greedy (`runtime/encoder/batching.py`): a bucket may run once it fills a call of the widest allowed
   width, once its oldest clip has waited `max_wait_s` on an idle device, or at once when no front-end
   work that could add clips is pending; of those, the bucket whose oldest clip has waited longest runs
   (so none starves), with the widest width its queued clips fill.  While a call runs, the next one is
@@ -53,7 +53,7 @@ Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
   freed exactly once, when the stream completes (a broken download leaves it for a retry).
 
 A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
-contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
+contract; see `runtime/encoder/encode.py`), so a request's result equals the same audio encoded alone -- the
 server test checks this bit for bit under load.
 
 Ownership: every job has an unguessable id (`secrets.token_urlsafe(16)`) and an owner token
@@ -82,11 +82,11 @@ from typing import Any
 import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..runtime.batching import BucketQueue, Wait, WaitingMerge, next_encode_call, next_prefill_merge
-from ..runtime.clips import EncodeError, choose_bucket
-from ..runtime.decode import AudioError, decode_audio, probe_audio
-from ..runtime.frontend import SAMPLE_RATE
-from ..runtime.pipeline import FrontEndPool
+from ..runtime.audio.decode import AudioError, decode_audio, probe_audio
+from ..runtime.audio.frontend import SAMPLE_RATE
+from ..runtime.encoder.batching import BucketQueue, Wait, WaitingMerge, next_encode_call, next_prefill_merge
+from ..runtime.encoder.clips import EncodeError, choose_bucket
+from ..runtime.encoder.pipeline import FrontEndPool
 from .admission import (
     Limits,
     ModelSizes,
@@ -594,7 +594,7 @@ class Scheduler:
         return clips, samples.shape[0]
 
     def _expand(self, job: Job, clips: int) -> np.ndarray:
-        from ..runtime.tokens import PromptError
+        from ..runtime.text.tokens import PromptError
 
         try:
             ids = self.prefill.expand(job.prompt or "", [clips], job.chat)
@@ -750,7 +750,7 @@ class Scheduler:
                         self._post.append(job)
 
     def _run_prefill(self, job: Job) -> None:
-        from ..runtime.tokens import PromptError
+        from ..runtime.text.tokens import PromptError
 
         self._hook("prefill", job)
         with self._lock:

@@ -60,8 +60,8 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.multipart import BodyPartReader
 
-from ..runtime.decode import MIN_SAMPLE_RATE
-from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
+from ..runtime.audio.decode import MIN_SAMPLE_RATE
+from ..runtime.encoder.npz_stream import Pieces, npy_pieces, npz_pieces
 from .admission import Limits
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
 from .jobs import ENCODE, PREFILL, Job, State
@@ -540,8 +540,8 @@ def build_scheduler(
     prefill stage; returns a scheduler that is not started yet."""
     from ..contracts.policy import DEFAULT_CONTRACT
     from ..model.audio_config import DEFAULT_FRAME_BUCKETS
-    from ..runtime.artifacts import ArtifactCache
-    from ..runtime.encode import AudioEncoder
+    from ..runtime.encoder.encode import AudioEncoder
+    from ..runtime.programs.artifacts import ArtifactCache
 
     say = progress or (lambda _msg: None)
     cache = ArtifactCache(Path(cache_dir) if cache_dir is not None else None)
@@ -564,7 +564,7 @@ def build_scheduler(
     else:
         try:
             from ..emitters.prefill import DEFAULT_CAPACITIES
-            from ..runtime.prefill import AudioPrefill
+            from ..runtime.text.prefill import AudioPrefill
 
             runner = AudioPrefill(
                 checkpoint,

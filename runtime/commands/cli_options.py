@@ -1,5 +1,5 @@
-"""The command-line options and messages shared by the `gemma3n-iree` commands (runtime/cli.py, serve/cli.py) and
-`gemma3n-iree transcribe` (runtime/transcribe_cli.py): declared once here, so every command spells, defaults and
+"""The command-line options and messages shared by the `gemma3n-iree` commands (runtime/commands/cli.py, serve/cli.py) and
+`gemma3n-iree transcribe` (runtime/commands/transcribe_cli.py): declared once here, so every command spells, defaults and
 explains them alike."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..contracts.mel import MEL_CHOICES, MEL_HELP
-from ..contracts.policy import DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES
+from ...contracts.mel import MEL_CHOICES, MEL_HELP
+from ...contracts.policy import DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
+from ...model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES
 
 TARGETS = click.Choice(["llvm-cpu", "cuda"])
 
@@ -79,7 +79,7 @@ def encoder_options(func):
 
 def pipeline_options(func):
     """Options of the commands that encode files through the parallel pipeline (encode, demo)."""
-    from .pipeline import default_workers
+    from ..encoder.pipeline import default_workers
 
     options = [
         click.option(

@@ -29,8 +29,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..contracts.mel import MelChoiceError, MelFrontEnd, mel_from_reflection, samples_for_frames
-from ..emitters.entries import EncodeEntry, EntryPoint, EntryReflectionError
+from ...contracts.mel import MelChoiceError, MelFrontEnd, mel_from_reflection, samples_for_frames
+from ...emitters.entries import EncodeEntry, EntryPoint, EntryReflectionError
 
 T = TypeVar("T")
 E = TypeVar("E", bound=EntryPoint)

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..contracts.mel import MEL_CHOICES, MEL_HELP
-from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
-from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
+from ...contracts.mel import MEL_CHOICES, MEL_HELP
+from ...contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
+from ...emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from ...model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
 from .cli_options import TARGETS, encoder_options, pipeline_options, say
 from .terminal import ProgressLine
 
 if TYPE_CHECKING:
-    from .pipeline import PipelineProgress
+    from ..encoder.pipeline import PipelineProgress
 
 
 def progress_line(p: PipelineProgress) -> str:
@@ -32,8 +32,8 @@ def progress_line(p: PipelineProgress) -> str:
 def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) -> None:
     """Run `_encode_unchecked`; a bad input (configuration, checkpoint, audio, bucket, artifact, compile)
     becomes one error message and exit status 1 instead of a traceback."""
-    from ..emitters.compile import CompileError
-    from .session import SessionError
+    from ...emitters.compile import CompileError
+    from ..programs.session import SessionError
 
     try:
         _encode_unchecked(checkpoint, audio, output, **options)
@@ -61,9 +61,9 @@ def _encode_unchecked(
 ) -> None:
     """Encode through the pipeline; an input that fails fails alone: the others are written (`clip_source`
     indexes AUDIO, `failed_source` / `failed_error` list the failures), then exit status 1."""
-    from .artifacts import ArtifactCache
-    from .clips import EncodeFailed
-    from .encode import AudioEncoder
+    from ..encoder.clips import EncodeFailed
+    from ..encoder.encode import AudioEncoder
+    from ..programs.artifacts import ArtifactCache
 
     status = (lambda _message: None) if quiet else say
     started = time.perf_counter()
@@ -179,14 +179,14 @@ def demo(workdir: Path, builtin: str, **options) -> None:
     Real weights cannot be downloaded here, so the demo writes random weights (seed 0) in the
     transformers checkpoint layout, then runs exactly what `encode` runs.
     """
-    from .synthetic import write_random_checkpoint
+    from ..audio.frontend import SAMPLE_SPEECH
+    from ..synthetic import write_random_checkpoint
 
     checkpoint = workdir / f"random-{builtin}"
     if not (checkpoint / "model.safetensors").is_file():
         say(f"writing a deterministic random {builtin} checkpoint to {checkpoint} ...")
         write_random_checkpoint(checkpoint, builtin_config(builtin), seed=0)
-    sample = Path(__file__).resolve().parent / "data" / "sample_speech.wav"
-    _encode(checkpoint, (sample,), workdir / "sample_speech.npz", **options)
+    _encode(checkpoint, (SAMPLE_SPEECH,), workdir / "sample_speech.npz", **options)
 
 
 @main.command()
@@ -260,9 +260,9 @@ def diagnose(
     linear layers and convolutions, differing elements are classified against the accumulation
     envelope: inside = a legitimate F32 summation order, outside = a bug.
     """
-    from ..diagnostics.diagnose import Thresholds
-    from ..diagnostics.diagnose_run import run_diagnosis
-    from .artifacts import ArtifactCache
+    from ...diagnostics.diagnose import Thresholds
+    from ...diagnostics.diagnose_run import run_diagnosis
+    from ..programs.artifacts import ArtifactCache
 
     if plot is not None:
         try:
@@ -380,10 +380,10 @@ def bench(
     cache_dir: Path | None,
 ) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
-    from ..diagnostics.bench import bench_entries, print_records
-    from .artifacts import ArtifactCache
-    from .encode import AudioEncoder
-    from .synthetic import write_random_checkpoint
+    from ...diagnostics.bench import bench_entries, print_records
+    from ..encoder.encode import AudioEncoder
+    from ..programs.artifacts import ArtifactCache
+    from ..synthetic import write_random_checkpoint
 
     if checkpoint is None:
         checkpoint = workdir / "random-e4b"
@@ -478,11 +478,11 @@ def prefill(
     """
     import numpy as np
 
-    from ..emitters.compile import CompileError
-    from ..emitters.prefill import DEFAULT_CAPACITIES
-    from .artifacts import ArtifactCache
-    from .prefill import AudioPrefill
-    from .session import SessionError
+    from ...emitters.compile import CompileError
+    from ...emitters.prefill import DEFAULT_CAPACITIES
+    from ..programs.artifacts import ArtifactCache
+    from ..programs.session import SessionError
+    from ..text.prefill import AudioPrefill
 
     given = [s for s in (prompt, prompt_file, input_ids) if s is not None]
     if len(given) > 1:
@@ -536,9 +536,9 @@ def prefill(
 
 
 def _register_commands() -> None:
-    """`gemma3n-iree transcribe` (runtime/transcribe_cli.py) on the compiled decoder program, and `gemma3n-iree
+    """`gemma3n-iree transcribe` (runtime/commands/transcribe_cli.py) on the compiled decoder program, and `gemma3n-iree
     serve` (serve/cli.py)."""
-    from ..serve.cli import serve
+    from ...serve.cli import serve
     from .transcribe_cli import compiled_decoder, make_transcribe_command
 
     main.add_command(make_transcribe_command(compiled_decoder))

@@ -1,8 +1,8 @@
 """`gemma3n-iree transcribe`: speech files in, their text out.
 
-The command is built around a decoder factory (`make_transcribe_command(factory)`): runtime/cli.py registers
-it with `compiled_decoder` (the compiled decoder program, `runtime/transcribe_decoder.py`); tests may build it
-with the contract's emulation (`runtime.emulated_decoder.EmulatedDecoder`).  There is deliberately no
+The command is built around a decoder factory (`make_transcribe_command(factory)`): runtime/commands/cli.py registers
+it with `compiled_decoder` (the compiled decoder program, `runtime/text/transcribe_decoder.py`); tests may build it
+with the contract's emulation (`runtime.text.emulated_decoder.EmulatedDecoder`).  There is deliberately no
 user-facing switch to the emulation.
 """
 
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import click
 
-from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS
-from .artifacts import ArtifactCache
+from ...emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
+from ...model.audio_config import DEFAULT_FRAME_BUCKETS
+from ..programs.artifacts import ArtifactCache
+from ..text.generate import DecoderBackend
+from ..text.transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
 from .cli_options import encoder_options, say
-from .generate import DecoderBackend
 from .terminal import ProgressLine
-from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ DecoderFactory = Callable[[DecoderNeeds], DecoderBackend]
 
 def compiled_decoder(needs: DecoderNeeds) -> DecoderBackend:
     """The compiled decoder program for the needs (built through the artifact cache, or `needs.artifact`)."""
-    from .transcribe_decoder import load_transcription_decoder
+    from ..text.transcribe_decoder import load_transcription_decoder
 
     return load_transcription_decoder(
         needs.checkpoint,
@@ -189,11 +189,11 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         tokens).  The encoder, prefill and decoder programs are compiled for --target on first use and
         cached (or given with --artifact, --prefill-artifact, --decoder-artifact).  Progress goes to stderr.
         """
-        from ..emitters.compile import CompileError
-        from ..emitters.prefill import DEFAULT_CAPACITIES
-        from .prefill import AudioPrefill
-        from .session import SessionError
-        from .transcribe import Transcriber
+        from ...emitters.compile import CompileError
+        from ...emitters.prefill import DEFAULT_CAPACITIES
+        from ..programs.session import SessionError
+        from ..text.prefill import AudioPrefill
+        from ..text.transcribe import Transcriber
 
         started = time.perf_counter()
         try:
