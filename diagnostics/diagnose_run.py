@@ -16,8 +16,9 @@ from ..emitters.kernels import select_kernels
 from ..emitters.lowering import lowering_for
 from ..model.audio_weights import HF_LAYOUT, audio_weight_specs
 from ..runtime.checkpoint import Checkpoint, open_checkpoint
+from ..runtime.encoder.audio_session import AudioSession
 from ..runtime.programs.artifacts import ArtifactCache
-from ..runtime.programs.session import DEVICE_FOR_TARGET, AudioSession
+from ..runtime.programs.session import DEVICE_FOR_TARGET
 from .diagnose import Report, Thresholds, diagnose_stages
 
 Progress = Callable[[str], None]

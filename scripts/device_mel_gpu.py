@@ -227,7 +227,7 @@ def part_tiny_parity(job: dict) -> dict:
 
     from gemma3n_iree.contracts.metrics import relative_l2
     from gemma3n_iree.runtime.audio.frontend import log_mel
-    from gemma3n_iree.runtime.programs.session import AudioSession
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     encoder, embedder = make_hf_modules(TINY, seed=11)
     with torch.no_grad():
@@ -266,7 +266,7 @@ def part_tiny_parity(job: dict) -> dict:
 
 def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
     from gemma3n_iree.runtime.audio.frontend import clip_features
-    from gemma3n_iree.runtime.programs.session import AudioSession
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     if not (checkpoint / "model.safetensors").is_file():
         from gemma3n_iree.model.audio_config import builtin_config

@@ -20,9 +20,9 @@ from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.model.audio_config import builtin_config
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 from gemma3n_iree.runtime.programs import artifacts as artifacts_mod
 from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
-from gemma3n_iree.runtime.programs.session import AudioSession
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 
 CFG = builtin_config("tiny")

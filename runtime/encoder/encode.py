@@ -28,7 +28,8 @@ from ...emitters.lowering import lowering_for
 from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
 from ..audio import frontend
 from ..programs.artifacts import ArtifactCache
-from ..programs.session import DEVICE_FOR_TARGET, AudioSession
+from ..programs.session import DEVICE_FOR_TARGET
+from .audio_session import AudioSession
 from .batching import call_width
 from .clips import Clip, EncodeError, EncodeResult, choose_bucket
 from .pipeline import PipelineProgress, encode_files
