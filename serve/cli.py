@@ -1,4 +1,4 @@
-"""`gemma3n-iree serve`: its options, the limits they become, and the server built from them (serve/server.py);
+"""`gemma3n-iree serve`: its options, the limits they become, and the server built from them (serve/launch.py);
 registered on the `gemma3n-iree` group by runtime/commands/cli.py."""
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def serve(
     from ..runtime.encoder.pipeline import default_workers
     from ..runtime.programs.session import SessionError
     from .admission import MIB, Limits, limits_contradiction
-    from .server import build_scheduler, run_server, server_info
+    from .launch import build_scheduler, run_server, server_info
 
     if max_batch_clips is None:
         max_batch_clips = max(options["clips_per_call"] or (DEFAULT_MAX_BATCH_CLIPS[options["target"]],))

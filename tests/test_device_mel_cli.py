@@ -28,7 +28,7 @@ from gemma3n_iree.runtime.encoder.encode import AudioEncoder
 from gemma3n_iree.runtime.programs.session import SessionError
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 from gemma3n_iree.serve.admission import Limits
-from gemma3n_iree.serve.server import build_scheduler, server_info
+from gemma3n_iree.serve.launch import build_scheduler, server_info
 
 CFG = builtin_config("tiny")
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"

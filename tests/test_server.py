@@ -54,8 +54,8 @@ from gemma3n_iree.runtime.text.prefill import AudioPrefill
 from gemma3n_iree.serve.admission import Limits
 from gemma3n_iree.serve.errors import BadInput, NotFound, Rejected
 from gemma3n_iree.serve.jobs import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS
+from gemma3n_iree.serve.launch import BackgroundServer
 from gemma3n_iree.serve.scheduler import Scheduler
-from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")
@@ -839,7 +839,7 @@ def test_serve_refuses_limits_that_contradict_each_other_before_loading_anything
 def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
     """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
     from gemma3n_iree.serve.errors import Unavailable
-    from gemma3n_iree.serve.server import build_scheduler
+    from gemma3n_iree.serve.launch import build_scheduler
 
     directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
     scheduler = build_scheduler(directory, artifact=artifact, cache_dir=cache.root)
