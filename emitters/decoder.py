@@ -63,8 +63,8 @@ from .entries import (
 )
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
-from .ops import template_variant
 from .render import Func, ModuleBuilder, tensor_type
+from .shared_ops import template_variant
 from .specialisations import DecoderLayer
 
 PARAMETER_SCOPE = "model"

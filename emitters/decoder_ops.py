@@ -2,7 +2,7 @@
 its template once.
 
 `DecoderOpEmitter` extends the audio stage's `OpEmitter` (whose `linear`, `lane_xor_sum`, `mlx_rms_norm` and
-`dense_ple` the decoder reuses: the same computations) with the decoder's families. Every method returns a
+`dense_ple`, emitters/shared_ops.py, the decoder reuses: the same computations) with the decoder's families. Every method returns a
 `Func` whose signature callers and templates use, and reads its constants from the contract as the emulation
 (`contracts/decoder_ops.py`) does, so the template and the emulation hold the same F32 values.
 """
@@ -19,9 +19,10 @@ from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
 from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90, Launch, gemv_call, partial_norm_call
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels, bf16_rounding
-from .ops import OpEmitter, f32, template_variant
+from .ops import OpEmitter
 from .render import Func
 from .render import tensor_type as tensor
+from .shared_ops import f32, template_variant
 from .specialisations import (
     AltupCollapse,
     AltupCorrect,

@@ -25,9 +25,10 @@ from ..runtime.audio.frontend import (
     PREEMPHASIS,
     WINDOW_SIZE,
 )
-from .ops import OpEmitter, f32, hex_blob
+from .ops import OpEmitter
 from .render import Func
 from .render import tensor_type as tensor
+from .shared_ops import f32, hex_blob
 from .symbols import Choice, Int, Specialisation, token
 
 
