@@ -134,7 +134,7 @@ class DecoderSession(LoadedProgram):
     ) -> DecoderSession:
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
-        from ..checkpoint import find_safetensors_files
+        from ..safetensors_files import find_safetensors_files
 
         checkpoint = Path(checkpoint)
         cfg = cfg or CheckpointConfig.read(checkpoint).decoder

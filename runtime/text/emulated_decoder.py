@@ -33,7 +33,7 @@ from ...model.audio_config import ConfigError
 from ...model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ...model.checkpoint_config import CheckpointConfig
 from ...model.decoder_weights import read_decoder_weights
-from ..checkpoint import find_safetensors_files, read_safetensors_header
+from ..safetensors_files import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)
 #: The top-k a selection returns (a compiled program's default, emitters/decoder.py TOP_LOGPROBS).

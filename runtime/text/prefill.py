@@ -41,9 +41,10 @@ from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
 from ...model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
 from ...model.checkpoint_config import CheckpointConfig
 from ...model.text_config import TextConfig
-from ..checkpoint import CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header
+from ..checkpoint import CheckpointSchemaError
 from ..programs.artifacts import ArtifactCache, BuiltArtifact, program_identity
 from ..programs.session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
+from ..safetensors_files import TensorInfo, find_safetensors_files, read_safetensors_header
 from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
 
 Progress = Callable[[str], None]
