@@ -28,7 +28,8 @@ from ..runtime.commands.cli_options import (
     target_option,
 )
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
-from .compile import CompileError, compile_mlir, parse_target
+from .compile import compile_mlir, parse_target
+from .compile_errors import CompileError
 from .kernels import IREE_CODEGEN, select_kernels
 from .lowering import DEFAULT_LOWERING, lowering_for
 

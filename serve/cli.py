@@ -163,7 +163,7 @@ def serve(
     /v1/audio/* requests is the checkpoint directory's name.  Audio over --max-seconds (default 600
     here) is refused with 413.
     """
-    from ..emitters.compile import CompileError
+    from ..emitters.compile_errors import CompileError
     from ..runtime.encoder.pipeline import default_workers
     from ..runtime.programs.session import SessionError
     from .admission import MIB, Limits, limits_contradiction

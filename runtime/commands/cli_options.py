@@ -47,7 +47,7 @@ def say(message: str) -> None:
 def errors_as_messages() -> Iterator[None]:
     """A bad input (configuration, checkpoint, audio, prompt, bucket, artifact) or a failed compilation becomes
     one error message and exit status 1 instead of a traceback."""
-    from ...emitters.compile import CompileError
+    from ...emitters.compile_errors import CompileError
     from ..programs.session import SessionError
 
     try:
