@@ -36,7 +36,7 @@ from . import openai_audio as api
 from .errors import ServeError
 from .jobs import ENCODE, State
 from .scheduler import Scheduler
-from .server import REPORTS, SCHEDULER
+from .server import REPORTS, SCHEDULER, admitted
 from .transcription import TranscriptionService
 from .uploads import CHUNK, Body
 
@@ -220,23 +220,7 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
 async def _encode(scheduler: Scheduler, data: bytearray, name: str, client: str, slot: Any) -> tuple[Any, float]:
     """The scheduler's encode path for the upload: (audio_features [clips, 188, hidden], seconds of audio).
     The result is taken (and freed in the scheduler) at once; a disconnect cancels the job."""
-    admission = asyncio.ensure_future(
-        asyncio.to_thread(scheduler.submit, ENCODE, data, name=name, client=client, slot=slot)
-    )
-    try:
-        job, token = await asyncio.shield(admission)
-    except asyncio.CancelledError:
-
-        def orphaned(done: asyncio.Future) -> None:
-            if not done.cancelled() and done.exception() is None:
-                orphan, orphan_token = done.result()
-                try:
-                    scheduler.cancel(orphan.id, orphan_token)
-                except ServeError:
-                    pass
-
-        admission.add_done_callback(orphaned)
-        raise
+    job, token = await admitted(scheduler, ENCODE, data, name=name, client=client, slot=slot)
     loop = asyncio.get_running_loop()
     finished = asyncio.Event()
 

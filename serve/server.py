@@ -235,24 +235,15 @@ async def _receive(request: web.Request, scheduler: Scheduler, kind: str) -> tup
         raise
 
 
-async def _submit(request: web.Request, kind: str) -> web.Response:
-    scheduler = request.app[SCHEDULER]
-    client = request.remote or ""
-    slot = scheduler.open_upload(kind, client, request.content_length)  # room for the body, before a byte is read
+async def admitted(scheduler: Scheduler, kind: str, data: bytearray, **fields: Any) -> tuple[Job, str]:
+    """`scheduler.submit` on a worker thread: (the job, its owner token).  When the client goes away while its
+    request is being admitted, nobody can ever fetch or cancel it, so it is cancelled as soon as admission
+    completes."""
+    admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, kind, data, **fields))
     try:
-        data, name, prompt, chat = await _receive(request, scheduler, kind)
-    except BaseException:
-        slot.release()
-        raise
-    # `submit` turns the slot into the request's reservation (or releases it when it refuses)
-    admission = asyncio.ensure_future(
-        asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt, chat=chat, client=client, slot=slot)
-    )
-    try:
-        job, token = await asyncio.shield(admission)
+        return await asyncio.shield(admission)
     except asyncio.CancelledError:
-        # the client went away while its request was being admitted: nobody can ever fetch or cancel
-        # it, so cancel it here as soon as admission completes
+
         def orphaned(done: asyncio.Future) -> None:
             if not done.cancelled() and done.exception() is None:
                 orphan, orphan_token = done.result()
@@ -263,6 +254,19 @@ async def _submit(request: web.Request, kind: str) -> web.Response:
 
         admission.add_done_callback(orphaned)
         raise
+
+
+async def _submit(request: web.Request, kind: str) -> web.Response:
+    scheduler = request.app[SCHEDULER]
+    client = request.remote or ""
+    slot = scheduler.open_upload(kind, client, request.content_length)  # room for the body, before a byte is read
+    try:
+        data, name, prompt, chat = await _receive(request, scheduler, kind)
+    except BaseException:
+        slot.release()
+        raise
+    # `submit` turns the slot into the request's reservation (or releases it when it refuses)
+    job, token = await admitted(scheduler, kind, data, name=name, prompt=prompt, chat=chat, client=client, slot=slot)
     body = {"id": job.id, "token": token, "kind": kind, "status": job.state.value, "links": _links(job)}
     return web.json_response(body, status=202, headers={"Location": _links(job)["self"]})
 
