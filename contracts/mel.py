@@ -3,7 +3,7 @@
 An artifact's entries take one of two inputs, recorded in the artifact's identity and, for device
 entries, in each entry's reflection (`gemma3n.mel`):
 
-* ``host``: log-mel features [clips, frames, 128] computed by `runtime.frontend.log_mel` in NumPy,
+* ``host``: log-mel features [clips, frames, 128] computed by `runtime.audio.frontend.log_mel` in NumPy,
   bit-identical to transformers' `Gemma3nAudioFeatureExtractor` (an entry without `gemma3n.mel`);
 * ``device-<dft>``: 16 kHz mono float32 samples [clips, samples_for_frames(frames)] and the number of
   real samples per clip; the module's first stage computes the features (templates `mel_*.mlir.j2`,
@@ -43,7 +43,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..runtime.frontend import (
+from ..runtime.audio.frontend import (
     FFT_LENGTH,
     FRAME_LENGTH,
     HOP_LENGTH,

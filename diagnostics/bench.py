@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..runtime.session import AudioSession
+from ..runtime.encoder.audio_session import AudioSession
 
 FRAME_SECONDS = 0.01  # 10 ms hop: 3000 frames = 30 s
 

@@ -15,9 +15,10 @@ from ..emitters.compile import parse_target
 from ..emitters.kernels import select_kernels
 from ..emitters.lowering import lowering_for
 from ..model.audio_weights import HF_LAYOUT, audio_weight_specs
-from ..runtime.artifacts import ArtifactCache
 from ..runtime.checkpoint import Checkpoint, open_checkpoint
-from ..runtime.session import DEVICE_FOR_TARGET, AudioSession
+from ..runtime.encoder.audio_session import AudioSession
+from ..runtime.programs.artifacts import ArtifactCache
+from ..runtime.programs.session import DEVICE_FOR_TARGET
 from .diagnose import Report, Thresholds, diagnose_stages
 
 Progress = Callable[[str], None]
@@ -76,7 +77,7 @@ def run_diagnosis(
     `artifact` runs a stage artifact compiled elsewhere (`emit-gemma3n --stages --frames N`) whose
     bucket must equal the clip's frame count; no compiler is needed then.
     """
-    from ..runtime.frontend import clip_features, load_audio
+    from ..runtime.audio.frontend import clip_features, load_audio
 
     if reference not in REFERENCES:
         raise ValueError(f"unknown reference {reference!r}; choose one of {', '.join(REFERENCES)}")

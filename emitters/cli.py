@@ -8,22 +8,29 @@ from pathlib import Path
 
 import click
 
-from ..contracts.mel import MEL_CHOICES, MEL_HELP, resolve_mel
-from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, get_contract
+from ..contracts.mel import MEL_HELP, resolve_mel
+from ..contracts.policy import get_contract
 from ..files import write_atomically
-from ..model.audio_config import (
-    DEFAULT_FRAME_BUCKETS,
-    MAX_CLIP_FRAMES,
-    AudioConfig,
-    ConfigError,
-    builtin_config,
-    read_json_object,
-)
+from ..model.audio_config import DEFAULT_FRAME_BUCKETS, AudioConfig, ConfigError, builtin_config, read_json_object
 from ..model.audio_weights import LAYOUTS
 from ..model.checkpoint_config import CheckpointConfig
+from ..runtime.commands.cli_options import (
+    EXISTING_FILE,
+    OUTPUT_FILE,
+    capacity_option,
+    checkpoint_option,
+    contract_option,
+    cuda_arch_option,
+    frames_option,
+    kernels_option,
+    mel_option,
+    output_option,
+    target_option,
+)
 from .audio import AudioModuleSpec, BucketError, emit_audio_module
-from .compile import CompileError, compile_mlir, parse_target
-from .kernels import IREE_CODEGEN, KERNEL_CHOICES, KERNELS_HELP, select_kernels
+from .compile import compile_mlir, parse_target
+from .compile_errors import CompileError
+from .kernels import IREE_CODEGEN, select_kernels
 from .lowering import DEFAULT_LOWERING, lowering_for
 
 
@@ -104,22 +111,12 @@ def emit_decoder(spec) -> str:
     help="Which program to emit: the audio tower + audio embedder, the prefill merge + dense PLE, or the "
     "text decoder (prefill and decode entries over a resident KV cache).",
 )
-@click.option(
-    "--target",
-    "target_name",
-    type=click.Choice(["cuda", "llvm-cpu"]),
-    required=True,
-    help="IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).",
-)
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A Gemma 3n checkpoint directory; only its config.json is read (no weights needed).",
-)
+@target_option("IREE backend: NVIDIA GPUs (cuda) or this kind of CPU (llvm-cpu).", required=True)
+@checkpoint_option("A Gemma 3n checkpoint directory; only its config.json is read (no weights needed).", required=False)
 @click.option(
     "--config",
     "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     help="A JSON configuration (checkpoint-style nested, or flat audio fields + text_hidden_size).",
 )
 @click.option(
@@ -127,13 +124,9 @@ def emit_decoder(spec) -> str:
     type=click.Choice(["e2b", "e4b", "tiny"]),
     help="A built-in configuration (default: e4b; E2B and E4B share the audio stage).",
 )
-@click.option(
-    "--frames",
-    "frames",
-    type=click.IntRange(1, MAX_CLIP_FRAMES),
-    multiple=True,
-    help=f"Mel-frame bucket(s), one entry point each (repeatable; default "
-    f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s).",
+@frames_option(
+    f"Mel-frame bucket(s), one entry point each (repeatable; default "
+    f"{' '.join(map(str, DEFAULT_FRAME_BUCKETS))}; 2997 frames = 30 s)."
 )
 @click.option(
     "--clips",
@@ -141,14 +134,10 @@ def emit_decoder(spec) -> str:
     multiple=True,
     help="Clips per call for every bucket (repeatable; default 1).",
 )
-@click.option(
-    "--capacity",
-    "capacities",
-    type=click.IntRange(1),
-    multiple=True,
-    help="--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
+@capacity_option(
+    "--stage prefill: context capacities, one entry per (capacity, clips) (repeatable; default "
     "256 512 1024 2048 4096 8192). --stage decoder: the KV cache's positions per slot (one value; "
-    "default 4096).",
+    "default 4096)."
 )
 @click.option(
     "--slots",
@@ -197,20 +186,12 @@ def emit_decoder(spec) -> str:
     help="--stage decoder: k of the top-k entries (the most likely tokens of a call's logits, computed on the "
     "device; default 20, OpenAI's largest top_logprobs; 0: none).",
 )
-@click.option(
-    "--contract",
-    type=click.Choice(sorted(CONTRACTS)),
-    default=DEFAULT_CONTRACT,
-    show_default=True,
-    help="Numeric contract: where values are rounded and what contractions see.",
-)
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
-@click.option("--mel", type=click.Choice(MEL_CHOICES), default=None, help="--stage audio: " + MEL_HELP)
-@click.option(
-    "--cuda-arch",
-    default=None,
-    help="CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
-    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT).",
+@contract_option("Numeric contract: where values are rounded and what contractions see.", diagnostic=True)
+@kernels_option()
+@mel_option("--stage audio: " + MEL_HELP)
+@cuda_arch_option(
+    "CUDA architecture (default sm_90 for H100/H200, emitted as an explicit target attribute "
+    "because IREE 3.13 has no Hopper entry; sm_80 also runs on Hopper through PTX JIT)."
 )
 @click.option(
     "--layout",
@@ -220,25 +201,15 @@ def emit_decoder(spec) -> str:
     help="Checkpoint tensor naming/layout the parameters bind to (transformers or mlx-vlm).",
 )
 @click.option("--stages", is_flag=True, help="Also return every named stage tensor (diagnostics build).")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Where to write the compiled .vmfb.",
-)
-@click.option(
-    "--emit-mlir",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the StableHLO module that was compiled.",
-)
+@output_option("Where to write the compiled .vmfb.", flags=("-o", "--output"))
+@click.option("--emit-mlir", type=OUTPUT_FILE, help="Also write the StableHLO module that was compiled.")
 def main(
     stage: str,
-    target_name: str,
+    target: str,
     checkpoint: Path | None,
     config_file: Path | None,
     builtin: str | None,
-    frames: tuple[int, ...],
+    frame_buckets: tuple[int, ...],
     clips: tuple[int, ...],
     capacities: tuple[int, ...],
     slots: int,
@@ -267,9 +238,9 @@ def main(
     each clip instead of log-mel features and frame counts.
     """
     try:
-        target = parse_target(target_name, cuda_arch)
+        iree_target = parse_target(target, cuda_arch)
         if stage == "decoder":
-            linked = select_kernels(kernels, target, get_contract(contract))
+            linked = select_kernels(kernels, iree_target, get_contract(contract))
             spec = decoder_spec(
                 checkpoint,
                 config_file,
@@ -282,7 +253,7 @@ def main(
                 contexts,
                 layout,
                 linked,
-                lowering_for(target, get_contract(contract)),
+                lowering_for(iree_target, get_contract(contract)),
                 top_k,
                 prompt_batches,
             )
@@ -304,7 +275,7 @@ def main(
                 tuple(clips) or (1,),
                 LAYOUTS[layout],
                 stages,
-                lowering_for(target, get_contract(contract)),
+                lowering_for(iree_target, get_contract(contract)),
             )
             emit, names, linked = emit_prefill_module, [e.symbol for e in spec.entry_points], IREE_CODEGEN
             if kernels not in ("auto", "iree"):
@@ -315,22 +286,22 @@ def main(
                 raise ValueError("--mel applies to --stage audio; prefill reads the encoder's embeddings")
         elif stage == "audio":
             policy = get_contract(contract)
-            linked = select_kernels(kernels, target, policy)
+            linked = select_kernels(kernels, iree_target, policy)
             spec = AudioModuleSpec(
                 cfg,
                 policy,
-                tuple(frames) or DEFAULT_FRAME_BUCKETS,
+                tuple(frame_buckets) or DEFAULT_FRAME_BUCKETS,
                 tuple(clips) or (1,),
                 LAYOUTS[layout],
                 stages,
                 kernels=linked,
-                mel=resolve_mel(mel, target.kind),
-                lowering=lowering_for(target, policy),
+                mel=resolve_mel(mel, iree_target.kind),
+                lowering=lowering_for(iree_target, policy),
             )
             emit, names = emit_audio_module, [e.symbol for e in spec.entry_points]
         started = time.perf_counter()
         click.echo(
-            f"emitting {len(names)} entry point(s) for {target.describe()} "
+            f"emitting {len(names)} entry point(s) for {iree_target.describe()} "
             f"under contract {spec.contract.name}, kernels: "
             f"{linked.identity if linked.files else 'IREE code generation'}"
             + (f", log-mel: {spec.mel.name}" if stage == "audio" else "")
@@ -346,7 +317,7 @@ def main(
             "(a real-size encoder or decoder takes minutes) ...",
             err=True,
         )
-        vmfb = compile_mlir(mlir, target)
+        vmfb = compile_mlir(mlir, iree_target)
         write_atomically(output, vmfb)
     except (ConfigError, BucketError, ValueError) as exc:  # DecoderBucketError, PrefillBucketError: ValueErrors
         raise click.ClickException(str(exc)) from None

@@ -21,7 +21,7 @@ updates), so two per-layer caches of the same type silently became one buffer. E
   `prompt_batches`: P prompts, each into its own slot, in one call; their rows share every row-wise op (the
   linears read each weight once for all of them), each prompt's attention and cache writes are the one-prompt
   entry's, so a prompt gets the bits it gets alone (`tests/test_decoder_program.py`); a padding prompt has
-  length 0 and a slot of its own (`runtime/decoder.padding_slots`), and puts back the rows it finds there;
+  length 0 and a slot of its own (`runtime/text/decoder.padding_slots`), and puts back the rows it finds there;
 * `decoder_decode_c{capacity}_s{slots}_x{context}_b{B}`, one per (context bucket, batch): one new token per
   sequence, each at its own position in its own slot (positions < context: full-attention layers read only
   the first `context` rows). A batch padded to B uses the scratch slot `slots` for its padding rows (each
@@ -34,7 +34,7 @@ updates), so two per-layer caches of the same type silently became one buffer. E
 Prefill and decode entries return the logits and, computed from them on the device (`token_select`,
 `contracts/decoder_ops.token_select`), each row's greedy token, its log-softmax and the count and first index
 of its non-finite logits: results stay on the device until read (IREE's runtime hands back device arrays;
-`runtime/session.py` copies only the results a call names), so a caller that needs only tokens gets B ids,
+`runtime/programs/session.py` copies only the results a call names), so a caller that needs only tokens gets B ids,
 log-probabilities and counts back and the logits never cross to the host.
 
 The RoPE tables of the positions are inputs (`contracts/decoder_ops.rope_tables`, computed by the host), so
@@ -52,7 +52,8 @@ from ..contracts.policy import NumericContract
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
-from .decoder_ops import DecoderOpEmitter, attention_launches, carrier
+from .decoder_norms import carrier
+from .decoder_ops import DecoderOpEmitter, attention_launches
 from .entries import (
     DecoderCacheEntry,
     DecoderDecodeEntry,
@@ -63,8 +64,8 @@ from .entries import (
 )
 from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
-from .ops import template_variant
 from .render import Func, ModuleBuilder, tensor_type
+from .shared_ops import template_variant
 from .specialisations import DecoderLayer
 
 PARAMETER_SCOPE = "model"

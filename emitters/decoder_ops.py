@@ -1,27 +1,28 @@
 """One builder per decoder op family (contracts/decoder_policy.py): choose the specialisation, name it, render
 its template once.
 
-`DecoderOpEmitter` extends the audio stage's `OpEmitter` (whose `linear`, `lane_xor_sum`, `mlx_rms_norm` and
-`dense_ple` the decoder reuses: the same computations) with the decoder's families. Every method returns a
+`DecoderOpEmitter` extends `DecoderNormOps` (emitters/decoder_norms.py: the decoder's linear, sums and norms, on the
+audio stage's `OpEmitter`, whose `linear`, `lane_xor_sum`, `mlx_rms_norm` and `dense_ple` the decoder reuses: the
+same computations) with the decoder's families. Every method returns a
 `Func` whose signature callers and templates use, and reads its constants from the contract as the emulation
 (`contracts/decoder_ops.py`) does, so the template and the emulation hold the same F32 values.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 from ..contracts import decoder_ops as D
-from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
-from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
-from ..kernels import DECODE_ATTENTION_SM90, GEMM_SM90, Launch, gemv_call, partial_norm_call
+from ..contracts.decoder_policy import DENOMINATOR_READS
+from ..contracts.emulation import BF16_MIN
+from ..kernels import DECODE_ATTENTION_SM90, Launch
 from ..model.decoder_config import DecoderConfig
-from .kernels import LinkedKernels, bf16_rounding
-from .ops import OpEmitter, f32, template_variant
+from .decoder_norms import DecoderNormOps, bf16_tensor, carrier
+from .kernels import LinkedKernels
 from .render import Func
 from .render import tensor_type as tensor
+from .shared_ops import f32, template_variant
 from .specialisations import (
     AltupCollapse,
     AltupCorrect,
@@ -30,7 +31,6 @@ from .specialisations import (
     AltupRescale,
     AltupRouter,
     AttentionResidual,
-    BlockSum,
     DecoderAttention,
     DecoderEmbedding,
     DecoderHead,
@@ -39,32 +39,15 @@ from .specialisations import (
     GeluTanh,
     KeyValueProjection,
     Laurel,
-    MlxRmsNorm,
     PleGate,
-    ProjectedNorm,
     QueryProjection,
     RmsMagnitude,
     Rope,
-    RowMean,
     TokenSelect,
 )
 
-BF16 = "bf16"
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
-#: The linked GEMM kernel serves linears of at least this many rows (a prompt's): its tiles are 128 rows, so a
-#: decode step's few rows would leave almost all of each tile empty and use a handful of SMs (they call the
-#: decode-linear kernel where it covers the shape, IREE's code elsewhere).
-GEMM_MIN_ROWS = 64
-
-
-def _bf16(shape: list[int] | tuple[int, ...]) -> str:
-    return tensor(list(shape), BF16)
-
-
-def carrier(norm: Func) -> str:
-    """The dtype a norm's result travels in: BF16 from the kernel that feeds a linear, else F32."""
-    return BF16 if norm.result_types[0].endswith("xbf16>") else "f32"
 
 
 @dataclass(frozen=True)
@@ -103,118 +86,8 @@ def attention_launches(
     return AttentionLaunches(scores, values, softmax)
 
 
-@dataclass
-class DecoderOpEmitter(OpEmitter):
+class DecoderOpEmitter(DecoderNormOps):
     """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
-
-    cfg: DecoderConfig | None = None
-
-    @property
-    def _cfg(self) -> DecoderConfig:
-        assert self.cfg is not None, "DecoderOpEmitter needs the decoder configuration"
-        return self.cfg
-
-    def _scalar(self, value: float) -> float:
-        return float(contract_scalar(self.contract, value))
-
-    def linear(
-        self, lead, k: int, out: int, w_dtype: str = "bf16", x_dtype: str = "f32", kernel_bf16: bool = False
-    ) -> Func:
-        """`OpEmitter.linear`; the GEMM kernel (where linked) only for prefill-sized linears (`GEMM_MIN_ROWS`), so
-        whether a linear calls it is a function of its shape, as its symbol says."""
-        if math.prod(lead) >= GEMM_MIN_ROWS or not self.kernels.links(GEMM_SM90.file):
-            return super().linear(lead, k, out, w_dtype, x_dtype, kernel_bf16)
-        without_gemm = LinkedKernels(
-            tuple(f for f in self.kernels.files if f.stem != GEMM_SM90.file.stem), self.kernels.complete
-        )
-        return OpEmitter.linear(
-            dataclasses.replace(self, kernels=without_gemm), lead, k, out, w_dtype, x_dtype, kernel_bf16
-        )
-
-    def _decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
-        """A decode step's linear (up to 64 rows) in the decode-linear kernel, where linked and it covers the
-        shape (`kernels/gemv.py`)."""
-        return self.kernels.launch(gemv_call(rows, out, k))
-
-    # ------------------------------------------------------------------ reductions and norms
-    def block_sum(self, rows: int, width: int, reads: int) -> Func:
-        """`decoder_ops.block_sum`: the lane/XOR sum when the row fits one block, else passes of 1024 threads."""
-        threads, passes = D.block_schedule(width, reads)
-        if passes == 1:
-            return self.lane_xor_sum(rows, width, reads)
-        lanes = self.lane_xor_sum(rows, passes * threads * reads, passes * reads)
-        func = Func(BlockSum(rows, width, reads).symbol, (f32([rows, width]),), (f32([rows]),))
-        return self._add(
-            "block_sum.mlir.j2",
-            func,
-            calls=[lanes],
-            rows=rows,
-            width=width,
-            reads=reads,
-            threads=threads,
-            passes=passes,
-            lanes=lanes,
-        )
-
-    def row_mean(self, rows: int, width: int) -> Func:
-        total = self.block_sum(rows, width, MEAN_READS)
-        func = Func(RowMean(rows, width).symbol, (f32([rows, width]),), (f32([rows]),))
-        return self._add(
-            "row_mean.mlir.j2",
-            func,
-            calls=[total],
-            rows=rows,
-            width=width,
-            reads=MEAN_READS,
-            total=total,
-            scale=self._scalar(1.0 / width),
-        )
-
-    def norm(self, rows: int, d: int, feeds_linear: bool = False) -> Func:
-        """The decoder's RMS norm (MLX fast rms_norm, two rounding points): the prefill stage's `mlx_rms_norm`, or
-        the same arithmetic in one dispatch of the RMS-norm kernel's MLX variant where it is linked (IREE's code
-        takes two: the lane sum, then the normalization). With `feeds_linear` under a contract whose linears read
-        BF16 values, the kernel hands its (BF16-valued) result over as BF16 (`carrier` tells which)."""
-        eps = self._cfg.rms_norm_eps
-        output = BF16 if feeds_linear and bf16_rounding(self.contract) else "f32"
-        kernel = self._norm_kernel("mlx" if output == "f32" else "mlx_bf16", [rows], d, BF16, eps, None)
-        if kernel is None:
-            return self.mlx_rms_norm(rows, d, eps)
-        func = Func(
-            MlxRmsNorm(rows, d, kernel=True, output=output).symbol,
-            (f32([rows, d]), _bf16([d])),
-            (tensor([rows, d], output),),
-        )
-        return self._add(
-            "rms_norm.kernel.mlir.j2", func, lead=[rows], n=rows, d=d, w_dtype=BF16, result_dtype=output, kernel=kernel
-        )
-
-    def projected_norm(self, tokens: int, k: int, out: int, groups: int = 1, x_dtype: str = "f32") -> Func:
-        """norm(round(x @ W^T)) on [tokens * groups, out / groups] (a linear whose only reader is the decoder's
-        norm: q/k/v per head, the output projection, the MLP's down-projection, the per-layer projection). A
-        decode linear the decode-linear kernel serves hands its partial sums to the partials-norm kernel, which
-        adds them, rounds and normalizes in one dispatch; elsewhere it is the linear, then the norm. `x_dtype`:
-        the input's carrier (BF16 from a norm kernel that feeds the linear)."""
-        width, rows = out // groups, tokens * groups
-        gemv = self._decode_linear(tokens, out, k)
-        splits = gemv.call.constant("S") if gemv is not None else None
-        norm_kernel = None
-        if gemv is not None:
-            norm_kernel = self.kernels.launch(
-                partial_norm_call(
-                    lane_threads(width, 8), rows, width, splits, self._cfg.rms_norm_eps, self.contract.rounds_at(None)
-                )
-            )
-        spec = ProjectedNorm(tokens, k, out, groups, kernel=norm_kernel is not None, x_dtype=x_dtype)
-        x = tensor([tokens, k], x_dtype)
-        func = Func(spec.symbol, (x, _bf16([out, k]), _bf16([width])), (f32([rows, width]),))
-        shape = dict(tokens=tokens, k=k, out=out, rows=rows, width=width, x_dtype=x_dtype)
-        if norm_kernel is None:
-            linear, norm = self.linear([tokens], k, out, x_dtype=x_dtype), self.norm(rows, width)
-            return self._add("projected_norm.mlir.j2", func, calls=[linear, norm], linear=linear, norm=norm, **shape)
-        return self._add(
-            "projected_norm.kernel.mlir.j2", func, gemv=gemv, splits=splits, norm_kernel=norm_kernel, **shape
-        )
 
     # ------------------------------------------------------------------ AltUp
     def rms_magnitude(self, rows: int, d: int, floor: bool) -> Func:
@@ -240,7 +113,9 @@ class DecoderOpEmitter(OpEmitter):
         magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
         rescale = self.altup_rescale(tokens, d)
         func = Func(
-            AltupInit(tokens, d, n).symbol, (f32([tokens, d]),) + (_bf16([d, d]),) * (n - 1), (f32([n, tokens, d]),)
+            AltupInit(tokens, d, n).symbol,
+            (f32([tokens, d]),) + (bf16_tensor([d, d]),) * (n - 1),
+            (f32([n, tokens, d]),),
         )
         return self._add(
             "altup_init.mlir.j2",
@@ -259,7 +134,9 @@ class DecoderOpEmitter(OpEmitter):
         magnitude, projection = self.rms_magnitude(tokens, d, floor=False), self.linear([tokens], d, d)
         rescale = self.altup_rescale(tokens, d)
         func = Func(
-            AltupCollapse(tokens, d, n).symbol, (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1), (f32([tokens, d]),)
+            AltupCollapse(tokens, d, n).symbol,
+            (f32([n, tokens, d]),) + (bf16_tensor([d, d]),) * (n - 1),
+            (f32([tokens, d]),),
         )
         return self._add(
             "altup_collapse.mlir.j2",
@@ -278,7 +155,9 @@ class DecoderOpEmitter(OpEmitter):
         n, d = self._cfg.altup_num_inputs, self._cfg.hidden_size
         norm, linear = self.norm(tokens, d), self.linear([tokens], d, n)
         func = Func(
-            AltupRouter(tokens, d, n).symbol, (f32([tokens, d]), _bf16([d]), _bf16([n, d])), (f32([tokens, n]),)
+            AltupRouter(tokens, d, n).symbol,
+            (f32([tokens, d]), bf16_tensor([d]), bf16_tensor([n, d])),
+            (f32([tokens, n]),),
         )
         return self._add(
             "altup_router.mlir.j2",
@@ -298,7 +177,7 @@ class DecoderOpEmitter(OpEmitter):
         router = self.altup_router(tokens)
         func = Func(
             AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
-            (f32([n, tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n * n, n])),
+            (f32([n, tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n * n, n])),
             (f32([n, tokens, d]),),
         )
         return self._add(
@@ -319,7 +198,7 @@ class DecoderOpEmitter(OpEmitter):
         router = self.altup_router(tokens)
         func = Func(
             AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
-            (f32([n, tokens, d]), f32([tokens, d]), _bf16([d]), _bf16([n, d]), _bf16([n, n])),
+            (f32([n, tokens, d]), f32([tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n, n])),
             (f32([n, tokens, d]),),
         )
         return self._add(
@@ -341,7 +220,7 @@ class DecoderOpEmitter(OpEmitter):
         norm = self.norm(tokens, d)
         func = Func(
             Laurel(tokens, d, r, x_dtype).symbol,
-            (tensor([tokens, d], x_dtype), _bf16([r, d]), _bf16([d, r]), _bf16([d])),
+            (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
             (f32([tokens, d]),),
         )
         return self._add(
@@ -369,7 +248,13 @@ class DecoderOpEmitter(OpEmitter):
         projected, rope = self.projected_norm(tokens, d, h * hd, h, x_dtype), self.rope(tokens, h)
         func = Func(
             QueryProjection(tokens, d, h, hd, x_dtype).symbol,
-            (tensor([tokens, d], x_dtype), _bf16([h * hd, d]), _bf16([hd]), f32([tokens, hd]), f32([tokens, hd])),
+            (
+                tensor([tokens, d], x_dtype),
+                bf16_tensor([h * hd, d]),
+                bf16_tensor([hd]),
+                f32([tokens, hd]),
+                f32([tokens, hd]),
+            ),
             (f32([tokens, h, hd]),),
         )
         return self._add(
@@ -394,9 +279,9 @@ class DecoderOpEmitter(OpEmitter):
             KeyValueProjection(tokens, d, k, hd, x_dtype).symbol,
             (
                 tensor([tokens, d], x_dtype),
-                _bf16([k * hd, d]),
-                _bf16([k * hd, d]),
-                _bf16([hd]),
+                bf16_tensor([k * hd, d]),
+                bf16_tensor([k * hd, d]),
+                bf16_tensor([hd]),
                 f32([tokens, hd]),
                 f32([tokens, hd]),
             ),
@@ -498,7 +383,7 @@ class DecoderOpEmitter(OpEmitter):
         x = f32([tokens, d])
         func = Func(
             AttentionResidual(tokens, d, h * hd).symbol,
-            (x, f32([tokens, h, hd]), _bf16([d, h * hd]), _bf16([d]), x),
+            (x, f32([tokens, h, hd]), bf16_tensor([d, h * hd]), bf16_tensor([d]), x),
             (x,),
         )
         return self._add(
@@ -552,7 +437,14 @@ class DecoderOpEmitter(OpEmitter):
         x = f32([tokens, d])
         func = Func(
             DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
-            (x, _bf16([d]), _bf16([width, d]), _bf16([width, d]), _bf16([d, width]), _bf16([d])),
+            (
+                x,
+                bf16_tensor([d]),
+                bf16_tensor([width, d]),
+                bf16_tensor([width, d]),
+                bf16_tensor([d, width]),
+                bf16_tensor([d]),
+            ),
             (x,),
         )
         return self._add(
@@ -576,7 +468,14 @@ class DecoderOpEmitter(OpEmitter):
         gelu = self.gelu_tanh([tokens, p])
         func = Func(
             PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
-            (f32([n, tokens, d]), f32([tokens, p]), _bf16([d]), _bf16([p, d]), _bf16([d, p]), _bf16([d])),
+            (
+                f32([n, tokens, d]),
+                f32([tokens, p]),
+                bf16_tensor([d]),
+                bf16_tensor([p, d]),
+                bf16_tensor([d, p]),
+                bf16_tensor([d]),
+            ),
             (f32([n, tokens, d]),),
         )
         return self._add(
@@ -602,7 +501,7 @@ class DecoderOpEmitter(OpEmitter):
         cap = cfg.final_logit_softcapping
         func = Func(
             DecoderHead(tokens, d, n, v, cap).symbol,
-            (f32([n, tokens, d]),) + (_bf16([d, d]),) * (n - 1) + (_bf16([d]), _bf16([v, d])),
+            (f32([n, tokens, d]),) + (bf16_tensor([d, d]),) * (n - 1) + (bf16_tensor([d]), bf16_tensor([v, d])),
             (f32([tokens, v]),),
         )
         return self._add(
@@ -626,7 +525,12 @@ class DecoderOpEmitter(OpEmitter):
         ple = self.dense_ple(tokens, d, layers, p, cfg.rms_norm_eps)
         func = Func(
             DecoderEmbedding(tokens, d, layers, p).symbol,
-            (_bf16([tokens, d]), _bf16([tokens, layers * p]), _bf16([layers * p, d]), _bf16([p])),
+            (
+                bf16_tensor([tokens, d]),
+                bf16_tensor([tokens, layers * p]),
+                bf16_tensor([layers * p, d]),
+                bf16_tensor([p]),
+            ),
             (f32([tokens, d]), f32([tokens, layers, p])),
         )
         return self._add(

@@ -2,7 +2,7 @@
 filterbank + log) and their composition, the first stage of an artifact that computes its own features.
 
 The numeric steps and their emulation are in `contracts/mel.py`; the extractor's constants come from
-`runtime/frontend.py`, the one place that defines them.
+`runtime/audio/frontend.py`, the one place that defines them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..contracts.mel import BINS, DFT_METHODS, MelFrontEnd, dft_table, filterbank_f32, hann_window, samples_for_frames
-from ..runtime.frontend import (
+from ..runtime.audio.frontend import (
     FFT_LENGTH,
     FRAME_LENGTH,
     HOP_LENGTH,
@@ -25,9 +25,10 @@ from ..runtime.frontend import (
     PREEMPHASIS,
     WINDOW_SIZE,
 )
-from .ops import OpEmitter, f32, hex_blob
+from .ops import OpEmitter
 from .render import Func
 from .render import tensor_type as tensor
+from .shared_ops import f32, hex_blob
 from .symbols import Choice, Int, Specialisation, token
 
 

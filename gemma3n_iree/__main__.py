@@ -1,5 +1,5 @@
 """`python -m gemma3n_iree ...` is `gemma3n-iree ...`."""
 
-from .runtime.cli import main
+from .runtime.commands.cli import main
 
 main()

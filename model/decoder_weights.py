@@ -109,7 +109,8 @@ def read_decoder_weights(
     """Every decoder tensor of a checkpoint (BF16, transformers or mlx-vlm names), memory-mapped, by logical
     name.  Every missing tensor, wrong dtype or wrong shape is listed in one `CheckpointSchemaError`; other
     tensors (the audio tower, shared layers' unused k/v projections) are left alone."""
-    from ..runtime.checkpoint import CheckpointSchemaError, find_safetensors_files, read_safetensors_header
+    from ..runtime.checkpoint import CheckpointSchemaError
+    from ..runtime.safetensors_files import find_safetensors_files, read_safetensors_header
 
     files, _, _ = find_safetensors_files(directory)
     tensors = {name: info for path in files for name, info in read_safetensors_header(path).items()}

@@ -51,7 +51,7 @@ def make_pool(lengths: list[float], distinct: int, audio: list[Path] | None) -> 
             data, rate = sf.read(path, dtype="int16", always_2d=True)
             signals.append((data.mean(axis=1).astype(np.int16), rate))
     else:
-        from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH
+        from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH
 
         data, rate = sf.read(SAMPLE_SPEECH, dtype="int16")
         signals = [(data, rate)]

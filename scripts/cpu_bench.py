@@ -71,9 +71,9 @@ def ours(checkpoint: Path, contract: str, frames: int, repeats: int, baseline: b
     from gemma3n_iree.emitters.audio import AudioModuleSpec
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.lowering import DEFAULT_LOWERING, lowering_for
-    from gemma3n_iree.runtime.artifacts import ArtifactCache
     from gemma3n_iree.runtime.checkpoint import open_checkpoint
-    from gemma3n_iree.runtime.encode import AudioEncoder
+    from gemma3n_iree.runtime.encoder.encode import AudioEncoder
+    from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 
     target, policy, ckpt = parse_target(f"llvm-cpu:{cpu}"), get_contract(contract), open_checkpoint(checkpoint)
     spec = AudioModuleSpec(

@@ -26,7 +26,7 @@ def tokens(width: int, step: int) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from gemma3n_iree.runtime.decoder import DecoderSession
+    from gemma3n_iree.runtime.text.decoder import DecoderSession
 
     session = DecoderSession.from_checkpoint(args.artifact, args.checkpoint, device=args.device)
     saved = {}

@@ -148,7 +148,7 @@ def load_session(args: argparse.Namespace, contract: str, vocab: int = 0):
     from synthetic_text import ensure_random_decoder, with_vocabulary
 
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
-    from gemma3n_iree.runtime.decoder import DecoderSession
+    from gemma3n_iree.runtime.text.decoder import DecoderSession
 
     checkpoint = checkpoint_dir(args.workdir, args.variant, vocab)
     ensure_random_decoder(checkpoint, with_vocabulary(builtin_decoder_config(args.variant), vocab), seed=0)

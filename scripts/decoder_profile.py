@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import numpy as np
 
-    from gemma3n_iree.runtime.decoder import DecoderSession
+    from gemma3n_iree.runtime.text.decoder import DecoderSession
 
     started = time.perf_counter()
     session = DecoderSession.from_checkpoint(args.artifact, args.checkpoint, device=args.device)

@@ -80,7 +80,7 @@ def jobs(target: str, batches: tuple[int, ...], repeats: int) -> list[dict]:
 def tiny_bucket() -> int:
     from oracles.mel_cases import chirp, speech
 
-    from gemma3n_iree.runtime.frontend import num_frames
+    from gemma3n_iree.runtime.audio.frontend import num_frames
 
     return max(num_frames(len(clip))[0] for clip in (speech("speech_16k"), chirp()))
 
@@ -144,7 +144,7 @@ def _vmfb(job: dict) -> Path:
 
 
 def _program(job: dict):
-    from gemma3n_iree.runtime.session import LoadedProgram
+    from gemma3n_iree.runtime.programs.session import LoadedProgram
 
     return LoadedProgram(_vmfb(job), [], device=DEVICES[job["target"]])
 
@@ -154,7 +154,7 @@ def part_front(job: dict) -> dict:
 
     from gemma3n_iree.contracts import mel as M
     from gemma3n_iree.emitters.mel import mel_tables
-    from gemma3n_iree.runtime.frontend import log_mel
+    from gemma3n_iree.runtime.audio.frontend import log_mel
 
     clips, frames = case(job["case"])
     samples, counts = padded_batch(clips, frames)
@@ -185,7 +185,7 @@ def thirty_second_clips(count: int) -> list[np.ndarray]:
 
 
 def _host_mel_ms(clips: list[np.ndarray], repeats: int = 3) -> float:
-    from gemma3n_iree.runtime.frontend import clip_features
+    from gemma3n_iree.runtime.audio.frontend import clip_features
 
     times = []
     for _ in range(repeats):
@@ -226,8 +226,8 @@ def part_tiny_parity(job: dict) -> dict:
     from safetensors.numpy import save_file
 
     from gemma3n_iree.contracts.metrics import relative_l2
-    from gemma3n_iree.runtime.frontend import log_mel
-    from gemma3n_iree.runtime.session import AudioSession
+    from gemma3n_iree.runtime.audio.frontend import log_mel
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     encoder, embedder = make_hf_modules(TINY, seed=11)
     with torch.no_grad():
@@ -265,8 +265,8 @@ def part_tiny_parity(job: dict) -> dict:
 
 
 def part_e4b_time(job: dict, out_dir: Path, checkpoint: Path) -> dict:
-    from gemma3n_iree.runtime.frontend import clip_features
-    from gemma3n_iree.runtime.session import AudioSession
+    from gemma3n_iree.runtime.audio.frontend import clip_features
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     if not (checkpoint / "model.safetensors").is_file():
         from gemma3n_iree.model.audio_config import builtin_config

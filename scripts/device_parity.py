@@ -29,7 +29,7 @@ from gemma3n_iree.contracts import get_contract
 from gemma3n_iree.contracts.metrics import bf16_ulp_distance, relative_l2
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.audio_weights import audio_weight_specs
-from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 from gemma3n_iree.runtime.synthetic import random_weights
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Why front-end threads fought: the host front end on N workers, threads or processes, with NumPy's BLAS
-pool as it comes or pinned to one thread (what `runtime/pipeline.py` does).
+pool as it comes or pinned to one thread (what `runtime/encoder/pipeline.py` does).
 
     python scripts/frontend_threads.py                        # every core count up to this machine's
     python scripts/frontend_threads.py --workers 1 16 --stages mel
@@ -41,7 +41,7 @@ _INPUTS: dict[str, object] = {}
 def _make_inputs(directory: Path) -> dict[str, object]:
     import soundfile as sf
 
-    from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH
+    from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH
 
     speech, rate = sf.read(SAMPLE_SPEECH, dtype="float32")
     signal = np.tile(speech, int(CLIP_S * 44_100 // len(speech)) + 2)
@@ -62,8 +62,8 @@ def _init(inputs: dict[str, object], pin: bool) -> None:
 
 def _item(stage: str) -> float:
     """One work item of `stage`; returns the audio seconds it covered."""
-    from gemma3n_iree.runtime.decode import decode_audio
-    from gemma3n_iree.runtime.frontend import clip_features, log_mel
+    from gemma3n_iree.runtime.audio.decode import decode_audio
+    from gemma3n_iree.runtime.audio.frontend import clip_features, log_mel
 
     if stage == "mel":
         log_mel(_INPUTS["mel"])  # type: ignore[arg-type]

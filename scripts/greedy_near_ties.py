@@ -4,8 +4,8 @@ For each seed (a new random tiny model with audio, tests/oracles/hf_audio_model.
 and each audio input, this runs speech -> tokens for `--tokens` steps (stop ids off) five ways:
 
 * ours under f32-reference and under mlx-cuda-v1: the product's compiled encoder and prefill stages (llvm-cpu)
-  and the contract's emulation of the decoder (runtime/transcribe.py, runtime/emulated_decoder.py), or with
-  `--decoder compiled` the compiled decoder program (llvm-cpu, runtime/transcribe_decoder.py; one program per
+  and the contract's emulation of the decoder (runtime/text/transcribe.py, runtime/text/emulated_decoder.py), or with
+  `--decoder compiled` the compiled decoder program (llvm-cpu, runtime/text/transcribe_decoder.py; one program per
   contract serves every seed: weights are parameters), whose mlx-cuda-v1 ids are also compared with the
   emulation's (`mlx_compiled_equals_emulated`);
 * transformers `generate(do_sample=False)` in fp32 and as `from_pretrained(dtype=bf16)` gives it.
@@ -43,7 +43,7 @@ SPEECH = ROOT / "tests" / "data" / "speech_16k.wav"
 
 
 def audio_inputs() -> dict[str, np.ndarray]:
-    from gemma3n_iree.runtime.frontend import load_audio
+    from gemma3n_iree.runtime.audio.frontend import load_audio
 
     speech = load_audio(SPEECH)[0]
     return {"speech": speech, "speech-reversed": np.ascontiguousarray(speech[::-1])}
@@ -60,9 +60,9 @@ def run_case(
     from oracles.configs import TINY
 
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
-    from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
-    from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber
-    from gemma3n_iree.runtime.transcribe_decoder import load_transcription_decoder
+    from gemma3n_iree.runtime.text.emulated_decoder import EmulatedDecoder
+    from gemma3n_iree.runtime.text.transcribe import DEFAULT_PROMPT, Transcriber
+    from gemma3n_iree.runtime.text.transcribe_decoder import load_transcription_decoder
 
     cfg = builtin_decoder_config("tiny")
     model = A.make_model(TINY, cfg, seed=seed)
@@ -201,7 +201,7 @@ def main() -> None:
         help="the decoder under our stages: the contract's emulation or the compiled program (llvm-cpu)",
     )
     args = ap.parse_args()
-    from gemma3n_iree.runtime.artifacts import ArtifactCache
+    from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 
     started = time.perf_counter()
     cases: list[dict] = []

@@ -48,7 +48,7 @@ def main() -> None:
 
     from gemma3n_iree.diagnostics.bench import speechlike_mel
     from gemma3n_iree.runtime.checkpoint import open_checkpoint
-    from gemma3n_iree.runtime.session import AudioSession
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     session = AudioSession(args.artifact, open_checkpoint(args.checkpoint).files, device="cuda")
     mel = speechlike_mel(args.clips, args.frames)

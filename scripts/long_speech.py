@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import soundfile
 
-from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH
+from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH
 
 samples, rate = soundfile.read(SAMPLE_SPEECH, dtype="float32")
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 45.0

@@ -65,8 +65,8 @@ def audio_seconds(files: list[Path]) -> float:
 def make_inputs(args: argparse.Namespace) -> None:
     import soundfile as sf
 
-    from gemma3n_iree.runtime.decode import resample
-    from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH
+    from gemma3n_iree.runtime.audio.decode import resample
+    from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH
 
     speech, rate = sf.read(SAMPLE_SPEECH, dtype="float64")
     for fmt in args.formats:
@@ -91,7 +91,7 @@ def make_inputs(args: argparse.Namespace) -> None:
 
 
 def run_api(args: argparse.Namespace) -> None:
-    from gemma3n_iree.runtime.encode import AudioEncoder
+    from gemma3n_iree.runtime.encoder.encode import AudioEncoder
 
     encoder = AudioEncoder(args.checkpoint, target=args.target, artifact=args.artifact, mel=args.mel)
     base = {

@@ -36,11 +36,11 @@ from gemma3n_iree.contracts import prefill as emulated
 from gemma3n_iree.contracts.metrics import bf16_ulp, bf16_ulp_distance, f32_accumulation_bound, relative_l2
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.text_config import builtin_text_config
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.clips import Clip
-from gemma3n_iree.runtime.encode import AudioEncoder
-from gemma3n_iree.runtime.prefill import AudioPrefill
+from gemma3n_iree.runtime.encoder.clips import Clip
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
+from gemma3n_iree.runtime.text.prefill import AudioPrefill
 
 PROMPT = "Transcribe the following speech segment in English: <audio_soft_token> and then <audio_soft_token>."
 

@@ -146,7 +146,7 @@ def probe_setup(args: argparse.Namespace):
 
 def manifest_header(args: argparse.Namespace, target) -> dict:
     """What a profile's `run` needs to know of its build: shapes, kernels and the runtime device."""
-    from gemma3n_iree.runtime.session import DEVICE_FOR_TARGET
+    from gemma3n_iree.runtime.programs.session import DEVICE_FOR_TARGET
 
     return {
         "clips": args.clips,

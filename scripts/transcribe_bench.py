@@ -14,7 +14,7 @@ nothing here is first run on the GPU.
   `runtime/synthetic.py`; every decoder tensor, `tests/synthetic_text.py: add_random_decoder_tensors`, streamed:
   13.7 GB for E4B) with the test tokenizer (Gemma 3n's special tokens at their real ids; random weights
   produce ids it has no text for, which decode to nothing: the text is meaningless, the token counts are real).
-* `ours`: `runtime.transcribe.Transcriber` (host mel -> encoder -> prefill stage -> compiled decoder) on N
+* `ours`: `runtime.text.transcribe.Transcriber` (host mel -> encoder -> prefill stage -> compiled decoder) on N
   clips of 30 s (the bundled speech tiled), each its own window, exactly `--new-tokens` tokens each (stop ids
   off: random weights emit EOS at any time).  Per N: wall time (median of --repeats after a warm-up), the
   real-time factor (wall / audio seconds) and tokens/s (N x new tokens / wall), and the stages' split.
@@ -90,10 +90,10 @@ def make_checkpoint(args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------------------------------- ours
 def bench_ours(args: argparse.Namespace) -> None:
-    from gemma3n_iree.runtime.artifacts import ArtifactCache
-    from gemma3n_iree.runtime.prefill import AudioPrefill
-    from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT, Transcriber
-    from gemma3n_iree.runtime.transcribe_decoder import load_transcription_decoder
+    from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
+    from gemma3n_iree.runtime.text.prefill import AudioPrefill
+    from gemma3n_iree.runtime.text.transcribe import DEFAULT_PROMPT, Transcriber
+    from gemma3n_iree.runtime.text.transcribe_decoder import load_transcription_decoder
 
     started = time.perf_counter()
 
@@ -176,8 +176,8 @@ def bench_torch(args: argparse.Namespace) -> None:
 
     from gemma3n_iree.model.checkpoint_config import CheckpointConfig
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
-    from gemma3n_iree.runtime.tokens import expand_prompt, load_tokenizer
-    from gemma3n_iree.runtime.transcribe import DEFAULT_PROMPT
+    from gemma3n_iree.runtime.text.tokens import expand_prompt, load_tokenizer
+    from gemma3n_iree.runtime.text.transcribe import DEFAULT_PROMPT
 
     started = time.perf_counter()
     device = torch.device(args.device)

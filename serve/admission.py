@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, MAX_CLIP_FRAMES
-from ..runtime.decode import AudioInfo
-from ..runtime.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
-from ..runtime.pipeline import default_workers
+from ..runtime.audio.decode import AudioInfo
+from ..runtime.audio.frontend import MAX_CLIP_SAMPLES, SAMPLE_RATE
+from ..runtime.encoder.pipeline import default_workers
 from .errors import BadInput, Rejected, ServeError
 from .jobs import KINDS, PREFILL
 
@@ -56,7 +56,7 @@ class Limits:
     max_batch_clips: int | None = None  # widest call used (default: the artifact's widest entry)
     max_wait_s: float = 0.005  # how long a partial call may wait for more clips
     result_ttl_s: float = 600.0  # results and errors not fetched are freed after this
-    frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/pipeline.py)
+    frontend_workers: int = field(default_factory=default_workers)  # the front-end pool (runtime/encoder/pipeline.py)
     retry_after_s: float = 1.0
     max_prompt_chars: int = 100_000
 

@@ -6,7 +6,7 @@ being generated) takes a slot for its whole life: it is admitted, prefilled into
 token per decode call until it finishes or is cancelled, and its slot goes to the next waiting sequence at once
 (a reused slot's stale rows are never visible, `contracts/kv_cache.py`).
 
-The policy, as functions of plain values (the engine in `runtime/generate.py` applies it):
+The policy, as functions of plain values (the engine in `runtime/text/generate.py` applies it):
 
 * `assign_slots`: waiting sequences take free slots in arrival order, lowest slot first;
 * `entry_width`: a call of n sequences runs on the narrowest entry that holds n (padded rows are wasted

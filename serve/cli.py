@@ -1,5 +1,5 @@
-"""`gemma3n-iree serve`: its options, the limits they become, and the server built from them (serve/server.py);
-registered on the `gemma3n-iree` group by runtime/cli.py."""
+"""`gemma3n-iree serve`: its options, the limits they become, and the server built from them (serve/launch.py);
+registered on the `gemma3n-iree` group by runtime/commands/cli.py."""
 
 from __future__ import annotations
 
@@ -7,17 +7,20 @@ from pathlib import Path
 
 import click
 
-from ..runtime.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
-from ..runtime.cli_options import encoder_options, say
+from ..runtime.commands.cli_options import (
+    PREFILL_ARTIFACT_HELP,
+    artifact_option,
+    capacity_option,
+    checkpoint_option,
+    encoder_options,
+    errors_as_messages,
+    say,
+)
+from ..runtime.encoder.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_widths
 
 
 @click.command()
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    required=True,
-    help="A Gemma 3n checkpoint directory (prefill also needs its text tensors and tokenizer.json).",
-)
+@checkpoint_option("A Gemma 3n checkpoint directory (prefill also needs its text tensors and tokenizer.json).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option(
@@ -107,19 +110,8 @@ from ..runtime.cli_options import encoder_options, say
     show_default=True,
     help="Offer /v1/prefill (needs the checkpoint's text tensors and tokenizer.json; else 501).",
 )
-@click.option(
-    "--capacity",
-    "capacities",
-    type=click.IntRange(1),
-    multiple=True,
-    help="Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).",
-)
-@click.option(
-    "--prefill-artifact",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).",
-)
+@capacity_option("Prefill context capacities (repeatable; default 256 ... 8192, compiled on first use).")
+@artifact_option("--prefill-artifact", PREFILL_ARTIFACT_HELP)
 @click.option(
     "--decoder-slots",
     type=click.IntRange(0, 256),
@@ -134,11 +126,9 @@ from ..runtime.cli_options import encoder_options, say
     show_default=True,
     help="Most tokens generated per 30 s window of a transcription (sizes the decoder program).",
 )
-@click.option(
+@artifact_option(
     "--decoder-artifact",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.",
+    "A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.",
 )
 @encoder_options
 def serve(
@@ -173,11 +163,11 @@ def serve(
     /v1/audio/* requests is the checkpoint directory's name.  Audio over --max-seconds (default 600
     here) is refused with 413.
     """
-    from ..emitters.compile import CompileError
-    from ..runtime.pipeline import default_workers
-    from ..runtime.session import SessionError
+    from ..emitters.compile_errors import CompileError
+    from ..runtime.encoder.pipeline import default_workers
+    from ..runtime.programs.session import SessionError
     from .admission import MIB, Limits, limits_contradiction
-    from .server import build_scheduler, run_server, server_info
+    from .launch import build_scheduler, run_server, server_info
 
     if max_batch_clips is None:
         max_batch_clips = max(options["clips_per_call"] or (DEFAULT_MAX_BATCH_CLIPS[options["target"]],))
@@ -200,7 +190,7 @@ def serve(
     contradiction = limits_contradiction(limits)
     if contradiction is not None:
         raise click.UsageError(contradiction)
-    try:
+    with errors_as_messages():
         scheduler = build_scheduler(
             checkpoint,
             target=options["target"],
@@ -217,11 +207,7 @@ def serve(
             progress=say,
             mel=options["mel"],
         )
-    except (ValueError, SessionError) as exc:
-        raise click.ClickException(str(exc)) from None
-    except CompileError as exc:
-        raise click.ClickException(f"compilation failed\n{exc}") from None
-    from ..runtime.artifacts import ArtifactCache
+    from ..runtime.programs.artifacts import ArtifactCache
     from .openai_routes import add_transcription_routes
     from .transcription import build_transcription_service
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.batching import EncodeCall
-from ..runtime.clips import Clip
-from ..runtime.decode import AudioInfo
+from ..runtime.audio.decode import AudioInfo
+from ..runtime.encoder.batching import EncodeCall
+from ..runtime.encoder.clips import Clip
 from .errors import ServeError
 
 ENCODE, PREFILL = "encode", "prefill"

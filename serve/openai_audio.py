@@ -12,7 +12,7 @@ What is served and what is refused (400 unless said, with OpenAI's error object 
 
 * `file` (required, non-empty); `model` (required; an unknown model is 404 `model_not_found`);
 * `response_format`: `json` (text + token usage; translations: text only, as OpenAI's schema), `text`,
-  `verbose_json` (one segment per 30 s window, the transcription strategy's unit: `runtime/transcribe.py`),
+  `verbose_json` (one segment per 30 s window, the transcription strategy's unit: `runtime/text/transcribe.py`),
   `srt` and `vtt` (one cue per window); `diarized_json` is refused (no speaker diarization);
 * `temperature`: 0 only (greedy decoding; OpenAI's range is [0, 1], anything else there is refused as
   unsupported, outside it as invalid);
@@ -40,7 +40,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, instruction
+from ..runtime.text.transcribe import TRANSCRIBE, TRANSLATE, instruction
 from .languages import LANGUAGES
 
 RESPONSE_FORMATS = ("json", "text", "srt", "verbose_json", "vtt")
@@ -387,7 +387,7 @@ def error_event(error: OpenAIError) -> bytes:
 
 
 def transcript_from(file: Any, tokenizer: Any, audio_tokens_per_window: int = 188) -> Transcript:
-    """The API's view of a `runtime.transcribe.FileTranscript` (log probabilities when it was generated with them)."""
+    """The API's view of a `runtime.text.transcribe.FileTranscript` (log probabilities when it was generated with them)."""
     with_logprobs = all(w.logprobs is not None for w in file.windows)
     segments = tuple(
         Segment(

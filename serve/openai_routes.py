@@ -30,14 +30,15 @@ from typing import Any
 from aiohttp import web
 from aiohttp.multipart import BodyPartReader
 
-from ..runtime.generate import GenerationError, TokenEvent
-from ..runtime.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
+from ..runtime.text.generate import GenerationError, TokenEvent
+from ..runtime.text.transcribe import TRANSCRIBE, TRANSLATE, FileTranscript, WindowJoiner
 from . import openai_audio as api
 from .errors import ServeError
 from .jobs import ENCODE, State
 from .scheduler import Scheduler
-from .server import _CHUNK, REPORTS, SCHEDULER, _Body
+from .server import REPORTS, SCHEDULER, admitted
 from .transcription import TranscriptionService
+from .uploads import CHUNK, Body
 
 SERVICE = web.AppKey("transcription_service", TranscriptionService)
 UNAVAILABLE = web.AppKey("transcription_unavailable", str)
@@ -123,7 +124,7 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
             code="too_large",
             status=413,
         )
-    body = _Body(request, limits)
+    body = Body(request, limits)
     try:
         reader = await request.multipart()
     except ValueError as exc:
@@ -141,13 +142,11 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
         if part.name == "file":
             if form.data is not None:
                 raise api.OpenAIError("one audio file per request (the form has several 'file' parts)", "file")
-            form.data = await body.read(
-                lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes, "the audio upload"
-            )
+            form.data = await body.read(lambda p=part: p.read_chunk(CHUNK), limits.max_upload_bytes, "the audio upload")
             form.file = api.UploadedFile(part.filename, part.headers.get("Content-Type"), len(form.data))
             continue
         limit = 4 * limits.max_prompt_chars if part.name == "prompt" else MAX_FIELD_BYTES
-        raw = await body.read(lambda p=part: p.read_chunk(_CHUNK), limit, f"the form field {part.name!r}")
+        raw = await body.read(lambda p=part: p.read_chunk(CHUNK), limit, f"the form field {part.name!r}")
         try:
             text = raw.decode(part.get_charset(default="utf-8"), errors="strict")
         except (UnicodeDecodeError, LookupError) as exc:
@@ -221,23 +220,7 @@ async def _handle(request: web.Request, task: str) -> web.StreamResponse:
 async def _encode(scheduler: Scheduler, data: bytearray, name: str, client: str, slot: Any) -> tuple[Any, float]:
     """The scheduler's encode path for the upload: (audio_features [clips, 188, hidden], seconds of audio).
     The result is taken (and freed in the scheduler) at once; a disconnect cancels the job."""
-    admission = asyncio.ensure_future(
-        asyncio.to_thread(scheduler.submit, ENCODE, data, name=name, client=client, slot=slot)
-    )
-    try:
-        job, token = await asyncio.shield(admission)
-    except asyncio.CancelledError:
-
-        def orphaned(done: asyncio.Future) -> None:
-            if not done.cancelled() and done.exception() is None:
-                orphan, orphan_token = done.result()
-                try:
-                    scheduler.cancel(orphan.id, orphan_token)
-                except ServeError:
-                    pass
-
-        admission.add_done_callback(orphaned)
-        raise
+    job, token = await admitted(scheduler, ENCODE, data, name=name, client=client, slot=slot)
     loop = asyncio.get_running_loop()
     finished = asyncio.Event()
 

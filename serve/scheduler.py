@@ -5,7 +5,7 @@ batching, cancellation and result lifetime happen here, thread-based, so it is u
 without a network.  This module keeps the threads, the lock and the queues, and leaves the data and
 the decisions to pure pieces: what a request is and the work items passed between the threads
 (`serve/jobs.py`), when a request is refused and how much of the memory budget it holds
-(`serve/admission.py`), which encoder call and which prefill merge run next (`runtime/batching.py`), and
+(`serve/admission.py`), which encoder call and which prefill merge run next (`runtime/encoder/batching.py`), and
 what `/metrics` shows of its counters (`serve/metrics.py`).
 
 Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
@@ -36,7 +36,7 @@ Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
   the queue of its frame bucket.
 * **Device** (one thread owns the `AudioSession` and queues its calls on the session's own thread,
   `AudioSession.run_async`): as soon as work is ready it packs clips into the best (bucket, clips)
-  entry -- greedy (`runtime/batching.py`): a bucket may run once it fills a call of the widest allowed
+  entry -- greedy (`runtime/encoder/batching.py`): a bucket may run once it fills a call of the widest allowed
   width, once its oldest clip has waited `max_wait_s` on an idle device, or at once when no front-end
   work that could add clips is pending; of those, the bucket whose oldest clip has waited longest runs
   (so none starves), with the widest width its queued clips fill.  While a call runs, the next one is
@@ -53,7 +53,7 @@ Pipeline of one request (a :class:`Job`, its states `jobs.State`)::
   freed exactly once, when the stream completes (a broken download leaves it for a retry).
 
 A clip's rows never depend on the other clips of its call or on the bucket it landed in (the artifact's
-contract; see `runtime/encode.py`), so a request's result equals the same audio encoded alone -- the
+contract; see `runtime/encoder/encode.py`), so a request's result equals the same audio encoded alone -- the
 server test checks this bit for bit under load.
 
 Ownership: every job has an unguessable id (`secrets.token_urlsafe(16)`) and an owner token
@@ -81,12 +81,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..runtime.batching import BucketQueue, Wait, WaitingMerge, next_encode_call, next_prefill_merge
-from ..runtime.clips import EncodeError, choose_bucket
-from ..runtime.decode import AudioError, decode_audio, probe_audio
-from ..runtime.frontend import SAMPLE_RATE
-from ..runtime.pipeline import FrontEndPool
+from ..runtime.audio.decode import AudioError, probe_audio
+from ..runtime.encoder.pipeline import FrontEndPool
 from .admission import (
     Limits,
     ModelSizes,
@@ -100,8 +96,10 @@ from .admission import (
     upload_refusal,
     upload_reservation,
 )
+from .device_work import DeviceWork
 from .errors import BadInput, NotFound, ServeError, Unavailable
-from .jobs import ENCODE, KINDS, PREFILL, EncodeWork, Job, PrefillWork, ReadyClip, RunningCall, State
+from .frontend_work import FrontEndWork
+from .jobs import KINDS, PREFILL, Job, ReadyClip, State
 from .metrics import batch_summary, latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
@@ -124,7 +122,7 @@ class UploadSlot:
 StageHook = Callable[[str, str], None]
 
 
-class Scheduler:
+class Scheduler(FrontEndWork, DeviceWork):
     """Admission, continuous batching and result lifetime for one `AudioEncoder` (+ optional prefill).
 
     `encoder`: an `AudioEncoder` (its `session` is used only by this scheduler's device thread from
@@ -527,265 +525,9 @@ class Scheduler:
         self._notify(job)
         self._cond.notify_all()
 
-    # ------------------------------------------------------------------ front end (pool threads)
     def _hook(self, stage: str, job: Job) -> None:
         if self.stage_hook is not None:
             self.stage_hook(stage, job.id)
-
-    def _frontend(self, job: Job) -> None:
-        with self._lock:
-            if job.gone:
-                return
-            job.state = State.FRONTEND
-            job.times["frontend"] = time.monotonic()
-            data = job.data
-        try:
-            self._hook("frontend", job)
-            with self._lock:
-                if job.gone:
-                    return
-            assert data is not None
-            clips, samples = self._features(job, data)
-            ids = self._expand(job, len(clips)) if job.kind == PREFILL else None
-        except ServeError as exc:
-            with self._cond:
-                self._finish(job, error=exc)
-            return
-        except (AudioError, EncodeError, ValueError) as exc:
-            with self._cond:
-                self._finish(job, error=BadInput(str(exc), code="bad_audio"))
-            return
-        except Exception as exc:  # pragma: no cover - a bug, but it must fail this request only
-            log.exception("front end failed for %s", job.id)
-            with self._cond:
-                self._finish(job, error=ServeError(f"front end failed: {type(exc).__name__}: {exc}"))
-            return
-        with self._cond:
-            if job.gone:
-                return
-            job.data = None
-            job.audio_seconds = samples / SAMPLE_RATE
-            job.ids = ids
-            job.starts = [float(np.float32(c.start_s)) for c in clips]
-            job.frames = [c.frames for c in clips]
-            job.buckets = [choose_bucket(f, self.frame_buckets) for f in job.frames]
-            cfg = self.encoder.config
-            n = len(clips)
-            job.features = np.zeros((n, AUDIO_SOFT_TOKENS_PER_CLIP, cfg.text_hidden_size), np.float32)
-            job.hidden = np.zeros((n, AUDIO_SOFT_TOKENS_PER_CLIP, cfg.hidden_size), np.float32)
-            job.valid = np.zeros(n, np.int32)
-            job.clips_left = n
-            job.state = State.ENCODING
-            self._pending_frontend -= 1
-            now = time.monotonic()
-            job.times["queued_clips"] = now
-            for i, clip in enumerate(clips):
-                self._ready[job.buckets[i]].append(ReadyClip(job, i, clip, job.frames[i], now))
-            self._cond.notify_all()
-
-    def _features(self, job: Job, data: bytes | bytearray):
-        samples = decode_audio(data, job.name).samples
-        refusal = duration_refusal(self.limits, name=job.name, seconds=samples.shape[0] / SAMPLE_RATE)
-        if refusal is not None:
-            raise refusal
-        clips = self.encoder.clips_from_samples(samples)
-        for clip in clips:  # a clip longer than every bucket (an artifact without a 30 s bucket)
-            choose_bucket(clip.frames, self.frame_buckets)
-        return clips, samples.shape[0]
-
-    def _expand(self, job: Job, clips: int) -> np.ndarray:
-        from ..runtime.tokens import PromptError
-
-        try:
-            ids = self.prefill.expand(job.prompt or "", [clips], job.chat)
-        except PromptError as exc:
-            raise BadInput(f"prompt: {exc}", code="bad_prompt") from None
-        capacities = sorted(getattr(self.prefill, "capacities", None) or ())
-        if self._prefill_compiles_per_entry and capacities:
-            fitting = [c for c in capacities if c >= len(ids)]
-            if not fitting:
-                raise BadInput(
-                    f"prompt: the expanded prompt has {len(ids)} tokens ({clips} clip(s) of audio), more "
-                    f"than this server's largest context capacity {capacities[-1]}",
-                    code="bad_prompt",
-                    status=413,
-                )
-            job.prefill_key = (fitting[0], clips)
-            with self._prefill_building[job.prefill_key]:  # one compile per entry, here and not on the device
-                self.prefill.prepare(*job.prefill_key)
-        return ids
-
-    # ------------------------------------------------------------------ device thread
-    def _pick(self, now: float, device_idle: bool = True) -> PrefillWork | EncodeWork | Wait:
-        """The next device work under the lock, or how long to wait for it: a prefill merge first (it
-        completes a request and frees memory), else the encoder call `batching.next_encode_call` picks
-        (while a call runs, partial calls wait for it)."""
-        if self._post:
-            waiting = [WaitingMerge(j.prefill_key, j.times.get("encoded", now)) for j in self._post]
-            job = self._post[next_prefill_merge(waiting, self._last_prefill_key, now)]
-            self._post.remove(job)
-            self._last_prefill_key = job.prefill_key
-            return PrefillWork(job)
-        queues = [BucketQueue(b, len(q), q[0].ready, self.widths[b]) for b, q in self._ready.items() if q]
-        call = next_encode_call(
-            queues, now, settled=self._pending_frontend == 0, device_idle=device_idle, max_wait_s=self.limits.max_wait_s
-        )
-        if isinstance(call, Wait):
-            return call
-        queue = self._ready[call.bucket]
-        return EncodeWork(call, [queue.popleft() for _ in range(call.take)])
-
-    def _device_loop(self) -> None:
-        """Pick work and run it.  An encoder call is queued on the session's device thread and, while it
-        runs, the next call is picked and staged behind it, then the first one's rows are handed out:
-        the device never waits for this thread to build inputs or copy results."""
-        running: RunningCall | None = None
-        while True:
-            with self._cond:
-                while True:
-                    work: PrefillWork | EncodeWork | None = None
-                    wait: float | None = None
-                    if not self._paused and not self._stopping:
-                        picked = self._pick(time.monotonic(), device_idle=running is None)
-                        if isinstance(picked, Wait):
-                            wait = picked.seconds
-                        else:
-                            work = picked
-                    if work is not None or running is not None:
-                        break
-                    if self._stopping:
-                        return
-                    self._cond.wait(timeout=wait)
-                self._device_busy = True
-            try:
-                if isinstance(work, EncodeWork):
-                    staged = self._start_encode(work.call.bucket, work.call.width, work.items)
-                    if running is not None:
-                        self._complete_encode(running)
-                    running = staged
-                else:
-                    if running is not None:
-                        self._complete_encode(running)
-                        running = None
-                    if work is not None:
-                        self._run_prefill(work.job)
-            except Exception as exc:  # pragma: no cover - defensive: keep the device thread alive
-                log.exception("device work failed")
-                self.device_error = f"{type(exc).__name__}: {exc}"
-            finally:
-                with self._cond:
-                    self._device_busy = running is not None
-                    self._cond.notify_all()
-
-    def _start_encode(self, bucket: int, width: int, items: list[ReadyClip]) -> RunningCall | None:
-        """Build one call's inputs and queue it on the session's thread (None: it failed at once)."""
-        started = time.monotonic()
-        with self._lock:
-            for item in items:
-                if "device" not in item.job.times:
-                    item.job.times["device"] = started
-                    self._to_device.append(started - item.job.submitted)
-        clips = []
-        for item in items:
-            assert item.clip is not None
-            clips.append(item.clip)
-            item.clip = None  # the call holds its own copy
-        for item in items:
-            self._hook("device", item.job)
-        try:
-            future = self.session.run_async(*self.encoder.call_inputs(bucket, width, clips))
-        except Exception as exc:
-            self._fail_call(bucket, width, items, exc)
-            return None
-        return RunningCall(bucket, width, items, future, started)
-
-    def _fail_call(self, bucket: int, width: int, items: list[ReadyClip], exc: Exception) -> None:
-        log.error("encoder call %dx%d failed: %s: %s", bucket, width, type(exc).__name__, exc)
-        error = ServeError(f"the encoder call failed: {type(exc).__name__}: {exc}", code="device_error")
-        with self._cond:
-            for item in items:
-                self._finish(item.job, error=error)
-
-    def _complete_encode(self, call: RunningCall | None) -> None:
-        """Wait for a queued call and hand its rows to their jobs (cancelled jobs' rows are discarded)."""
-        if call is None:
-            return
-        try:
-            out = call.future.result()
-        except Exception as exc:
-            self._fail_call(call.bucket, call.width, call.items, exc)
-            return
-        ended = time.monotonic()
-        with self._cond:
-            self._batches += 1
-            self._batch_clips += len(call.items)
-            self._batch_slots += call.width
-            self._width_hist[f"{call.bucket}x{call.width}"] += 1
-            # the device's own time: from the call's start or the previous call's end, whichever is later
-            self._device_seconds += ended - max(call.started, self._last_device_end)
-            self._last_device_end = ended
-            for slot, item in enumerate(call.items):
-                job = item.job
-                if job.gone or job.state is not State.ENCODING:
-                    continue  # cancelled (or failed) while on the device: its rows are discarded
-                job.features[item.index] = out["audio_features"][slot]
-                job.hidden[item.index] = out["encoder_hidden"][slot]
-                job.valid[item.index] = out["valid_tokens"][slot]
-                job.clips_left -= 1
-                if job.clips_left == 0:
-                    job.times["encoded"] = time.monotonic()
-                    if job.kind == ENCODE:
-                        self._finish(
-                            job,
-                            {
-                                "audio_features": job.features,
-                                "encoder_hidden": job.hidden,
-                                "valid_tokens": job.valid,
-                                "clip_source": np.zeros(job.clips, np.int32),
-                                "clip_start_s": np.array(job.starts, np.float32),
-                            },
-                        )
-                    else:
-                        job.state = State.PREFILL
-                        self._post.append(job)
-
-    def _run_prefill(self, job: Job) -> None:
-        from ..runtime.tokens import PromptError
-
-        self._hook("prefill", job)
-        with self._lock:
-            if job.gone or job.state is not State.PREFILL:
-                return
-            ids, features = job.ids, job.features
-        started = time.monotonic()
-        try:
-            with self.prefill_lock:
-                result = self.prefill.run(ids, features)
-        except PromptError as exc:
-            with self._cond:
-                self._finish(job, error=BadInput(f"prompt: {exc}", code="bad_prompt"))
-            return
-        except Exception as exc:
-            log.exception("prefill failed for %s", job.id)
-            with self._cond:
-                self._finish(
-                    job, error=ServeError(f"the prefill call failed: {type(exc).__name__}: {exc}", code="device_error")
-                )
-            return
-        with self._cond:
-            self._device_seconds += time.monotonic() - started
-            self._counts["prefill_calls"] += 1
-            if job.gone:
-                return  # cancelled during the merge: nothing is kept
-            self._finish(
-                job,
-                {
-                    "input_ids": np.asarray(result.input_ids, np.int32),
-                    "inputs_embeds": result.inputs_embeds,
-                    "per_layer_inputs": result.per_layer_inputs,
-                    "audio_rows": np.asarray(result.audio_rows, np.int32),
-                },
-            )
 
     # ------------------------------------------------------------------ expiry
     def _reaper_loop(self) -> None:

@@ -51,21 +51,18 @@ import asyncio
 import json
 import logging
 import math
-import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.multipart import BodyPartReader
 
-from ..runtime.decode import MIN_SAMPLE_RATE
-from ..runtime.npz_stream import Pieces, npy_pieces, npz_pieces
+from ..runtime.encoder.npz_stream import Pieces, npy_pieces, npz_pieces
 from .admission import Limits
 from .errors import BadInput, NotFound, Rejected, ServeError, Unavailable
 from .jobs import ENCODE, PREFILL, Job, State
 from .scheduler import Scheduler
+from .uploads import read_upload
 
 log = logging.getLogger("gemma3n_iree.server")
 
@@ -76,12 +73,8 @@ REPORTS = web.AppKey("reports", dict)
 #: functions that add routes to the app (serve/openai_routes.py's `add_transcription_routes`)
 Extension = Callable[[web.Application], None]
 MAX_WAIT_S = 60.0
-_CHUNK = 1 << 16
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-RAW_AUDIO_TYPES = ("application/octet-stream",)
-
-
 # ---------------------------------------------------------------------------------------------- helpers
 
 
@@ -168,120 +161,6 @@ def _wait_param(request: web.Request) -> float:
     return min(wait, MAX_WAIT_S)
 
 
-class _Body:
-    """Reads one request body within the server's limits: every piece within `upload_idle_s` of the
-    last, the whole within `upload_total_s`, and at most `max_body_bytes` in all -- counted on the bytes
-    that arrived (`StreamReader.total_bytes`), so it holds for chunked bodies and for every form field."""
-
-    def __init__(self, request: web.Request, limits: Limits) -> None:
-        self.content, self.limits = request.content, limits
-        self.deadline = asyncio.get_running_loop().time() + limits.upload_total_s
-
-    async def wait(self, step: Any) -> Any:
-        left = self.deadline - asyncio.get_running_loop().time()
-        try:
-            if left <= 0:
-                raise asyncio.TimeoutError
-            result = await asyncio.wait_for(step, min(self.limits.upload_idle_s, left))
-        except asyncio.TimeoutError:
-            total = left <= self.limits.upload_idle_s
-            raise BadInput(
-                f"the upload took longer than this server's limit of {self.limits.upload_total_s:g} s"
-                if total
-                else f"the upload stalled: nothing arrived for {self.limits.upload_idle_s:g} s",
-                code="upload_timeout",
-                status=408,
-            ) from None
-        if self.content.total_bytes > self.limits.max_body_bytes:
-            raise BadInput(
-                f"the body is larger than this server's limit of {self.limits.max_body_bytes} bytes "
-                f"(audio up to {self.limits.max_upload_bytes} bytes plus form fields)",
-                code="too_large",
-                status=413,
-            )
-        return result
-
-    async def read(self, read_chunk: Callable[[], Any], limit: int, what: str) -> bytearray:
-        """One part (or the raw body) into one buffer; the pieces are appended, never copied again."""
-        buf = bytearray()
-        while True:
-            chunk = await self.wait(read_chunk())
-            if not chunk:
-                return buf
-            buf += chunk
-            if len(buf) > limit:
-                raise BadInput(
-                    f"{what} is larger than this server's limit of {limit} bytes", code="too_large", status=413
-                )
-
-
-async def _read_upload(request: web.Request, limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
-    """(audio bytes, name, prompt, chat flag text) from a multipart form or a raw audio body."""
-    try:
-        return await _read_upload_unchecked(request, limits)
-    except (ConnectionResetError, asyncio.IncompleteReadError) as exc:
-        # the client went away mid-upload: nothing was admitted
-        raise BadInput(f"the upload did not arrive complete: {exc}", code="client_disconnected") from None
-    except HttpProcessingError as exc:  # broken framing inside the body (e.g. a multipart part's headers)
-        raise BadInput(f"malformed request body: {exc.message}", code="bad_form") from None
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise BadInput(
-            f"a text form field (prompt, chat) is not valid text in its charset: {exc}", code="bad_form"
-        ) from None
-    except ValueError as exc:  # aiohttp's multipart parser: no boundary, bad part headers, ...
-        raise BadInput(f"malformed multipart form: {exc}", code="bad_form") from None
-
-
-async def _read_upload_unchecked(request: web.Request, limits: Limits) -> tuple[bytearray, str, str | None, str | None]:
-    declared = request.content_length
-    if declared is not None and declared > limits.max_body_bytes:
-        raise BadInput(
-            f"the body ({declared} bytes) is larger than this server's limit of {limits.max_body_bytes} "
-            f"bytes (audio up to {limits.max_upload_bytes} bytes plus form fields)",
-            code="too_large",
-            status=413,
-        )
-    ctype = request.content_type.lower()
-    prompt, chat = request.query.get("prompt"), request.query.get("chat")
-    name = request.query.get("filename") or "upload"
-    body = _Body(request, limits)
-    if ctype == "multipart/form-data":
-        reader = await request.multipart()
-        data: bytearray | None = None
-        while True:
-            part = await body.wait(reader.next())
-            if part is None:
-                break
-            if not isinstance(part, BodyPartReader):
-                raise BadInput("nested multipart bodies are not supported", code="bad_form")
-            if part.name == "audio" or (part.name not in ("prompt", "chat") and part.filename and data is None):
-                if data is not None:
-                    raise BadInput("one audio file per request (the form has several)", code="bad_form")
-                data = await body.read(lambda p=part: p.read_chunk(_CHUNK), limits.max_upload_bytes, "the audio upload")
-                name = part.filename or name
-            elif part.name == "prompt":
-                raw = await body.read(lambda p=part: p.read_chunk(_CHUNK), 4 * limits.max_prompt_chars, "the prompt")
-                prompt = raw.decode(part.get_charset(default="utf-8"), errors="strict")
-            elif part.name == "chat":
-                chat = (await body.read(lambda p=part: p.read_chunk(_CHUNK), 64, "the chat field")).decode()
-            else:  # read and dropped; its bytes still count against the body's limit
-                await body.read(
-                    lambda p=part: p.read_chunk(_CHUNK), limits.max_body_bytes, f"the form field {part.name!r}"
-                )
-        if data is None:
-            raise BadInput("the form has no audio file: send it as the file field 'audio'", code="bad_form")
-        return data, name, prompt, chat
-    if ctype.startswith("audio/") or ctype in RAW_AUDIO_TYPES:
-        data = await body.read(lambda: request.content.read(_CHUNK), limits.max_upload_bytes, "the audio body")
-        return data, name, prompt, chat
-    raise ServeError(
-        f"unsupported content type {ctype or '(none)'!r}: send audio as multipart/form-data (file "
-        f"field 'audio') or as the body with an audio/* or application/octet-stream content type",
-        code="unsupported_media_type",
-        status=415,
-    )
-
-
 async def _wait_finished(scheduler: Scheduler, job: Job, timeout: float) -> None:
     if timeout <= 0:
         return
@@ -343,7 +222,7 @@ def _links(job: Job) -> dict[str, str]:
 async def _receive(request: web.Request, scheduler: Scheduler, kind: str) -> tuple[bytearray, str, str | None, bool]:
     """The body's audio, name, prompt and chat flag (read within the limits; refusals counted)."""
     try:
-        data, name, prompt, chat_text = await _read_upload(request, scheduler.limits)
+        data, name, prompt, chat_text = await read_upload(request, scheduler.limits)
         chat = _flag(chat_text, True, "chat")
         if kind == ENCODE and prompt is not None:
             raise BadInput("an encode request takes no prompt (use /v1/prefill)", code="bad_form")
@@ -353,6 +232,27 @@ async def _receive(request: web.Request, scheduler: Scheduler, kind: str) -> tup
         raise
     except asyncio.CancelledError:  # the client disconnected mid-upload: nothing was admitted
         scheduler.count_rejection("client_disconnected")
+        raise
+
+
+async def admitted(scheduler: Scheduler, kind: str, data: bytearray, **fields: Any) -> tuple[Job, str]:
+    """`scheduler.submit` on a worker thread: (the job, its owner token).  When the client goes away while its
+    request is being admitted, nobody can ever fetch or cancel it, so it is cancelled as soon as admission
+    completes."""
+    admission = asyncio.ensure_future(asyncio.to_thread(scheduler.submit, kind, data, **fields))
+    try:
+        return await asyncio.shield(admission)
+    except asyncio.CancelledError:
+
+        def orphaned(done: asyncio.Future) -> None:
+            if not done.cancelled() and done.exception() is None:
+                orphan, orphan_token = done.result()
+                try:
+                    scheduler.cancel(orphan.id, orphan_token)
+                except NotFound:
+                    pass
+
+        admission.add_done_callback(orphaned)
         raise
 
 
@@ -366,24 +266,7 @@ async def _submit(request: web.Request, kind: str) -> web.Response:
         slot.release()
         raise
     # `submit` turns the slot into the request's reservation (or releases it when it refuses)
-    admission = asyncio.ensure_future(
-        asyncio.to_thread(scheduler.submit, kind, data, name=name, prompt=prompt, chat=chat, client=client, slot=slot)
-    )
-    try:
-        job, token = await asyncio.shield(admission)
-    except asyncio.CancelledError:
-        # the client went away while its request was being admitted: nobody can ever fetch or cancel
-        # it, so cancel it here as soon as admission completes
-        def orphaned(done: asyncio.Future) -> None:
-            if not done.cancelled() and done.exception() is None:
-                orphan, orphan_token = done.result()
-                try:
-                    scheduler.cancel(orphan.id, orphan_token)
-                except NotFound:
-                    pass
-
-        admission.add_done_callback(orphaned)
-        raise
+    job, token = await admitted(scheduler, kind, data, name=name, prompt=prompt, chat=chat, client=client, slot=slot)
     body = {"id": job.id, "token": token, "kind": kind, "status": job.state.value, "links": _links(job)}
     return web.json_response(body, status=202, headers={"Location": _links(job)["self"]})
 
@@ -516,205 +399,8 @@ def create_app(
     return app
 
 
-# ---------------------------------------------------------------------------------------------- building and running
-
-
-def build_scheduler(
-    checkpoint: str | Path,
-    *,
-    target: str = "llvm-cpu",
-    contract: str | None = None,
-    cuda_arch: str | None = None,
-    frame_buckets: Sequence[int] | None = None,
-    clips_per_call: Sequence[int] | None = None,
-    artifact: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-    prefill: bool = True,
-    capacities: Sequence[int] | None = None,
-    prefill_artifact: str | Path | None = None,
-    limits: Limits | None = None,
-    progress: Callable[[str], None] | None = None,
-    mel: str | None = None,
-) -> Scheduler:
-    """Load (compiling on a cache miss) the encoder and, when the checkpoint has what it needs, the
-    prefill stage; returns a scheduler that is not started yet."""
-    from ..contracts.policy import DEFAULT_CONTRACT
-    from ..model.audio_config import DEFAULT_FRAME_BUCKETS
-    from ..runtime.artifacts import ArtifactCache
-    from ..runtime.encode import AudioEncoder
-
-    say = progress or (lambda _msg: None)
-    cache = ArtifactCache(Path(cache_dir) if cache_dir is not None else None)
-    limits = limits or Limits()
-    encoder = AudioEncoder(
-        checkpoint,
-        target=target,
-        contract=contract or DEFAULT_CONTRACT,
-        frame_buckets=tuple(frame_buckets or DEFAULT_FRAME_BUCKETS),
-        clips_per_call=tuple(clips_per_call or (1,)),
-        cuda_arch=cuda_arch,
-        cache=cache,
-        progress=say,
-        artifact=artifact,
-        mel=mel,
-    )
-    runner, why = None, None
-    if not prefill:
-        why = "disabled (--no-prefill)"
-    else:
-        try:
-            from ..emitters.prefill import DEFAULT_CAPACITIES
-            from ..runtime.prefill import AudioPrefill
-
-            runner = AudioPrefill(
-                checkpoint,
-                target=target,
-                contract=contract or DEFAULT_CONTRACT,
-                capacities=tuple(capacities or DEFAULT_CAPACITIES),
-                cuda_arch=cuda_arch,
-                cache=cache,
-                progress=say,
-                artifact=prefill_artifact,
-                encoder=encoder,
-            )
-            runner.tokenizer  # noqa: B018 - fail now (no tokenizer.json) rather than on the first request
-        except ImportError as exc:
-            why = f"this installation has no prefill stage ({exc})"
-        except (ValueError, OSError) as exc:  # CheckpointSchemaError, ConfigError, TokenizerError, ...
-            why = f"the checkpoint cannot be used for prefill: {exc}"
-        if why is not None:
-            runner = None
-            say(f"prefill unavailable: {why}")
-    return Scheduler(
-        encoder, runner, limits, prefill_unavailable=why, prefill_from_artifact=prefill_artifact is not None
-    )
-
-
-def server_info(scheduler: Scheduler, target: str | None = None) -> dict[str, Any]:
-    encoder = scheduler.encoder
-    return {
-        "target": target,
-        "artifact": str(encoder.artifact),
-        "entries": [list(e) for e in scheduler.session.buckets],
-        "mel": scheduler.session.mel.name,
-        "frame_buckets": list(scheduler.frame_buckets),
-        "max_batch_clips": scheduler.max_width,
-        "max_queue": scheduler.limits.max_queue,
-        "max_upload_bytes": scheduler.limits.max_upload_bytes,
-        "max_concurrent_uploads": scheduler.limits.concurrent_uploads,
-        "max_client_uploads": scheduler.limits.client_uploads,
-        "max_client_held_bytes": scheduler.limits.client_held_bytes,
-        "max_seconds": scheduler.limits.max_seconds,
-        "min_sample_rate": MIN_SAMPLE_RATE,
-        "result_ttl_s": scheduler.limits.result_ttl_s,
-    }
-
-
-def run_server(
-    scheduler: Scheduler,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    info: dict | None = None,
-    print_fn: Callable[..., None] | None = print,
-    extensions: Sequence[Extension] = (),
-) -> None:
-    """Serve until SIGINT/SIGTERM (blocking); starts and stops the scheduler."""
-    with scheduler:
-        web.run_app(
-            create_app(scheduler, info, extensions),
-            host=host,
-            port=port,
-            print=print_fn,
-            access_log=None,
-            shutdown_timeout=5.0,
-            handler_cancellation=True,
-        )
-
-
-class BackgroundServer:
-    """The server on its own event loop in a daemon thread (tests, benchmarks, embedding)::
-
-        with BackgroundServer(scheduler) as url:   # port 0: an ephemeral port
-            ...
-    The scheduler is started and stopped with it.
-    """
-
-    def __init__(
-        self,
-        scheduler: Scheduler,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        info: dict | None = None,
-        extensions: Sequence[Extension] = (),
-    ) -> None:
-        self.scheduler, self.host, self.port, self.extensions = scheduler, host, port, tuple(extensions)
-        self.info = info if info is not None else server_info(scheduler)
-        self.url: str | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> str:
-        self.scheduler.start()
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def main() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                runner = web.AppRunner(
-                    create_app(self.scheduler, self.info, self.extensions),
-                    access_log=None,
-                    shutdown_timeout=2.0,
-                    handler_cancellation=True,
-                )
-                loop.run_until_complete(runner.setup())
-                site = web.TCPSite(runner, self.host, self.port)
-                loop.run_until_complete(site.start())
-                self._runner = runner
-                host, port = runner.addresses[0][:2]
-                self.port = port
-                self.url = f"http://{host}:{port}"
-            except BaseException as exc:  # pragma: no cover - e.g. the port is taken
-                failure.append(exc)
-                ready.set()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(runner.cleanup())
-            loop.close()
-
-        self._thread = threading.Thread(target=main, name="gemma3n-http", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            self.scheduler.stop()
-            raise failure[0]
-        assert self.url is not None
-        return self.url
-
-    def stop(self) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=30)
-        self._thread = self._loop = None
-        self.scheduler.stop()
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 __all__ = [
-    "BackgroundServer",
-    "build_scheduler",
     "create_app",
-    "run_server",
-    "server_info",
     "Limits",
     "Scheduler",
     "ServeError",

@@ -7,7 +7,7 @@
 
 A request arrives here with its audio already encoded (the scheduler's encode path: upload limits, decoding,
 30 s clips, batched encoder calls) and its prompt tokenized.  Each of its 30 s windows is one sequence
-(`runtime/transcribe.py`'s strategy): the decode thread runs the prefill stage (the prompt with its one clip;
+(`runtime/text/transcribe.py`'s strategy): the decode thread runs the prefill stage (the prompt with its one clip;
 under the scheduler's prefill lock, the stage being shared with /v1/prefill) for as many waiting windows as
 there are free decoder slots, up to the decoder's widest prefill entry, in one call (`AudioPrefill.run_many`,
 always the same entry), submits them to the engine, and steps the engine: every device call is a prefill of
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.generate import (
+from ..runtime.text.generate import (
     CANCELLED,
     ERROR,
     DecoderBackend,
@@ -42,7 +42,7 @@ from ..runtime.generate import (
     GenerationRequest,
     TokenEvent,
 )
-from ..runtime.transcribe import FileTranscript, WindowTranscript, run_stage, stage_pack, windows_of
+from ..runtime.text.transcribe import FileTranscript, WindowTranscript, run_stage, stage_pack, windows_of
 from .metrics import latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
@@ -442,9 +442,9 @@ def build_transcription_service(
     from pathlib import Path
 
     from ..model.checkpoint_config import CheckpointConfig
-    from ..runtime.generate import stop_token_ids
-    from ..runtime.transcribe import DEFAULT_PROMPT
-    from ..runtime.transcribe_decoder import load_transcription_decoder
+    from ..runtime.text.generate import stop_token_ids
+    from ..runtime.text.transcribe import DEFAULT_PROMPT
+    from ..runtime.text.transcribe_decoder import load_transcription_decoder
 
     prefill = scheduler.prefill
     if prefill is None:

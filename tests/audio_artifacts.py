@@ -13,7 +13,7 @@ import numpy as np
 from gemma3n_iree.emitters.audio import AudioModuleSpec, emit_audio_module
 from gemma3n_iree.emitters.compile import Target, compile_mlir, parse_target
 from gemma3n_iree.emitters.lowering import lowering_for
-from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
 CPU = parse_target("llvm-cpu", None)
 

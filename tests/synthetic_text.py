@@ -113,7 +113,7 @@ def _write_shard(path: Path, tensors: list[tuple[str, tuple[int, ...], Iterable[
 
 def _make_indexed(directory: Path) -> None:
     """Turn the directory into a sharded checkpoint: the audio file + the text shard, with an index."""
-    from gemma3n_iree.runtime.checkpoint import read_safetensors_header
+    from gemma3n_iree.runtime.safetensors_files import read_safetensors_header
 
     single = directory / "model.safetensors"
     if single.is_file():

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gemma3n_iree.model.audio_config import builtin_config
-from gemma3n_iree.runtime.decode import AudioInfo, resample
+from gemma3n_iree.runtime.audio.decode import AudioInfo, resample
 from gemma3n_iree.serve.admission import (
     MIB,
     Limits,

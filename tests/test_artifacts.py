@@ -1,4 +1,4 @@
-"""The content-addressed artifact cache (`runtime.artifacts.ArtifactCache`) on a tiny one-bucket module.
+"""The content-addressed artifact cache (`runtime.programs.artifacts.ArtifactCache`) on a tiny one-bucket module.
 
 The module is compiled for real once (and once more by the concurrency test, in two processes);
 the reuse and rebuild tests count calls to a stand-in compiler that returns those same bytes, since
@@ -20,9 +20,9 @@ from gemma3n_iree.contracts import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.model.audio_config import builtin_config
-from gemma3n_iree.runtime import artifacts as artifacts_mod
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
+from gemma3n_iree.runtime.programs import artifacts as artifacts_mod
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 
 CFG = builtin_config("tiny")
@@ -211,7 +211,7 @@ def _build_in_child(root: str, marker_dir: str, barrier, results) -> None:
     """Run in a spawned process: wait for the other, then get_or_build with a compiler that leaves a marker."""
     import os
 
-    from gemma3n_iree.runtime import artifacts as module
+    from gemma3n_iree.runtime.programs import artifacts as module
 
     real = module.compile_mlir
 

@@ -15,13 +15,8 @@ from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
 from gemma3n_iree.model.checkpoint_config import CheckpointConfig
 from gemma3n_iree.runtime import checkpoint as ckpt_mod
-from gemma3n_iree.runtime.checkpoint import (
-    CheckpointFormatError,
-    CheckpointNonFiniteError,
-    CheckpointSchemaError,
-    open_checkpoint,
-    read_safetensors_header,
-)
+from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError, open_checkpoint
+from gemma3n_iree.runtime.safetensors_files import CheckpointFormatError, read_safetensors_header
 from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")

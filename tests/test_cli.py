@@ -21,10 +21,10 @@ from test_checkpoint import write_dir
 
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
-from gemma3n_iree.runtime.cli import main as iree_main
-from gemma3n_iree.runtime.encode import AudioEncoder
-from gemma3n_iree.runtime.frontend import num_frames
-from gemma3n_iree.runtime.session import AudioSession
+from gemma3n_iree.runtime.audio.frontend import num_frames
+from gemma3n_iree.runtime.commands.cli import main as iree_main
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder
 from gemma3n_iree.runtime.synthetic import hf_config_json, random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")

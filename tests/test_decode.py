@@ -1,4 +1,4 @@
-"""The one decode path (`runtime/decode.py`): nothing lost silently, in every container libsndfile writes.
+"""The one decode path (`runtime/audio/decode.py`): nothing lost silently, in every container libsndfile writes.
 
 * Every container and encoding this libsndfile writes and reads back: the bytes decode exactly like
   the file, and the file cut at 60 % is an error naming the input, the container and how much is
@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gemma3n_iree.runtime import mpeg
-from gemma3n_iree.runtime.containers import CONTAINERS, sniff
-from gemma3n_iree.runtime.decode import MIN_SAMPLE_RATE, AudioError, decode_audio, probe_audio
-from gemma3n_iree.runtime.npz_stream import npy_pieces, npz_pieces
+from gemma3n_iree.runtime.audio import mpeg
+from gemma3n_iree.runtime.audio.containers import CONTAINERS, sniff
+from gemma3n_iree.runtime.audio.decode import MIN_SAMPLE_RATE, AudioError, decode_audio, probe_audio
+from gemma3n_iree.runtime.encoder.npz_stream import npy_pieces, npz_pieces
 from gemma3n_iree.serve.admission import MIB, Limits, upload_refusal
 
 RATE = 16_000

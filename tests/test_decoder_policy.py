@@ -234,7 +234,7 @@ def test_design_note_embeds_the_table():
 def test_padding_prompts_name_distinct_slots_no_real_prompt_uses(data):
     """A batched prefill's slots are distinct (its cache scatters promise distinct rows): the padding prompts take
     the scratch slot first, then the lowest slots free in the call, as many as the entry's width leaves."""
-    from gemma3n_iree.runtime.decoder import padding_slots
+    from gemma3n_iree.runtime.text.decoder import padding_slots
 
     slots = data.draw(st.integers(1, 12))
     used = data.draw(st.lists(st.integers(0, slots - 1), min_size=1, max_size=slots, unique=True))

@@ -49,9 +49,9 @@ from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import TOP_LOGPROBS, DecoderBucketError, DecoderModuleSpec, emit_decoder_module
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 from gemma3n_iree.model.decoder_weights import read_decoder_weights
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.decoder import DecoderSession, build_decoder_artifact, greedy
-from gemma3n_iree.runtime.session import SessionError
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
+from gemma3n_iree.runtime.programs.session import SessionError
+from gemma3n_iree.runtime.text.decoder import DecoderSession, build_decoder_artifact, greedy
 
 torch = pytest.importorskip("torch", reason="the checkpoint is transformers' tiny model (test-only dependency)")
 pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
@@ -595,7 +595,7 @@ def test_the_engine_on_the_program_selects_on_the_device(session, weights):
     (the one call whose logits the engine reads, for a request with log probabilities)."""
     from synthetic_text import build_test_tokenizer
 
-    from gemma3n_iree.runtime.generate import GenerationEngine, GenerationRequest, probability_of, token_logprob
+    from gemma3n_iree.runtime.text.generate import GenerationEngine, GenerationRequest, probability_of, token_logprob
 
     c, stops = MLX_CUDA_V1, frozenset(CFG.eos_token_ids)
     inputs = DEC.text_inputs(c, CFG, weights, PROMPT)

@@ -345,7 +345,7 @@ def test_gemm_kernel_serves_prompt_sized_linears_only():
     covers the shape and keeps IREE's code elsewhere, and a prompt's calls the wgmma GEMM; which one is a function
     of the shape, as the symbol says. The row sums call their kernel."""
     from gemma3n_iree.emitters.compile import parse_target
-    from gemma3n_iree.emitters.decoder_ops import GEMM_MIN_ROWS
+    from gemma3n_iree.emitters.decoder_norms import GEMM_MIN_ROWS
     from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.emitters.specialisations import Linear
     from gemma3n_iree.kernels import GEMV_SM90
@@ -416,7 +416,7 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     norm (q/k/v per head, the output projection, the down-projection, the per-layer projection) hand it the
     decode-linear kernel's partials; the decode layer calls them so."""
     from gemma3n_iree.emitters.compile import parse_target
-    from gemma3n_iree.emitters.decoder_ops import carrier
+    from gemma3n_iree.emitters.decoder_norms import carrier
     from gemma3n_iree.emitters.kernels import select_kernels
     from gemma3n_iree.model.decoder_config import builtin_decoder_config
 

@@ -1,4 +1,4 @@
-"""Streaming detokenization (`runtime/detokenize.py`): the streamed pieces concatenate to `decode(all ids)`.
+"""Streaming detokenization (`runtime/text/detokenize.py`): the streamed pieces concatenate to `decode(all ids)`.
 
 Property-tested with hypothesis on three tokenizers: one with Gemma's pipeline (BPE with byte fallback, "▁"
 spaces, `Replace`/`ByteFallback`/`Fuse`; tests/gemma_like_tokenizer.py), one with the Metaspace pipeline
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic_text import build_test_tokenizer
 
-from gemma3n_iree.runtime.detokenize import TextStream
+from gemma3n_iree.runtime.text.detokenize import TextStream
 
 TOKENIZERS = {"gemma": build(), "metaspace": build(metaspace=True), "wordlevel": build_test_tokenizer()}
 _UTF8_BYTES = [0x41, 0x20, 0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80, 0xE6, 0x97, 0xA5, 0xFA, 0xFF]

@@ -22,7 +22,7 @@ import pytest
 from gemma3n_iree.contracts import mel as M
 from gemma3n_iree.contracts.policy import MLX_CUDA_V1
 from gemma3n_iree.emitters.mel import MelEmitter, mel_tables
-from gemma3n_iree.runtime import frontend as fe
+from gemma3n_iree.runtime.audio import frontend as fe
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import probe  # noqa: E402

@@ -21,13 +21,14 @@ from test_cli import FAILURE_OUTPUTS, OUTPUTS, assert_one_error, invoke
 from gemma3n_iree.contracts.mel import samples_for_frames
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.model.audio_config import builtin_config
-from gemma3n_iree.runtime.cli import main as iree_main
-from gemma3n_iree.runtime.clips import EncodeFailed
-from gemma3n_iree.runtime.encode import AudioEncoder
-from gemma3n_iree.runtime.session import AudioSession, SessionError
+from gemma3n_iree.runtime.commands.cli import main as iree_main
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
+from gemma3n_iree.runtime.encoder.clips import EncodeFailed
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder
+from gemma3n_iree.runtime.programs.session import SessionError
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 from gemma3n_iree.serve.admission import Limits
-from gemma3n_iree.serve.server import build_scheduler, server_info
+from gemma3n_iree.serve.launch import build_scheduler, server_info
 
 CFG = builtin_config("tiny")
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"

@@ -32,7 +32,7 @@ from gemma3n_iree.contracts import mel as M  # noqa: E402
 from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
 from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
 from gemma3n_iree.model.audio_config import AudioConfig  # noqa: E402
-from gemma3n_iree.runtime import frontend as fe  # noqa: E402
+from gemma3n_iree.runtime.audio import frontend as fe  # noqa: E402
 
 CFG = AudioConfig.from_mapping(TINY, source="tests/oracles/configs.py TINY")
 DEVICE = M.MelFrontEnd("matmul")

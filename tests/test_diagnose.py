@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from gemma3n_iree.contracts import policy
 from gemma3n_iree.diagnostics.diagnose_run import run_diagnosis
 from gemma3n_iree.model.audio_config import builtin_config
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.cli import main
+from gemma3n_iree.runtime.commands.cli import main
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
 
 SPEECH = Path(__file__).resolve().parents[1] / "runtime" / "data" / "sample_speech.wav"

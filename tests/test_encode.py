@@ -41,12 +41,13 @@ from gemma3n_iree.emitters.audio import AudioModuleSpec
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, builtin_config
 from gemma3n_iree.model.audio_weights import HF_LAYOUT, MLX_LAYOUT, audio_weight_specs
-from gemma3n_iree.runtime.artifacts import ArtifactCache
+from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH, AudioError, resample
 from gemma3n_iree.runtime.checkpoint import CheckpointNonFiniteError, CheckpointSchemaError
-from gemma3n_iree.runtime.clips import EncodeError, EncodeFailed
-from gemma3n_iree.runtime.encode import AudioEncoder, plan_calls
-from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, resample
-from gemma3n_iree.runtime.session import AudioSession, SessionError
+from gemma3n_iree.runtime.encoder.audio_session import AudioSession
+from gemma3n_iree.runtime.encoder.clips import EncodeError, EncodeFailed
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder, plan_calls
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
+from gemma3n_iree.runtime.programs.session import SessionError
 from gemma3n_iree.runtime.synthetic import random_weights, write_random_checkpoint
 
 CFG = builtin_config("tiny")

@@ -1,4 +1,4 @@
-"""The encoder-call policy (`runtime/batching.next_encode_call`), shared by the encode pipeline and the
+"""The encoder-call policy (`runtime/encoder/batching.next_encode_call`), shared by the encode pipeline and the
 server's scheduler, property-tested.
 
 * One decision: the call runs a bucket that may run (`may_run`), on the widest width its clips fill
@@ -20,7 +20,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.runtime.batching import (
+from gemma3n_iree.runtime.encoder.batching import (
     PREFILL_PATIENCE_S,
     BucketQueue,
     EncodeCall,

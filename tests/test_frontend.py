@@ -1,4 +1,4 @@
-"""Audio front end (runtime/frontend.py): decoding, resampling, log-mel features, long-audio clips.
+"""Audio front end (runtime/audio/frontend.py): decoding, resampling, log-mel features, long-audio clips.
 
 The reference is transformers' Gemma3nAudioFeatureExtractor (spec gemma3n-audio.md §2). Every
 derived audio file (other rates, channel counts, sample formats, containers) is written at test time
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gemma3n_iree.runtime import frontend
-from gemma3n_iree.runtime.frontend import (
+from gemma3n_iree.runtime.audio import frontend
+from gemma3n_iree.runtime.audio.frontend import (
     MAX_CLIP_SAMPLES,
     SAMPLE_RATE,
     AudioError,

@@ -1,10 +1,10 @@
-"""Greedy generation (`runtime/generate.py`) over the decoder interface, and its emulation backend.
+"""Greedy generation (`runtime/text/generate.py`) over the decoder interface, and its emulation backend.
 
 * The engine's mechanics on a scripted backend (cheap): stop ids end a sequence with the stop token kept,
   `max_new_tokens` ends it, streamed text equals the decoded tokens, slots are reused, calls respect the
   decode widths, cancellation frees the slot at once, and bad requests and bad logits are refused with a
   message naming what is wrong.
-* On the contract's emulation (`runtime/emulated_decoder.py`, the tiny decoder, mlx-cuda-v1): the engine's
+* On the contract's emulation (`runtime/text/emulated_decoder.py`, the tiny decoder, mlx-cuda-v1): the engine's
   tokens equal the contract's own greedy loop (`contracts/decoder.greedy`), and sequences submitted at
   different times into fewer slots than sequences, batched as they arrive and finish, give exactly the
   tokens and logits each gives alone.
@@ -22,8 +22,8 @@ from gemma3n_iree.contracts import MLX_CUDA_V1
 from gemma3n_iree.contracts import decoder as DEC
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
-from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder
-from gemma3n_iree.runtime.generate import (
+from gemma3n_iree.runtime.text.emulated_decoder import EmulatedDecoder
+from gemma3n_iree.runtime.text.generate import (
     CANCELLED,
     ERROR,
     LENGTH,

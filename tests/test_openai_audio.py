@@ -3,7 +3,7 @@
 Expected bodies are written out from OpenAI's OpenAPI description (openai-python's
 `api_reference/openapi.transformed.yml`, cited in the module): request validation with OpenAI's error object,
 json / text / verbose_json / srt / vtt bodies, the `transcript.text.delta` / `transcript.text.done` events as
-`data:` lines.  `WindowJoiner` (runtime/transcribe.py) is property-tested: whatever order concurrent windows'
+`data:` lines.  `WindowJoiner` (runtime/text/transcribe.py) is property-tested: whatever order concurrent windows'
 pieces arrive in, what it emits concatenates to the file's joined text.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.runtime.transcribe import (
+from gemma3n_iree.runtime.text.transcribe import (
     TRANSCRIBE,
     TRANSLATE,
     FileTranscript,

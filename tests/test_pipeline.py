@@ -1,4 +1,4 @@
-"""The parallel host pipeline (`runtime/pipeline.py`) and its batching policy (`runtime/batching.py`),
+"""The parallel host pipeline (`runtime/encoder/pipeline.py`) and its batching policy (`runtime/encoder/batching.py`),
 without a compiled artifact: the policy as properties, the BLAS pinning, and the conductor driven by a
 fake device whose calls take time -- calls overlap (the next staged while one runs), results keep input
 order, a failed input fails alone, decoding stays a bounded window ahead.  The same pipeline on real
@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_info
 
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from gemma3n_iree.runtime import frontend
-from gemma3n_iree.runtime.batching import call_width, may_run, power_of_two_widths
-from gemma3n_iree.runtime.clips import EncodeFailed
-from gemma3n_iree.runtime.encode import AudioEncoder
-from gemma3n_iree.runtime.pipeline import FrontEndPool, default_workers, single_threaded_blas
+from gemma3n_iree.runtime.audio import frontend
+from gemma3n_iree.runtime.encoder.batching import call_width, may_run, power_of_two_widths
+from gemma3n_iree.runtime.encoder.clips import EncodeFailed
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder
+from gemma3n_iree.runtime.encoder.pipeline import FrontEndPool, default_workers, single_threaded_blas
 
 SPEECH = Path(__file__).resolve().parent / "data" / "speech_16k.wav"
 RATE = 16_000
@@ -264,8 +264,8 @@ def test_decoding_and_queues_stay_a_window_ahead(tmp_path, monkeypatch):
 def test_a_result_past_plain_zip_is_saved_as_zip64(tmp_path, monkeypatch):
     """`EncodeResult.save` streams a plain ZIP from the arrays; one that would pass 4 GiB goes to np.savez
     (ZIP64) instead of failing after the work is done (the limit lowered here to a few bytes)."""
-    from gemma3n_iree.runtime import npz_stream
-    from gemma3n_iree.runtime.clips import EncodeResult, InputFailure
+    from gemma3n_iree.runtime.encoder import npz_stream
+    from gemma3n_iree.runtime.encoder.clips import EncodeResult, InputFailure
 
     result = EncodeResult(
         np.ones((2, 3, 4), np.float32),

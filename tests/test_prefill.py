@@ -34,10 +34,10 @@ from gemma3n_iree.emitters.prefill import PrefillBucketError, PrefillModuleSpec
 from gemma3n_iree.model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, AudioConfig, builtin_config
 from gemma3n_iree.model.checkpoint_config import CheckpointConfig
 from gemma3n_iree.model.text_config import TextConfig, builtin_text_config
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.prefill import AudioPrefill
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
-from gemma3n_iree.runtime.tokens import (
+from gemma3n_iree.runtime.text.prefill import AudioPrefill
+from gemma3n_iree.runtime.text.tokens import (
     AUDIO_TOKEN,
     AudioMarkerError,
     ContextCapacityError,
@@ -163,7 +163,7 @@ def test_config_json_round_trip(checkpoint):
 
 
 def test_host_gather_rows_and_the_per_layer_vocabulary(checkpoint):
-    from gemma3n_iree.runtime.prefill import TextTables
+    from gemma3n_iree.runtime.text.prefill import TextTables
 
     tables = TextTables(checkpoint, TEXT)
     ids = np.array([5, 511, 512, 262272, 262273], np.int32)  # per-layer vocabulary: [0, 512)
@@ -179,7 +179,7 @@ def test_text_tensors_are_validated(tmp_path):
 
     from gemma3n_iree.model.audio_weights import MLX_LAYOUT
     from gemma3n_iree.runtime.checkpoint import CheckpointSchemaError
-    from gemma3n_iree.runtime.prefill import TextTables
+    from gemma3n_iree.runtime.text.prefill import TextTables
 
     mlx = tmp_path / "mlx"
     write_random_checkpoint(mlx, AUDIO, seed=0)
@@ -294,7 +294,7 @@ def test_prompts_in_one_call_equal_each_prompt_alone(prefillers):
 
 def test_prefill_groups_clips_by_file(prefillers):
     """A file longer than 30 s is several clips: its blocks are adjacent and take its clips' rows in order."""
-    from gemma3n_iree.runtime.clips import Clip, EncodeResult
+    from gemma3n_iree.runtime.encoder.clips import Clip, EncodeResult
 
     features = random_features(3, seed=9)
 
@@ -401,7 +401,7 @@ def test_cli_prefill_writes_the_npz(checkpoint, cache, tmp_path):
     import soundfile as sf
     from click.testing import CliRunner
 
-    from gemma3n_iree.runtime.cli import main
+    from gemma3n_iree.runtime.commands.cli import main
 
     rng = np.random.default_rng(0)
     wavs = []

@@ -42,7 +42,7 @@ from conftest import assert_bits_equal
 from gemma3n_iree.emitters.cli import main as emit_main
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.text_config import builtin_text_config
-from gemma3n_iree.runtime.cli import main as iree_main
+from gemma3n_iree.runtime.commands.cli import main as iree_main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -72,7 +72,7 @@ EXECUTED_BY: dict[str, str] = {
     "--emit-mlir audio.mlir": HERE,
     "gemma3n-iree encode --checkpoint ~/models/gemma-3n-E4B-it --target cuda --mel device -o out.npz talk.flac "
     "intro.mp3": HERE,
-    "from gemma3n_iree.runtime.encode import AudioEncoder": HERE,
+    "from gemma3n_iree.runtime.encoder.encode import AudioEncoder": HERE,
     # The whole matrix takes ~45 s per dump; the test dumps one target's cases twice and compares them.
     "python scripts/emit_matrix.py dump before/": "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
     "python scripts/emit_matrix.py dump after/": "tests/test_emit_matrix.py::test_two_dumps_of_the_same_code_are_equal",
@@ -84,12 +84,12 @@ EXECUTED_BY: dict[str, str] = {
     "emit-gemma3n --stage prefill --target cuda --builtin e4b --capacity 512 --clips 2 -o prefill.vmfb": HERE,
     "emit-gemma3n --stage decoder --target cuda --checkpoint ~/models/gemma-3n-E4B-it --slots 8 --capacity 4096 "
     "--prompt 64 --prompt 256 --prompt 1024 --prompt 4096 --batch 1 --batch 8 -o decoder.vmfb": "tests/test_decoder_program.py::test_emit_gemma3n_stage_decoder",
-    "from gemma3n_iree.runtime.decoder import DecoderSession, greedy": "tests/test_decoder_program.py::test_greedy_f32_reference_equals_generate",
+    "from gemma3n_iree.runtime.text.decoder import DecoderSession, greedy": "tests/test_decoder_program.py::test_greedy_f32_reference_equals_generate",
     # transcribe's text and --json output, on transformers' own tiny checkpoint (llvm-cpu, its cached programs)
     "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --target cuda talk.flac interview.mp3": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
     "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --max-new-tokens 32 --json talk.flac": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
     # Transcriber on load_transcription_decoder's program (the module's `case` fixture) .transcribe_files
-    "from gemma3n_iree.runtime.transcribe import Transcriber": "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
+    "from gemma3n_iree.runtime.text.transcribe import Transcriber": "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
     # the same form fields (file, model; stream=true) sent by aiohttp to the served tiny model, json and streamed
     "curl -s http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it": "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
     "curl -sN http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it "
@@ -254,7 +254,7 @@ def test_encode(demo: Path, in_workdir: Path):
         assert data["failed_source"].size == 0
 
 
-PYTHON_ENCODE = "from gemma3n_iree.runtime.encode import AudioEncoder"
+PYTHON_ENCODE = "from gemma3n_iree.runtime.encoder.encode import AudioEncoder"
 
 
 @runs(PYTHON_ENCODE)

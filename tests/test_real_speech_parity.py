@@ -1,6 +1,6 @@
 """Real speech through our front end, the tiny and the real configuration, against transformers.
 
-The speech fixture (espeak-ng, 3.2 s, tests/data/README.md) goes through `runtime.frontend.log_mel`
+The speech fixture (espeak-ng, 3.2 s, tests/data/README.md) goes through `runtime.audio.frontend.log_mel`
 (bit-identical to transformers' feature extractor, tests/test_frontend.py) and then through our
 artifact and through transformers' Gemma3nAudioEncoder + audio embedder with the same BF16 weights:
 f32-reference within 1e-4 relative L2 of transformers-fp32, and mlx-cuda-v1 no farther from
@@ -26,7 +26,7 @@ from gemma3n_iree.contracts.metrics import relative_l2  # noqa: E402
 from gemma3n_iree.diagnostics.transformers_reference import build_modules, load_weights  # noqa: E402
 from gemma3n_iree.emitters.audio import AudioModuleSpec  # noqa: E402
 from gemma3n_iree.model.audio_config import builtin_config  # noqa: E402
-from gemma3n_iree.runtime.frontend import load_audio, log_mel  # noqa: E402
+from gemma3n_iree.runtime.audio.frontend import load_audio, log_mel  # noqa: E402
 from gemma3n_iree.runtime.synthetic import random_weights  # noqa: E402
 
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"

@@ -44,18 +44,18 @@ from synthetic_text import add_random_text_tensors, write_test_tokenizer
 
 from gemma3n_iree.model.audio_config import builtin_config
 from gemma3n_iree.model.text_config import builtin_text_config
-from gemma3n_iree.runtime.artifacts import ArtifactCache
-from gemma3n_iree.runtime.cli import main as cli_main
-from gemma3n_iree.runtime.decode import probe_audio
-from gemma3n_iree.runtime.encode import AudioEncoder
-from gemma3n_iree.runtime.frontend import SAMPLE_SPEECH, AudioError, load_audio
-from gemma3n_iree.runtime.prefill import AudioPrefill
+from gemma3n_iree.runtime.audio.decode import probe_audio
+from gemma3n_iree.runtime.audio.frontend import SAMPLE_SPEECH, AudioError, load_audio
+from gemma3n_iree.runtime.commands.cli import main as cli_main
+from gemma3n_iree.runtime.encoder.encode import AudioEncoder
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache
 from gemma3n_iree.runtime.synthetic import write_random_checkpoint
+from gemma3n_iree.runtime.text.prefill import AudioPrefill
 from gemma3n_iree.serve.admission import Limits
 from gemma3n_iree.serve.errors import BadInput, NotFound, Rejected
 from gemma3n_iree.serve.jobs import ENCODE_OUTPUTS, PREFILL, PREFILL_OUTPUTS
+from gemma3n_iree.serve.launch import BackgroundServer
 from gemma3n_iree.serve.scheduler import Scheduler
-from gemma3n_iree.serve.server import BackgroundServer
 
 AUDIO = builtin_config("tiny")
 TEXT = builtin_text_config("tiny")
@@ -173,7 +173,7 @@ def corpus(directory: Path, count: int, seed: int = 0) -> list[dict]:
             right = np.roll(pcm, 400) // 2
             data, name = encode_file(np.stack([pcm, right], axis=1), RATE), f"r{i}.wav"
         elif i % 11 == 7:
-            from gemma3n_iree.runtime.frontend import resample
+            from gemma3n_iree.runtime.audio.frontend import resample
 
             up = resample(pcm.astype(np.float64) / 32768.0, RATE, 44_100).astype(np.float32)
             data, name = encode_file(up, 44_100, subtype="FLOAT"), f"r{i}.wav"
@@ -839,7 +839,7 @@ def test_serve_refuses_limits_that_contradict_each_other_before_loading_anything
 def test_prefill_unavailable_without_text_tensors(workdir, cache, artifact):
     """A checkpoint with only the audio stage still serves encode; prefill is a clear 501."""
     from gemma3n_iree.serve.errors import Unavailable
-    from gemma3n_iree.serve.server import build_scheduler
+    from gemma3n_iree.serve.launch import build_scheduler
 
     directory = write_random_checkpoint(workdir / "audio-only", AUDIO, seed=11)
     scheduler = build_scheduler(directory, artifact=artifact, cache_dir=cache.root)
@@ -944,7 +944,7 @@ def test_cli_and_server_give_the_same_answer_for_the_same_bytes(server, checkpoi
         assert cli_error(checkpoint, artifact, path) == f"{path}: " + message.removeprefix(f"{name}: "), name
 
     if "MP3" in sf.available_formats():
-        from gemma3n_iree.runtime import mpeg
+        from gemma3n_iree.runtime.audio import mpeg
 
         mp3 = directory / "vbr.mp3"
         loud = base_signal()[: 20 * RATE].astype(np.float32) / 32768.0

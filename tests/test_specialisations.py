@@ -202,7 +202,7 @@ def _function(name: str, reflection: str) -> str:
 
 
 def test_a_session_finds_its_entries_by_reflection_not_by_name():
-    from gemma3n_iree.runtime.session import AudioSession
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
 
     entry = EncodeEntry(4, 1)
     reflection = ", ".join(f'{k} = "{v}"' for k, v in {**entry.reflection, "gemma3n.outputs": "valid_tokens"}.items())
@@ -221,7 +221,8 @@ def test_a_session_finds_its_entries_by_reflection_not_by_name():
 def test_a_session_refuses_entries_without_their_reflection(reflection, message):
     """An artifact whose entries do not record their stage and shape (one built before they did) is
     refused, however its functions are named."""
-    from gemma3n_iree.runtime.session import AudioSession, SessionError
+    from gemma3n_iree.runtime.encoder.audio_session import AudioSession
+    from gemma3n_iree.runtime.programs.session import SessionError
 
     with pytest.raises(SessionError, match=message):
         AudioSession(_artifact(_function("encode_f4_c1", reflection)), [])

@@ -2,9 +2,9 @@
 
 One checkpoint, written by transformers' own `save_pretrained` from the whole tiny Gemma 3n model with audio
 (tests/oracles/hf_audio_model.py: the tiny audio tower, the tiny decoder with every feature, every parameter
-random), plus the test tokenizer.  Our side is the product's composed pipeline (`runtime/transcribe.py`):
+random), plus the test tokenizer.  Our side is the product's composed pipeline (`runtime/text/transcribe.py`):
 host log-mel -> the compiled encoder (llvm-cpu) -> the compiled prefill stage (llvm-cpu) -> greedy decoding on
-the COMPILED decoder program (llvm-cpu, built by `runtime/transcribe_decoder.py` for the windows: one prompt
+the COMPILED decoder program (llvm-cpu, built by `runtime/text/transcribe_decoder.py` for the windows: one prompt
 bucket, capacity = prompt + 32 new tokens, decode widths 1 and 2), and the same on the contract's emulation
 (`EmulatedDecoder`) as the reference the program is held to.  transformers' side is its feature extractor
 and its own `Gemma3nForConditionalGeneration.generate` on the same samples and prompt ids.
@@ -38,19 +38,19 @@ from oracles.configs import TINY  # noqa: E402
 from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
 from gemma3n_iree.model.checkpoint_config import CheckpointConfig  # noqa: E402
 from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
-from gemma3n_iree.runtime.artifacts import ArtifactCache  # noqa: E402
-from gemma3n_iree.runtime.decoder import DecoderSession  # noqa: E402
-from gemma3n_iree.runtime.emulated_decoder import EmulatedDecoder  # noqa: E402
-from gemma3n_iree.runtime.frontend import load_audio  # noqa: E402
-from gemma3n_iree.runtime.generate import GenerationError  # noqa: E402
-from gemma3n_iree.runtime.transcribe import (  # noqa: E402
+from gemma3n_iree.runtime.audio.frontend import load_audio  # noqa: E402
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache  # noqa: E402
+from gemma3n_iree.runtime.text.decoder import DecoderSession  # noqa: E402
+from gemma3n_iree.runtime.text.emulated_decoder import EmulatedDecoder  # noqa: E402
+from gemma3n_iree.runtime.text.generate import GenerationError  # noqa: E402
+from gemma3n_iree.runtime.text.transcribe import (  # noqa: E402
     DEFAULT_PROMPT,
     TranscribeProgress,
     Transcriber,
     transcribe_progress_line,
     windows_of,
 )
-from gemma3n_iree.runtime.transcribe_decoder import check_fits, load_transcription_decoder  # noqa: E402
+from gemma3n_iree.runtime.text.transcribe_decoder import check_fits, load_transcription_decoder  # noqa: E402
 from gemma3n_iree.serve.errors import ServeError  # noqa: E402
 
 CFG = builtin_decoder_config("tiny")
@@ -188,7 +188,7 @@ def test_cli_prints_the_text_and_json(case):
     identities), then the same with a prebuilt --decoder-artifact, and the refusals."""
     from click.testing import CliRunner
 
-    from gemma3n_iree.runtime.cli import main
+    from gemma3n_iree.runtime.commands.cli import main
 
     _, directory, cache, compiled, _ = case
     args = [
@@ -244,7 +244,7 @@ def test_transcribe_help_explains_every_option():
     import click
     from click.testing import CliRunner
 
-    from gemma3n_iree.runtime.cli import main
+    from gemma3n_iree.runtime.commands.cli import main
 
     command = main.commands["transcribe"]
     result = CliRunner().invoke(main, ["transcribe", "--help"])
@@ -265,8 +265,8 @@ def server(case):
     are the fixture's, found in the cache) and the transcription service on a compiled decoder program of 4
     slots (decode widths 1 and 4), under f32-reference; (url, scheduler, service)."""
     from gemma3n_iree.serve.admission import Limits
+    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
     from gemma3n_iree.serve.openai_routes import add_transcription_routes
-    from gemma3n_iree.serve.server import BackgroundServer, build_scheduler
     from gemma3n_iree.serve.transcription import build_transcription_service
 
     _, directory, cache, _, _ = case

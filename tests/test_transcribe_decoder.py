@@ -1,4 +1,4 @@
-"""The transcription decoder program's shape (`runtime/transcribe_decoder.py`): pure policies, property-tested,
+"""The transcription decoder program's shape (`runtime/text/transcribe_decoder.py`): pure policies, property-tested,
 and the GPU script's build commands held to them."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
-from gemma3n_iree.runtime.generate import GenerationError
-from gemma3n_iree.runtime.transcribe_decoder import (
+from gemma3n_iree.runtime.text.generate import GenerationError
+from gemma3n_iree.runtime.text.transcribe_decoder import (
     PROMPT_ROUND,
     TARGET_WIDTHS,
     decode_widths,

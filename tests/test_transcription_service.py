@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from synthetic_text import build_test_tokenizer
 
-from gemma3n_iree.runtime.generate import SelectsOnHost
+from gemma3n_iree.runtime.text.generate import SelectsOnHost
 from gemma3n_iree.serve.transcription import TranscriptionService
 
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows

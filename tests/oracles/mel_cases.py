@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from gemma3n_iree.contracts.mel import samples_for_frames
-from gemma3n_iree.runtime import frontend as fe
+from gemma3n_iree.runtime.audio import frontend as fe
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEECH = {"speech_16k": ROOT / "tests" / "data" / "speech_16k.wav", "sample_speech": fe.SAMPLE_SPEECH}

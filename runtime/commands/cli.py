@@ -9,15 +9,34 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..contracts.mel import MEL_CHOICES, MEL_HELP
-from ..contracts.policy import CONTRACTS, DEFAULT_CONTRACT, PRODUCTION_CONTRACTS
-from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS, MAX_CLIP_FRAMES, builtin_config
-from .cli_options import TARGETS, encoder_options, pipeline_options, say
+from ...contracts.mel import MEL_HELP
+from ...model.audio_config import DEFAULT_FRAME_BUCKETS, builtin_config
+from .cli_options import (
+    EXISTING_FILE,
+    OUTPUT_FILE,
+    PREFILL_ARTIFACT_HELP,
+    artifact_option,
+    cache_dir_option,
+    capacity_option,
+    checkpoint_option,
+    contract_option,
+    cuda_arch_option,
+    encoder_options,
+    errors_as_messages,
+    frames_option,
+    kernels_option,
+    mel_option,
+    output_option,
+    pipeline_options,
+    prefill_stage,
+    say,
+    target_option,
+    workdir_option,
+)
 from .terminal import ProgressLine
 
 if TYPE_CHECKING:
-    from .pipeline import PipelineProgress
+    from ..encoder.pipeline import PipelineProgress
 
 
 def progress_line(p: PipelineProgress) -> str:
@@ -32,15 +51,8 @@ def progress_line(p: PipelineProgress) -> str:
 def _encode(checkpoint: Path, audio: tuple[Path, ...], output: Path, **options) -> None:
     """Run `_encode_unchecked`; a bad input (configuration, checkpoint, audio, bucket, artifact, compile)
     becomes one error message and exit status 1 instead of a traceback."""
-    from ..emitters.compile import CompileError
-    from .session import SessionError
-
-    try:
+    with errors_as_messages():
         _encode_unchecked(checkpoint, audio, output, **options)
-    except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, AudioError, EncodeError, ...
-        raise click.ClickException(str(exc)) from None
-    except CompileError as exc:
-        raise click.ClickException(f"compilation failed\n{exc}") from None
 
 
 def _encode_unchecked(
@@ -61,9 +73,9 @@ def _encode_unchecked(
 ) -> None:
     """Encode through the pipeline; an input that fails fails alone: the others are written (`clip_source`
     indexes AUDIO, `failed_source` / `failed_error` list the failures), then exit status 1."""
-    from .artifacts import ArtifactCache
-    from .clips import EncodeFailed
-    from .encode import AudioEncoder
+    from ..encoder.clips import EncodeFailed
+    from ..encoder.encode import AudioEncoder
+    from ..programs.artifacts import ArtifactCache
 
     status = (lambda _message: None) if quiet else say
     started = time.perf_counter()
@@ -123,23 +135,14 @@ def main() -> None:
 
 
 @main.command()
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    required=True,
-    help="A Gemma 3n checkpoint directory (transformers or mlx-vlm layout).",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
-    "failed_source, failed_error.",
+@checkpoint_option("A Gemma 3n checkpoint directory (transformers or mlx-vlm layout).")
+@output_option(
+    "The .npz to write: audio_features, encoder_hidden, valid_tokens, clip_source, clip_start_s, "
+    "failed_source, failed_error."
 )
 @encoder_options
 @pipeline_options
-@click.argument("audio", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("audio", nargs=-1, required=True, type=EXISTING_FILE)
 def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -> None:
     """Encode AUDIO files (WAV, FLAC, OGG, MP3...) into the language model's audio embeddings.
 
@@ -157,13 +160,7 @@ def encode(checkpoint: Path, output: Path, audio: tuple[Path, ...], **options) -
 
 
 @main.command()
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("gemma3n-demo"),
-    show_default=True,
-    help="Where the random checkpoint and the result are written.",
-)
+@workdir_option("Where the random checkpoint and the result are written.")
 @click.option(
     "--builtin",
     type=click.Choice(["e4b", "e2b", "tiny"]),
@@ -179,39 +176,22 @@ def demo(workdir: Path, builtin: str, **options) -> None:
     Real weights cannot be downloaded here, so the demo writes random weights (seed 0) in the
     transformers checkpoint layout, then runs exactly what `encode` runs.
     """
-    from .synthetic import write_random_checkpoint
+    from ..audio.frontend import SAMPLE_SPEECH
+    from ..synthetic import write_random_checkpoint
 
     checkpoint = workdir / f"random-{builtin}"
     if not (checkpoint / "model.safetensors").is_file():
         say(f"writing a deterministic random {builtin} checkpoint to {checkpoint} ...")
         write_random_checkpoint(checkpoint, builtin_config(builtin), seed=0)
-    sample = Path(__file__).resolve().parent / "data" / "sample_speech.wav"
-    _encode(checkpoint, (sample,), workdir / "sample_speech.npz", **options)
+    _encode(checkpoint, (SAMPLE_SPEECH,), workdir / "sample_speech.npz", **options)
 
 
 @main.command()
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    required=True,
-    help="A Gemma 3n checkpoint directory; only the audio tower and audio embedder tensors are read.",
-)
-@click.option(
-    "--target",
-    type=TARGETS,
-    default="llvm-cpu",
-    show_default=True,
-    help="Where to run the stage artifact: this machine's CPU or an NVIDIA GPU.",
-)
-@click.option(
-    "--contract",
-    type=click.Choice(sorted(CONTRACTS)),
-    default=DEFAULT_CONTRACT,
-    show_default=True,
-    help="Contract the stage artifact is compiled under (diagnostic variants allowed).",
-)
-@click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90).")
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
+@checkpoint_option("A Gemma 3n checkpoint directory; only the audio tower and audio embedder tensors are read.")
+@target_option("Where to run the stage artifact: this machine's CPU or an NVIDIA GPU.")
+@contract_option("Contract the stage artifact is compiled under (diagnostic variants allowed).", diagnostic=True)
+@cuda_arch_option("CUDA architecture (default sm_90).")
+@kernels_option()
 @click.option(
     "--reference",
     type=click.Choice(["contract", "transformers"]),
@@ -223,21 +203,11 @@ def demo(workdir: Path, builtin: str, **options) -> None:
 @click.option("--clip", type=click.IntRange(0), default=0, show_default=True, help="Which 30 s clip of AUDIO.")
 @click.option("--max-abs", type=float, default=5e-3, show_default=True, help="Threshold on a stage's max |diff|.")
 @click.option("--rms", type=float, default=5e-4, show_default=True, help="Threshold on a stage's RMS diff.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the full report.")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a per-stage error plot (PNG).")
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
-)
-@click.option(
-    "--artifact",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).",
-)
-@click.argument("audio", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "json_path", type=OUTPUT_FILE, help="Write the full report.")
+@click.option("--plot", type=OUTPUT_FILE, help="Write a per-stage error plot (PNG).")
+@cache_dir_option()
+@artifact_option("--artifact", "A stage artifact compiled elsewhere (emit-gemma3n --stages --frames <clip frames>).")
+@click.argument("audio", type=EXISTING_FILE)
 def diagnose(
     checkpoint: Path,
     target: str,
@@ -260,9 +230,9 @@ def diagnose(
     linear layers and convolutions, differing elements are classified against the accumulation
     envelope: inside = a legitimate F32 summation order, outside = a bug.
     """
-    from ..diagnostics.diagnose import Thresholds
-    from ..diagnostics.diagnose_run import run_diagnosis
-    from .artifacts import ArtifactCache
+    from ...diagnostics.diagnose import Thresholds
+    from ...diagnostics.diagnose_run import run_diagnosis
+    from ..programs.artifacts import ArtifactCache
 
     if plot is not None:
         try:
@@ -295,48 +265,16 @@ def diagnose(
 
 
 @main.command()
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
-    help="Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).",
+@checkpoint_option(
+    "Checkpoint to bind (default: a deterministic random E4B checkpoint written to --workdir).", required=False
 )
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("gemma3n-demo"),
-    show_default=True,
-    help="Where the random checkpoint is written when --checkpoint is not given.",
-)
-@click.option(
-    "--target",
-    type=TARGETS,
-    default="llvm-cpu",
-    show_default=True,
-    help="Where to run: this machine's CPU or an NVIDIA GPU.",
-)
-@click.option(
-    "--contract",
-    type=click.Choice(PRODUCTION_CONTRACTS),
-    default=DEFAULT_CONTRACT,
-    show_default=True,
-    help="Numeric contract the artifact is compiled under.",
-)
-@click.option("--cuda-arch", default=None, help="CUDA architecture (default sm_90: H100/H200).")
-@click.option("--kernels", type=click.Choice(KERNEL_CHOICES), default="auto", show_default=True, help=KERNELS_HELP)
-@click.option(
-    "--mel",
-    type=click.Choice(MEL_CHOICES),
-    default=None,
-    help=MEL_HELP + " With device, the timed calls take 16 kHz samples and include the log-mel.",
-)
-@click.option(
-    "--frames",
-    "frame_buckets",
-    type=click.IntRange(1, MAX_CLIP_FRAMES),
-    multiple=True,
-    help="Frame buckets (default 2997 = 30 s).",
-)
+@workdir_option("Where the random checkpoint is written when --checkpoint is not given.")
+@target_option()
+@contract_option()
+@cuda_arch_option()
+@kernels_option()
+@mel_option(MEL_HELP + " With device, the timed calls take 16 kHz samples and include the log-mel.")
+@frames_option("Frame buckets (default 2997 = 30 s).")
 @click.option("--batch", "batches", type=click.IntRange(1, 256), multiple=True, help="Clips per call (default 1 8 32).")
 @click.option(
     "--warmup",
@@ -352,18 +290,8 @@ def diagnose(
     show_default=True,
     help="Timed calls per entry; the median is reported.",
 )
-@click.option(
-    "--artifact",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A .vmfb compiled elsewhere (its entries are what is benchmarked).",
-)
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where compiled artifacts are cached (default $GEMMA3N_IREE_CACHE or ~/.cache/gemma3n-iree).",
-)
+@artifact_option("--artifact", "A .vmfb compiled elsewhere (its entries are what is benchmarked).")
+@cache_dir_option()
 def bench(
     checkpoint: Path | None,
     workdir: Path,
@@ -380,10 +308,10 @@ def bench(
     cache_dir: Path | None,
 ) -> None:
     """Benchmark encode calls per (frames, batch) entry; prints JSON lines (a benchmark, not a test)."""
-    from ..diagnostics.bench import bench_entries, print_records
-    from .artifacts import ArtifactCache
-    from .encode import AudioEncoder
-    from .synthetic import write_random_checkpoint
+    from ...diagnostics.bench import bench_entries, print_records
+    from ..encoder.encode import AudioEncoder
+    from ..programs.artifacts import ArtifactCache
+    from ..synthetic import write_random_checkpoint
 
     if checkpoint is None:
         checkpoint = workdir / "random-e4b"
@@ -407,55 +335,30 @@ def bench(
 
 
 @main.command()
-@click.option(
-    "--checkpoint",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    required=True,
-    help="A Gemma 3n checkpoint directory (BF16, transformers or mlx-vlm names) with its tokenizer.json.",
-)
+@checkpoint_option("A Gemma 3n checkpoint directory (BF16, transformers or mlx-vlm names) with its tokenizer.json.")
 @click.option(
     "--prompt",
     default=None,
     help="The user's text. Place audio with <audio_soft_token> markers (one per "
     "AUDIO file, in order); without markers the audio comes first.",
 )
-@click.option(
-    "--prompt-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Read the prompt text from this file instead.",
-)
+@click.option("--prompt-file", type=EXISTING_FILE, default=None, help="Read the prompt text from this file instead.")
 @click.option(
     "--input-ids",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     default=None,
     help="Already expanded token ids (.npy, or whitespace-separated integers) instead of a prompt: one run "
     "of 188 <audio_soft_token> ids per clip; no tokenizer is needed.",
 )
 @click.option("--no-chat-template", is_flag=True, help="Use the prompt as is (no <bos>/turn markers added).")
-@click.option(
-    "--capacity",
-    "capacities",
-    type=click.IntRange(1),
-    multiple=True,
-    help="Context capacities to choose from (repeatable; the smallest that holds the prompt is used; "
-    "default 256 512 1024 2048 4096 8192).",
+@capacity_option(
+    "Context capacities to choose from (repeatable; the smallest that holds the prompt is used; "
+    "default 256 512 1024 2048 4096 8192)."
 )
-@click.option(
-    "--prefill-artifact",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A prefill .vmfb from `emit-gemma3n --stage prefill` (its entries define the capacities).",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.",
-)
+@artifact_option("--prefill-artifact", PREFILL_ARTIFACT_HELP)
+@output_option("The .npz to write: input_ids, inputs_embeds, per_layer_inputs, audio_rows.")
 @encoder_options
-@click.argument("audio", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("audio", nargs=-1, type=EXISTING_FILE)
 def prefill(
     checkpoint: Path,
     prompt: str | None,
@@ -478,11 +381,7 @@ def prefill(
     """
     import numpy as np
 
-    from ..emitters.compile import CompileError
-    from ..emitters.prefill import DEFAULT_CAPACITIES
-    from .artifacts import ArtifactCache
-    from .prefill import AudioPrefill
-    from .session import SessionError
+    from ..programs.artifacts import ArtifactCache
 
     given = [s for s in (prompt, prompt_file, input_ids) if s is not None]
     if len(given) > 1:
@@ -491,23 +390,9 @@ def prefill(
         prompt = prompt_file.read_text()
     max_seconds = options.get("max_seconds")
     started = time.perf_counter()
-    try:
-        cache = ArtifactCache(options.get("cache_dir"))
-        runner = AudioPrefill(
-            checkpoint,
-            target=options["target"],
-            contract=options["contract"],
-            capacities=capacities or DEFAULT_CAPACITIES,
-            cuda_arch=options.get("cuda_arch"),
-            cache=cache,
-            progress=say,
-            artifact=prefill_artifact,
-            encoder_options={
-                "frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
-                "clips_per_call": options.get("clips_per_call") or (1,),
-                "artifact": options.get("artifact"),
-                "mel": options.get("mel"),
-            },
+    with errors_as_messages():
+        runner = prefill_stage(
+            checkpoint, options, capacities, prefill_artifact, ArtifactCache(options.get("cache_dir"))
         )
         if input_ids is None:
             result = runner.prefill(prompt or "", audio, chat=not no_chat_template, max_seconds=max_seconds)
@@ -522,10 +407,6 @@ def prefill(
                 clips = runner.encoder.clips_from_files(audio, max_seconds)
                 features = runner.encoder.encode_clips(clips).audio_features
             result = runner.run(ids, features)
-    except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, PromptError, EncodeError, ...
-        raise click.ClickException(str(exc)) from None
-    except CompileError as exc:
-        raise click.ClickException(f"compilation failed\n{exc}") from None
     output.parent.mkdir(parents=True, exist_ok=True)
     result.save(output)
     say(
@@ -536,9 +417,9 @@ def prefill(
 
 
 def _register_commands() -> None:
-    """`gemma3n-iree transcribe` (runtime/transcribe_cli.py) on the compiled decoder program, and `gemma3n-iree
+    """`gemma3n-iree transcribe` (runtime/commands/transcribe_cli.py) on the compiled decoder program, and `gemma3n-iree
     serve` (serve/cli.py)."""
-    from ..serve.cli import serve
+    from ...serve.cli import serve
     from .transcribe_cli import compiled_decoder, make_transcribe_command
 
     main.add_command(make_transcribe_command(compiled_decoder))

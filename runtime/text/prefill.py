@@ -4,8 +4,8 @@
     result = prefill.prefill("Transcribe this audio.", ["talk.flac"])    # PrefillResult
     result.save("prefill.npz")
 
-Three steps: the audio files are encoded by the encoder stage (`runtime.encode.AudioEncoder`: 188 rows
-per 30 s clip), the prompt is expanded and tokenized (`runtime.tokens`), and the prefill stage
+Three steps: the audio files are encoded by the encoder stage (`runtime.encoder.encode.AudioEncoder`: 188 rows
+per 30 s clip), the prompt is expanded and tokenized (`runtime.text.tokens`), and the prefill stage
 (`emitters.prefill`) merges the audio rows into the token embeddings and computes the dense per-layer
 inputs.  The two large language-model tables never reach the device: `embed_tokens` (262400 x hidden)
 and `embed_tokens_per_layer` (262144 x layers*256; 4-4.7 GB in BF16) stay memory-mapped in the
@@ -24,11 +24,11 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..emitters import entries
-from ..emitters.compile import Target, parse_target
-from ..emitters.lowering import lowering_for
-from ..emitters.prefill import (
+from ...contracts.policy import DEFAULT_CONTRACT, get_contract
+from ...emitters import entries
+from ...emitters.compile import Target, parse_target
+from ...emitters.lowering import lowering_for
+from ...emitters.prefill import (
     DEFAULT_CAPACITIES,
     TEXT_PREFIX,
     PrefillModuleSpec,
@@ -36,14 +36,15 @@ from ..emitters.prefill import (
     resident_weight_specs,
     text_weight_specs,
 )
-from ..files import atomic_writer
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
-from ..model.checkpoint_config import CheckpointConfig
-from ..model.text_config import TextConfig
-from .artifacts import ArtifactCache, BuiltArtifact, program_identity
-from .checkpoint import CheckpointSchemaError, TensorInfo, find_safetensors_files, read_safetensors_header
-from .session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
+from ...files import atomic_writer
+from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ...model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ...model.checkpoint_config import CheckpointConfig
+from ...model.text_config import TextConfig
+from ..checkpoint import CheckpointSchemaError
+from ..programs.artifacts import ArtifactCache, BuiltArtifact, program_identity
+from ..programs.session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
+from ..safetensors_files import TensorInfo, find_safetensors_files, read_safetensors_header
 from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
 
 Progress = Callable[[str], None]
@@ -241,7 +242,7 @@ class AudioPrefill:
         needed (capacity, clips) entry is compiled on first use and cached.  `encoder`: an
         `AudioEncoder` to reuse; otherwise one is built on first use with `encoder_options`
         (keyword arguments of `AudioEncoder`)."""
-        from .checkpoint import open_checkpoint
+        from ..checkpoint import open_checkpoint
 
         self.directory = Path(checkpoint)
         self.progress = progress or (lambda _msg: None)
@@ -286,7 +287,7 @@ class AudioPrefill:
     @property
     def encoder(self):
         if self._encoder is None:
-            from .encode import AudioEncoder
+            from ..encoder.encode import AudioEncoder
 
             options = {
                 "target": self.target,
@@ -300,7 +301,7 @@ class AudioPrefill:
         return self._encoder
 
     def expand(self, prompt: str, clips_per_file: Sequence[int], chat: bool = True) -> np.ndarray:
-        """The expanded, tokenized and validated prompt (see `runtime.tokens`)."""
+        """The expanded, tokenized and validated prompt (see `runtime.text.tokens`)."""
         return expand_prompt(self.tokenizer, self.text, prompt, clips_per_file, chat)
 
     def capacity_for(self, length: int, clips: int) -> int:

@@ -1,10 +1,10 @@
 """How clips waiting for the device are packed into calls: pure functions shared by the encode
-pipeline (`runtime/pipeline.py`), the serial `encode_clips` plan and the server's scheduler
+pipeline (`runtime/encoder/pipeline.py`), the serial `encode_clips` plan and the server's scheduler
 (`serve/scheduler.py`), which both ask `next_encode_call` for their next call; and which prefill merge the
 server runs next (`next_prefill_merge`).
 
 A clip's rows never depend on the other clips of its call or on the call's width (the artifact's
-contract, `runtime/encode.py`), so these functions decide speed only, never results.
+contract, `runtime/encoder/encode.py`), so these functions decide speed only, never results.
 """
 
 from __future__ import annotations

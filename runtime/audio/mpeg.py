@@ -10,7 +10,7 @@ estimate is wrong either way: too short (the rest of the recording is silently d
   resynchronises: junk between frames is skipped, ID3v1/APE/Lyrics tags at the end are not audio),
   giving the number of whole frames, a last frame cut off by a truncation, and the frame count the
   Xing/VBRI header declares, if any;
-* :func:`stream_extent` turns that into the container check of `runtime/containers.py` (a cut frame,
+* :func:`stream_extent` turns that into the container check of `runtime/audio/containers.py` (a cut frame,
   or fewer frames than Xing/VBRI declares, is a truncation; more frames than it declares is refused
   too, since libsndfile would stop at the declared count);
 * :func:`length_header` builds the Xing frame the encoder did not write (frame count only: no

@@ -1,7 +1,7 @@
 """Greedy generation over a decoder program: prompt rows in, tokens and text out, many sequences at once.
 
 The decoder is anything with the `DecoderBackend` interface: the compiled decoder program's session, or
-`runtime.emulated_decoder.EmulatedDecoder` (the numeric contract's emulation).  A backend owns a KV cache of
+`runtime.text.emulated_decoder.EmulatedDecoder` (the numeric contract's emulation).  A backend owns a KV cache of
 `slots` sequences of `capacity` positions and decode entries of batch widths `decode_widths`:
 
 * `prefill(slot, inputs_embeds [S, D], per_layer_inputs [S, L, P]) -> logits [V]` runs a prompt (the prefill
@@ -24,7 +24,7 @@ the largest logit (transformers' greedy); a sequence ends after emitting a stop 
 `generate` keeps it) or `max_new_tokens` tokens.  The engine reads selections, never logits, but for the
 first step's logits of a request with log probabilities (its stop probability): tokens, log probabilities
 and top log probabilities are the backend's.  Each token's newly final text comes with it
-(`runtime.detokenize.TextStream`), so callers stream text as it is generated.  `generate` is the one-sequence
+(`runtime.text.detokenize.TextStream`), so callers stream text as it is generated.  `generate` is the one-sequence
 form.  Nothing here depends on how the backend computes.
 """
 
@@ -39,8 +39,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..contracts.decoder_ops import TokenSelection
-from ..serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
+from ...contracts.decoder_ops import TokenSelection
+from ...serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
 from .detokenize import TextStream
 
 #: Why a sequence ended: a stop id was emitted / `max_new_tokens` were emitted / the caller cancelled / the

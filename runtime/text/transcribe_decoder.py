@@ -16,7 +16,7 @@ instruction, ~208 tokens) is prefilled into a slot, then it decodes at most `max
 `load_transcription_decoder` compiles that program through the artifact cache (content-addressed, written
 atomically, reused when the identity matches) or loads a prebuilt one (`--decoder-artifact`), checks it
 against the request (contract, slots, capacity, prompt bucket) and returns the `DecoderSession`, which is a
-`runtime.generate.DecoderBackend`.
+`runtime.text.generate.DecoderBackend`.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..contracts.policy import get_contract
-from ..emitters.compile import parse_target
-from ..emitters.decoder import DecoderModuleSpec
-from ..emitters.kernels import select_kernels
-from ..emitters.lowering import lowering_for
-from ..model.checkpoint_config import CheckpointConfig
-from .artifacts import ArtifactCache
+from ...contracts.policy import get_contract
+from ...emitters.compile import parse_target
+from ...emitters.decoder import DecoderModuleSpec
+from ...emitters.kernels import select_kernels
+from ...emitters.lowering import lowering_for
+from ...model.checkpoint_config import CheckpointConfig
+from ..programs.artifacts import ArtifactCache
 from .decoder import DecoderSession, build_decoder_artifact
 from .emulated_decoder import text_layout
 from .generate import GenerationError

@@ -7,7 +7,7 @@ The CLI (`encode`, `prefill`, via :func:`load_audio`) and the server (`serve/sch
 :func:`decode_audio`, so the same bytes give the same samples -- or the same error -- either way.
 Steps, each with an :class:`AudioError` that names the input and says what is wrong:
 
-1. the container is recognised from its leading bytes (`runtime/containers.py`); formats libsndfile
+1. the container is recognised from its leading bytes (`runtime/audio/containers.py`); formats libsndfile
    cannot decode at all (MP4/AAC, WebM, AMR, WMA) are refused by name;
 2. the container's declared length is read from its header and compared with the bytes present: a
    **truncated** input is an error saying how much is missing (declared vs present, and about how
@@ -15,7 +15,7 @@ Steps, each with an :class:`AudioError` that names the input and says what is wr
    streamed WAV/AU/CAF/FLAC) decode fully and say so in ``info.length_checked``;
 3. libsndfile decodes it (paths are opened by libsndfile itself; bytes and MPEG streams through a
    zero-copy reader over the buffer, so an upload is never copied).  MPEG audio without a Xing/VBRI
-   header gets one built from a walk of its frames (`runtime/mpeg.py`): libsndfile would otherwise stop
+   header gets one built from a walk of its frames (`runtime/audio/mpeg.py`): libsndfile would otherwise stop
    at an estimate of the length, dropping the end of variable-bitrate audio;
 4. the decode must deliver every frame the decoder itself announced (and, for FLAC, the STREAMINFO
    total), the sample rate must be at least :data:`MIN_SAMPLE_RATE` (a 1 Hz header would make a few

@@ -27,7 +27,7 @@ the CLI's `encode`; the server's front end uses the same pool, `serve/scheduler.
   queued.
 * **Overlap.**  Calls are queued on the session's program thread (`AudioSession.run_async`): while
   one runs, the next one's inputs are built and staged, and the workers keep decoding.  A partial
-  call runs only when nothing else can (the policy is `runtime/batching.py`).
+  call runs only when nothing else can (the policy is `runtime/encoder/batching.py`).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from . import frontend
+from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ..audio import frontend
+from ..audio.decode import AudioError
 from .batching import BucketQueue, Wait, next_encode_call
 from .clips import Clip, EncodeError, EncodeFailed, EncodeResult, InputFailure, choose_bucket
-from .decode import AudioError
 
 if TYPE_CHECKING:
     from .encode import AudioEncoder

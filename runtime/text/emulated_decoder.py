@@ -1,4 +1,4 @@
-"""The decoder interface (`runtime.generate.DecoderBackend`) on the numeric contract's executable emulation.
+"""The decoder interface (`runtime.text.generate.DecoderBackend`) on the numeric contract's executable emulation.
 
 `EmulatedDecoder` runs `contracts/decoder.py` (prefill and batched decode steps over a KV cache with slots)
 with a checkpoint's language-model weights: the reference a compiled decoder program is judged against, and
@@ -23,17 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contracts import decoder as DEC
-from ..contracts import decoder_ops as D
-from ..contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
-from ..contracts.kv_cache import KVCache, KVCacheLayout
-from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..emitters.prefill import TEXT_PREFIX
-from ..model.audio_config import ConfigError
-from ..model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
-from ..model.checkpoint_config import CheckpointConfig
-from ..model.decoder_weights import read_decoder_weights
-from .checkpoint import find_safetensors_files, read_safetensors_header
+from ...contracts import decoder as DEC
+from ...contracts import decoder_ops as D
+from ...contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
+from ...contracts.kv_cache import KVCache, KVCacheLayout
+from ...contracts.policy import DEFAULT_CONTRACT, get_contract
+from ...emitters.prefill import TEXT_PREFIX
+from ...model.audio_config import ConfigError
+from ...model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
+from ...model.checkpoint_config import CheckpointConfig
+from ...model.decoder_weights import read_decoder_weights
+from ..safetensors_files import find_safetensors_files, read_safetensors_header
 
 DEFAULT_DECODE_WIDTHS = (1, 2, 4, 8)
 #: The top-k a selection returns (a compiled program's default, emitters/decoder.py TOP_LOGPROBS).

@@ -2,7 +2,7 @@
 
 libsndfile decodes the samples a file holds and says nothing when its header declares more: a WAV,
 AIFF, AU, NIST ... file cut short decodes, without an error, to a shorter recording.  This module
-reads each container's own declaration of its length, so the decoder (`runtime/decode.py`) can refuse
+reads each container's own declaration of its length, so the decoder (`runtime/audio/decode.py`) can refuse
 such a file and say how much is missing.  Everything here is a pure function of the bytes (a
 ``bytes``/``bytearray`` upload or a read-only ``mmap`` of a file), never a decode.
 
@@ -13,7 +13,7 @@ is recognised (leading bytes) and how its declared extent is read.  Containers a
   ``ds64`` size), Sony Wave64, AIFF/AIFC and IFF 8SVX/16SV (``SSND``/``BODY`` chunk), CAF (``data``
   chunk), Sun AU, NIST SPHERE (``sample_count`` x channels x bytes), AVR, Akai MPC 2000, MATLAB 4/5
   (matrix sizes), Creative VOC (block sizes), Psion WVE, HTK and FastTracker XI;
-* **declared in frames**: MIDI SDS (the dump header), MPEG audio (``runtime/mpeg.py``: the Xing/VBRI
+* **declared in frames**: MIDI SDS (the dump header), MPEG audio (``runtime/audio/mpeg.py``: the Xing/VBRI
   frame count against the frames the stream holds) and FLAC (STREAMINFO's total samples, compared
   with the decoded frames: only decoding tells how many a cut FLAC stream holds);
 * **Ogg**: a stream is complete when its last page is whole and flagged end-of-stream;
@@ -347,7 +347,7 @@ def _is_htk(b: Buffer) -> bool:  # no magic: a 2-byte WAVEFORM (parameter kind 0
     return len(b) >= 12 and bytes(b[8:12]) == b"\x00\x02\x00\x00" and 0 < _u32(b, 4, "big") < 10**7
 
 
-MPEG = Container("MPEG audio (MP3)", _is_mpeg, _mpeg)  # the decoder also walks its frames (runtime/mpeg.py)
+MPEG = Container("MPEG audio (MP3)", _is_mpeg, _mpeg)  # the decoder also walks its frames (runtime/audio/mpeg.py)
 
 # Order matters only where signatures overlap: the magic-less HTK test comes last.
 CONTAINERS: tuple[Container, ...] = (

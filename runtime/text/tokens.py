@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
-from ..model.text_config import TextConfig
+from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP
+from ...model.text_config import TextConfig
 
 AUDIO_TOKEN = "<audio_soft_token>"
 BOA_TOKEN = "<start_of_audio>"

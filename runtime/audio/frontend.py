@@ -24,7 +24,7 @@ Where this module deliberately differs from calling the extractor on one clip:
   which is valid. That frame equals what the extractor computes for the same clip followed by
   silence. Empty audio (0 samples) raises :class:`AudioError`.
 
-Decoding (files and uploads alike) lives in `runtime/decode.py`: libsndfile through ``soundfile``,
+Decoding (files and uploads alike) lives in `runtime/audio/decode.py`: libsndfile through ``soundfile``,
 every container's declared length checked (a truncated file is an error, never a shorter recording),
 channels averaged, other rates resampled to 16 kHz with ``soxr``.  :func:`load_audio`,
 :func:`resample` and :class:`AudioError` are re-exported here for the callers of the front end.
@@ -78,7 +78,7 @@ WINDOW_SIZE = FRAME_LENGTH + 1  # 513: the unfold size (one extra sample for pre
 # The shortest padded length that yields one frame: ceil(513 / 128) * 128 = 640 samples.
 MIN_SAMPLES = -(-WINDOW_SIZE // PAD_MULTIPLE) * PAD_MULTIPLE
 # ~7.7 s of synthetic English speech (espeak-ng), 16 kHz mono PCM16, for demos; see tests/data/README.md.
-SAMPLE_SPEECH = Path(__file__).resolve().parent / "data" / "sample_speech.wav"
+SAMPLE_SPEECH = Path(__file__).resolve().parents[1] / "data" / "sample_speech.wav"
 
 
 # ---------------------------------------------------------------------------------------------- features

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..emitters.audio import AudioModuleSpec, emit_audio_module
-from ..emitters.compile import Target, compile_mlir, compiler_version
-from ..files import write_atomically
+from ...emitters.audio import AudioModuleSpec, emit_audio_module
+from ...emitters.compile import Target, compile_mlir, compiler_version
+from ...files import write_atomically
 
 MANIFEST_SCHEMA = "gemma3n-iree-artifact-v1"
 Progress = Callable[[str], None]

@@ -12,7 +12,7 @@ KV cache (mutable globals of the program, updated in place by every call: nothin
 host). A decode call gathers its tokens' `embed_tokens` and `embed_tokens_per_layer` rows on the host from the
 checkpoint's memory maps (the per-layer table never reaches the device) and computes their RoPE tables
 (`contracts/decoder_ops.rope_tables`, the contract's bits); inputs and results go through the page-locked
-staging buffers of `runtime/session.py`. A call is padded to the smallest compiled bucket that holds it: a
+staging buffers of `runtime/programs/session.py`. A call is padded to the smallest compiled bucket that holds it: a
 prompt with zero rows, a batch with rows that write the program's scratch slot, a batched prefill with prompts
 of no positions (`padding_slots`); their results are dropped.
 
@@ -36,25 +36,25 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from ..contracts import decoder as DEC
-from ..contracts import decoder_ops as D
-from ..contracts.decoder_policy import decoder_contract_identity
-from ..contracts.policy import NumericContract, get_contract
-from ..emitters.compile import Target
-from ..emitters.decoder import SELECTION_OUTPUTS, TOP_K_OUTPUTS, DecoderModuleSpec, emit_decoder_module
-from ..emitters.entries import (
+from ...contracts import decoder as DEC
+from ...contracts import decoder_ops as D
+from ...contracts.decoder_policy import decoder_contract_identity
+from ...contracts.policy import NumericContract, get_contract
+from ...emitters.compile import Target
+from ...emitters.decoder import SELECTION_OUTPUTS, TOP_K_OUTPUTS, DecoderModuleSpec, emit_decoder_module
+from ...emitters.entries import (
     DecoderCacheEntry,
     DecoderDecodeEntry,
     DecoderPrefillBatchEntry,
     DecoderPrefillEntry,
     DecoderTopKEntry,
 )
-from ..model.audio_weights import HF_LAYOUT, WeightLayout
-from ..model.checkpoint_config import CheckpointConfig
-from ..model.decoder_config import DecoderConfig
-from ..model.decoder_weights import read_decoder_weights
-from .artifacts import ArtifactCache, BuiltArtifact, program_identity
-from .session import LoadedProgram, SessionError
+from ...model.audio_weights import HF_LAYOUT, WeightLayout
+from ...model.checkpoint_config import CheckpointConfig
+from ...model.decoder_config import DecoderConfig
+from ...model.decoder_weights import read_decoder_weights
+from ..programs.artifacts import ArtifactCache, BuiltArtifact, program_identity
+from ..programs.session import LoadedProgram, SessionError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.float32
@@ -134,7 +134,7 @@ class DecoderSession(LoadedProgram):
     ) -> DecoderSession:
         """The program with the checkpoint's weights: every decoder tensor checked against the configuration
         first (one error listing each missing or mismatched tensor)."""
-        from .checkpoint import find_safetensors_files
+        from ..safetensors_files import find_safetensors_files
 
         checkpoint = Path(checkpoint)
         cfg = cfg or CheckpointConfig.read(checkpoint).decoder
@@ -152,7 +152,7 @@ class DecoderSession(LoadedProgram):
             )
         return contract
 
-    # ------------------------------------------------------------------ runtime.generate.DecoderBackend
+    # ------------------------------------------------------------------ runtime.text.generate.DecoderBackend
     @property
     def slots(self) -> int:
         return self.info.slots
@@ -389,7 +389,7 @@ class DecoderSession(LoadedProgram):
 
 def decoder_weight_schema(spec: DecoderModuleSpec) -> str:
     """The checkpoint tensors a program binds (names, shapes, BF16): part of its artifact identity."""
-    from ..model.decoder_weights import decoder_weight_specs
+    from ...model.decoder_weights import decoder_weight_specs
 
     specs = decoder_weight_specs(spec.cfg, spec.layout).values()
     return hashlib.sha256("".join(f"{s.key}:BF16:{list(s.shape)}\n" for s in specs).encode()).hexdigest()

@@ -1,8 +1,8 @@
 """`gemma3n-iree transcribe`: speech files in, their text out.
 
-The command is built around a decoder factory (`make_transcribe_command(factory)`): runtime/cli.py registers
-it with `compiled_decoder` (the compiled decoder program, `runtime/transcribe_decoder.py`); tests may build it
-with the contract's emulation (`runtime.emulated_decoder.EmulatedDecoder`).  There is deliberately no
+The command is built around a decoder factory (`make_transcribe_command(factory)`): runtime/commands/cli.py registers
+it with `compiled_decoder` (the compiled decoder program, `runtime/text/transcribe_decoder.py`); tests may build it
+with the contract's emulation (`runtime.text.emulated_decoder.EmulatedDecoder`).  There is deliberately no
 user-facing switch to the emulation.
 """
 
@@ -17,13 +17,22 @@ from pathlib import Path
 
 import click
 
-from ..emitters.kernels import KERNEL_CHOICES, KERNELS_HELP
-from ..model.audio_config import DEFAULT_FRAME_BUCKETS
-from .artifacts import ArtifactCache
-from .cli_options import encoder_options, say
-from .generate import DecoderBackend
+from ...emitters.kernels import KERNELS_HELP
+from ..programs.artifacts import ArtifactCache
+from ..text.generate import DecoderBackend
+from ..text.transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
+from .cli_options import (
+    EXISTING_FILE,
+    artifact_option,
+    capacity_option,
+    checkpoint_option,
+    encoder_options,
+    errors_as_messages,
+    kernels_option,
+    prefill_stage,
+    say,
+)
 from .terminal import ProgressLine
-from .transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,7 @@ DecoderFactory = Callable[[DecoderNeeds], DecoderBackend]
 
 def compiled_decoder(needs: DecoderNeeds) -> DecoderBackend:
     """The compiled decoder program for the needs (built through the artifact cache, or `needs.artifact`)."""
-    from .transcribe_decoder import load_transcription_decoder
+    from ..text.transcribe_decoder import load_transcription_decoder
 
     return load_transcription_decoder(
         needs.checkpoint,
@@ -106,12 +115,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
     """The `transcribe` command running its decoder from `decoder_factory`."""
 
     @click.command("transcribe")
-    @click.option(
-        "--checkpoint",
-        type=click.Path(exists=True, file_okay=False, path_type=Path),
-        required=True,
-        help="Checkpoint directory (config.json, safetensors, tokenizer.json).",
-    )
+    @checkpoint_option("Checkpoint directory (config.json, safetensors, tokenizer.json).")
     @click.option(
         "--prompt",
         default=DEFAULT_PROMPT,
@@ -140,35 +144,18 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         show_default=True,
         help="Windows decoded at once (the decoder's KV-cache slots).",
     )
-    @click.option(
-        "--capacity",
-        "capacities",
-        type=click.IntRange(1),
-        multiple=True,
-        help="Prefill context capacities to compile (repeatable; default: 256 ... 8192).",
+    @capacity_option("Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
+    @artifact_option(
+        "--prefill-artifact", "Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling."
     )
-    @click.option(
-        "--prefill-artifact",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        help="Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling.",
-    )
-    @click.option(
+    @artifact_option(
         "--decoder-artifact",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        help="Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
+        "Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
         "the windows; refused when its contract, prompt bucket or capacity do not fit.",
     )
-    @click.option(
-        "--kernels",
-        type=click.Choice(KERNEL_CHOICES),
-        default="auto",
-        show_default=True,
-        help="Decoder program kernels. " + KERNELS_HELP,
-    )
+    @kernels_option("Decoder program kernels. " + KERNELS_HELP)
     @encoder_options
-    @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
     def transcribe(
         checkpoint: Path,
         prompt: str,
@@ -189,31 +176,12 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         tokens).  The encoder, prefill and decoder programs are compiled for --target on first use and
         cached (or given with --artifact, --prefill-artifact, --decoder-artifact).  Progress goes to stderr.
         """
-        from ..emitters.compile import CompileError
-        from ..emitters.prefill import DEFAULT_CAPACITIES
-        from .prefill import AudioPrefill
-        from .session import SessionError
-        from .transcribe import Transcriber
+        from ..text.transcribe import Transcriber
 
         started = time.perf_counter()
-        try:
+        with errors_as_messages():
             cache = ArtifactCache(options.get("cache_dir"))
-            prefill = AudioPrefill(
-                checkpoint,
-                target=options["target"],
-                contract=options["contract"],
-                progress=say,
-                capacities=capacities or DEFAULT_CAPACITIES,
-                cuda_arch=options.get("cuda_arch"),
-                cache=cache,
-                artifact=prefill_artifact,
-                encoder_options={
-                    "frame_buckets": options.get("frame_buckets") or DEFAULT_FRAME_BUCKETS,
-                    "clips_per_call": options.get("clips_per_call") or (1,),
-                    "artifact": options.get("artifact"),
-                    "mel": options.get("mel"),
-                },
-            )
+            prefill = prefill_stage(checkpoint, options, capacities, prefill_artifact, cache)
             needs = DecoderNeeds(
                 checkpoint,
                 options["target"],
@@ -239,10 +207,6 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
             finally:
                 if line is not None:
                     line.close()
-        except (ValueError, SessionError) as exc:  # ConfigError, CheckpointError, AudioError, PromptError, ...
-            raise click.ClickException(str(exc)) from None
-        except CompileError as exc:
-            raise click.ClickException(f"compilation failed\n{exc}") from None
         doc = run_json(run)
         if as_json:
             click.echo(json.dumps(doc, indent=1))

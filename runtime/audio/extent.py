@@ -1,5 +1,5 @@
 """What an audio container declares about its length, and the bytes it is read from: the vocabulary shared by the
-container table (`runtime/containers.py`) and the MPEG frame walk (`runtime/mpeg.py`)."""
+container table (`runtime/audio/containers.py`) and the MPEG frame walk (`runtime/audio/mpeg.py`)."""
 
 from __future__ import annotations
 

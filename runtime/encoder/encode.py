@@ -6,7 +6,7 @@ itself, its samples are kept), padded with zeros into the smallest frame bucket 
 run through the compiled artifact several clips per call.  A clip's rows therefore never depend on
 its neighbours or on the bucket it landed in.
 
-`AudioEncoder.encode_files` runs the inputs through the parallel host pipeline (`runtime/pipeline.py`:
+`AudioEncoder.encode_files` runs the inputs through the parallel host pipeline (`runtime/encoder/pipeline.py`:
 decoding and log-mel on a pool of worker threads, overlapped with the device calls); `encode_clips`
 is the serial reference path (prefill and tests use it).  An input that cannot be used fails alone:
 the others are still encoded, and :class:`EncodeFailed` names every failure and carries their result.
@@ -19,19 +19,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contracts.mel import resolve_mel
-from ..contracts.policy import DEFAULT_CONTRACT, get_contract
-from ..emitters.audio import AudioModuleSpec
-from ..emitters.compile import parse_target
-from ..emitters.kernels import select_kernels
-from ..emitters.lowering import lowering_for
-from ..model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
-from . import frontend
-from .artifacts import ArtifactCache
+from ...contracts.mel import resolve_mel
+from ...contracts.policy import DEFAULT_CONTRACT, get_contract
+from ...emitters.audio import AudioModuleSpec
+from ...emitters.compile import parse_target
+from ...emitters.kernels import select_kernels
+from ...emitters.lowering import lowering_for
+from ...model.audio_config import AUDIO_SOFT_TOKENS_PER_CLIP, DEFAULT_FRAME_BUCKETS
+from ..audio import frontend
+from ..programs.artifacts import ArtifactCache
+from ..programs.session import DEVICE_FOR_TARGET
+from .audio_session import AudioSession
 from .batching import call_width
 from .clips import Clip, EncodeError, EncodeResult, choose_bucket
 from .pipeline import PipelineProgress, encode_files
-from .session import DEVICE_FOR_TARGET, AudioSession
 
 Progress = Callable[[str], None]
 
@@ -79,7 +80,7 @@ class AudioEncoder:
         With `artifact`, a `.vmfb` compiled elsewhere (e.g. by `emit-gemma3n` on a build machine) is
         loaded instead and no compiler is needed; its entry points define the buckets.
         """
-        from .checkpoint import open_checkpoint
+        from ..checkpoint import open_checkpoint
 
         self.progress = progress or (lambda _msg: None)
         self.checkpoint = open_checkpoint(checkpoint)
@@ -195,7 +196,7 @@ class AudioEncoder:
         workers: int | None = None,
         on_progress: Callable[[PipelineProgress], None] | None = None,
     ) -> EncodeResult:
-        """Encode audio files through the parallel host pipeline (`runtime/pipeline.py`): decoding,
+        """Encode audio files through the parallel host pipeline (`runtime/encoder/pipeline.py`): decoding,
         resampling and the host log-mel on `workers` threads (default: this process's cores),
         overlapped with the device calls.  The result is bit for bit what the serial path
         (`encode_clips(clips_from_files(paths))`) gives, clips in input order.

@@ -1,6 +1,6 @@
 """What the encoder takes and gives, without the encoder: a clip (`Clip`), a run's rows (`EncodeResult`, written
 as `.npz`), an input that failed (`InputFailure`, `EncodeFailed`) and the frame bucket a clip runs in -- shared by
-the serial path (`runtime/encode.py`) and the parallel pipeline (`runtime/pipeline.py`)."""
+the serial path (`runtime/encoder/encode.py`) and the parallel pipeline (`runtime/encoder/pipeline.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_writer
+from ...files import atomic_writer
 from .npz_stream import npz_pieces
 
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from ..contracts.policy import DEFAULT_CONTRACT
-from ..model.checkpoint_config import CheckpointConfig
+from ...contracts.policy import DEFAULT_CONTRACT
+from ...model.checkpoint_config import CheckpointConfig
 from .generate import DecoderBackend, GenerationEngine, GenerationError, GenerationRequest, TokenEvent, stop_token_ids
 
 log = logging.getLogger("gemma3n_iree.transcribe")
@@ -261,8 +261,8 @@ class Transcriber:
         on_token: Callable[[Window, TokenEvent], None] | None = None,
         on_progress: Callable[[TranscribeProgress], None] | None = None,
     ) -> TranscriptionRun:
-        """Decode and transcribe audio files (every container `runtime/decode.py` reads)."""
-        from .frontend import load_audio
+        """Decode and transcribe audio files (every container `runtime/audio/decode.py` reads)."""
+        from ..audio.frontend import load_audio
 
         started = time.perf_counter()
         items = []
