@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda")
     args = parser.parse_args(argv)
 
-    from gemma3n_iree.runtime.decoder import DecoderSession
-    from gemma3n_iree.runtime.generate import host_selection
+    from gemma3n_iree.runtime.text.decoder import DecoderSession
+    from gemma3n_iree.runtime.text.generate import host_selection
 
     session = DecoderSession.from_checkpoint(args.artifact, args.checkpoint, device=args.device)
     cfg, info = session.cfg, session.info
