@@ -9,6 +9,8 @@ follow statistically, a draw that depends on (seed, counter) only.
   drawing from a wrong distribution (e.g. skipping the temperature, or the renormalization) fails.
 * The draw: `uniform` is in [0, 1) on the 2^-24 grid, spreads evenly, and a row's token does not depend on
   the other rows of the call.
+* The compiled sampler (`templates/token_sample.mlir.j2`, llvm-cpu) gives the contract's tokens bit for bit
+  (with IREE's exponential), over rows of different parameters and many draws.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gemma3n_iree.contracts import MLX_CUDA_V1
+from gemma3n_iree.contracts.decoder_ops import IREE_MATH
 from gemma3n_iree.contracts.sampling import (
     MAX_TOP_K,
     SamplingError,
@@ -30,6 +34,7 @@ from gemma3n_iree.contracts.sampling import (
 )
 
 F32 = np.float32
+ROWS, VOCAB = 64, 1000
 
 
 def _hf_kept(logits: np.ndarray, temperature: float, top_k: int, top_p: float) -> set[int]:
@@ -124,3 +129,31 @@ def test_parameters_outside_the_sampler_are_refused_by_name():
     ):
         with pytest.raises(SamplingError, match=message):
             SamplingParams(**bad)
+
+
+@pytest.fixture(scope="module")
+def compiled_sampler():
+    from conftest import compile_cpu, run_vmfb
+
+    from gemma3n_iree.emitters.probe import decoder_probe_module
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
+
+    module = decoder_probe_module(MLX_CUDA_V1, builtin_decoder_config("tiny"), lambda o: o.token_sample(ROWS, VOCAB))
+    vmfb = compile_cpu(module)
+    return lambda *args: run_vmfb(vmfb, *args)
+
+
+def test_the_compiled_sampler_is_the_contract_bit_for_bit(compiled_sampler):
+    rng = np.random.default_rng(13)
+    shared = (rng.standard_normal(VOCAB) * 2).astype(F32)
+    logits = np.where(np.arange(ROWS)[:, None] < ROWS // 2, shared, rng.standard_normal((ROWS, VOCAB)) * 3).astype(F32)
+    temperature = rng.choice([0.2, 0.7, 1.0, 1.8], ROWS).astype(F32)
+    top_k = rng.integers(1, MAX_TOP_K + 1, ROWS).astype(np.int32)
+    top_p = rng.choice([0.1, 0.8, 0.95, 1.0], ROWS).astype(F32)
+    seed = rng.integers(0, 2**32, ROWS, dtype=np.uint64).astype(np.uint32)
+    counter = rng.integers(0, 2**32, ROWS, dtype=np.uint64).astype(np.uint32)
+    counter[: ROWS // 2] = np.arange(ROWS // 2)  # many draws from the same logits: thresholds all over the mass
+    got = compiled_sampler(logits, temperature, top_k, top_p, seed.view(np.int32), counter.view(np.int32))
+    want = sample(logits, temperature, top_k, top_p, seed, counter, IREE_MATH)
+    np.testing.assert_array_equal(np.asarray(got).reshape(-1), want.token)
+    assert len(set(want.token[: ROWS // 2].tolist())) > 1  # the shared rows did not all draw one token
