@@ -14,18 +14,14 @@ from pathlib import Path
 
 import click
 
-from ...emitters.kernels import KERNELS_HELP
 from ...model.checkpoint_config import CheckpointConfig
 from ..programs.artifacts import ArtifactCache
 from ..text.generate import TokenEvent, stop_token_ids
 from .cli_options import (
     EXISTING_FILE,
-    artifact_option,
-    capacity_option,
     checkpoint_option,
-    encoder_options,
+    decoder_stage_options,
     errors_as_messages,
-    kernels_option,
     prefill_stage,
     say,
 )
@@ -60,17 +56,7 @@ def make_generate_command(decoder_factory: DecoderFactory) -> click.Command:
         help="Print one JSON document instead of streaming the text: the generated token ids, text, finish "
         "reason (stop or length), prompt tokens, clips per file and timings.",
     )
-    @capacity_option("Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
-    @artifact_option(
-        "--prefill-artifact", "Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling."
-    )
-    @artifact_option(
-        "--decoder-artifact",
-        "Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for the "
-        "prompt; refused when its contract, prompt bucket or capacity do not fit.",
-    )
-    @kernels_option("Decoder program kernels. " + KERNELS_HELP)
-    @encoder_options
+    @decoder_stage_options("the prompt")
     @click.argument("files", nargs=-1, type=EXISTING_FILE)
     def generate(
         checkpoint: Path,
