@@ -9,7 +9,10 @@
   %at = stablehlo.concatenate %at_row, %at_id, dim = 2 : (tensor<2x64x1xi32>, tensor<2x64x1xi32>) -> tensor<2x64x2xi32>
   %v = "stablehlo.gather"(%x, %at) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1>} : (!x, tensor<2x64x2xi32>) -> !c
   %temperature_b = stablehlo.broadcast_in_dim %temperature, dims = [0] : (tensor<2xf32>) -> !c
-  %z = stablehlo.divide %v, %temperature_b : !c
+  %z_a64 = stablehlo.convert %v : (tensor<2x64xf32>) -> tensor<2x64xf64>
+  %z_b64 = stablehlo.convert %temperature_b : (tensor<2x64xf32>) -> tensor<2x64xf64>
+  %z_64 = stablehlo.divide %z_a64, %z_b64 : tensor<2x64xf64>
+  %z = stablehlo.convert %z_64 : (tensor<2x64xf64>) -> tensor<2x64xf32>
   %z0_2d = "stablehlo.slice"(%z) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 2, 1>, strides = array<i64: 1, 1>} : (!c) -> tensor<2x1xf32>
   %z0 = stablehlo.reshape %z0_2d : (tensor<2x1xf32>) -> tensor<2xf32>
   %z0_b = stablehlo.broadcast_in_dim %z0, dims = [0] : (tensor<2xf32>) -> !c
@@ -284,7 +287,10 @@
   %total_2d = "stablehlo.slice"(%sum) {start_indices = array<i64: 0, 63>, limit_indices = array<i64: 2, 64>, strides = array<i64: 1, 1>} : (!c) -> tensor<2x1xf32>
   %total = stablehlo.reshape %total_2d : (tensor<2x1xf32>) -> tensor<2xf32>
   %total_b = stablehlo.broadcast_in_dim %total, dims = [0] : (tensor<2xf32>) -> !c
-  %p = stablehlo.divide %e, %total_b : !c
+  %p_a64 = stablehlo.convert %e : (tensor<2x64xf32>) -> tensor<2x64xf64>
+  %p_b64 = stablehlo.convert %total_b : (tensor<2x64xf32>) -> tensor<2x64xf64>
+  %p_64 = stablehlo.divide %p_a64, %p_b64 : tensor<2x64xf64>
+  %p = stablehlo.convert %p_64 : (tensor<2x64xf64>) -> tensor<2x64xf32>
   %p0_2d = "stablehlo.slice"(%p) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 2, 1>, strides = array<i64: 1, 1>} : (!c) -> tensor<2x1xf32>
   %p0 = stablehlo.reshape %p0_2d : (tensor<2x1xf32>) -> tensor<2xf32>
   %p1_2d = "stablehlo.slice"(%p) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 2, 2>, strides = array<i64: 1, 1>} : (!c) -> tensor<2x1xf32>
