@@ -10,6 +10,11 @@
   compiles it (cached) and returns a runner.
 * `--update-golden` (or env GEMMA3N_UPDATE_GOLDEN=1) makes the golden-snapshot tests rewrite
   `tests/golden/*.mlir` instead of comparing.
+* Every successful compile of the session (`emitters.compile.compile_mlir` / `compile_mlir_to`, whoever calls
+  them: these helpers, the artifact cache, the CLIs run in process) is kept in one on-disk cache shared by the
+  session's xdist workers (`SessionCompileCache`), keyed by everything the output depends on, so a module that
+  several tests, files or workers compile is compiled once per run.  It starts empty each run (it lives in the
+  run's temporary directory) and `compile-log.tsv` there lists every compile: key, hit or miss, seconds, test.
 
 Both are plain functions (importable by tests as fixtures of the same name) so the oracle tests in
 `tests/oracles/` and `tests/test_oracles.py`, which use none of this, are unaffected.
@@ -17,14 +22,122 @@ Both are plain functions (importable by tests as fixtures of the same name) so t
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+# ---------------------------------------------------------------------------------------------- session cache
+
+
+class SessionCompileCache:
+    """The session's compiled outputs on disk, shared by its workers: `<key>.out` per distinct compile.
+
+    The key hashes everything `emitters.compile._compile`'s output depends on: the compiler build, the MLIR text
+    as given, the target (its cache key: the host CPU's fingerprint for cpu="host") and every flag, the source
+    name and the phase.  Only successful compiles are kept (a failure is compiled, and reported, each time), and
+    none whose flags write files on the side (`--iree-hal-dump-*`): a test reads those files.  A compile holds an
+    exclusive lock on its key, so a second worker wanting the same module waits for the first and reads its
+    result; outputs are published with `write_atomically`, so a reader never sees a partial file.
+    """
+
+    def __init__(self, root: Path, compile_fn: Callable[..., bytes]) -> None:
+        self.root = root
+        self.compile_fn = compile_fn
+        self.enabled = True  # off while a test marked `uncached_compiles` runs (pytest_runtest_protocol below)
+        root.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def cacheable(flags: Sequence[str]) -> bool:
+        return not any("dump" in flag for flag in flags)
+
+    def key(self, mlir_text: str, target: Any, extra_flags: Sequence[str], source_name: str, phase: str | None):
+        from gemma3n_iree.emitters.compile import compiler_version
+
+        head = json.dumps(
+            [compiler_version(), target.cache_key(), list(target.flags()), list(extra_flags), source_name, phase]
+        )
+        return hashlib.sha256(f"{head}\n{mlir_text}".encode()).hexdigest()
+
+    def __call__(
+        self, mlir_text: str, target: Any, extra_flags: Sequence[str], source_name: str, phase: str | None
+    ) -> bytes:
+        from gemma3n_iree.emitters.targets import Target
+
+        if not self.enabled or isinstance(extra_flags, str) or not isinstance(target, Target):
+            return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+        if not self.cacheable(extra_flags):
+            return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+        key = self.key(mlir_text, target, extra_flags, source_name, phase)
+        path = self.root / f"{key}.out"
+        start = time.perf_counter()
+        with open(self.root / f"{key}.lock", "a+") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                if path.exists():
+                    out, how = path.read_bytes(), "hit"
+                else:
+                    out, how = self.compile_fn(mlir_text, target, extra_flags, source_name, phase), "miss"
+                    from gemma3n_iree.files import write_atomically
+
+                    write_atomically(path, out)
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        self.log(key, how, time.perf_counter() - start, len(mlir_text), target, phase)
+        return out
+
+    def log(self, key: str, how: str, seconds: float, size: int, target: Any, phase: str | None) -> None:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "-").rsplit(" (", 1)[0]
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        line = f"{key[:16]}\t{how}\t{seconds:.2f}\t{size}\t{target}\t{phase or 'vmfb'}\t{worker}\t{test}\n"
+        fd = os.open(self.root / "compile-log.tsv", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())  # one short O_APPEND write: lines of concurrent workers never interleave
+        finally:
+            os.close(fd)
+
+
+def _session_cache_root(config: pytest.Config) -> Path:
+    """This run's directory, shared by its xdist workers: the parent of a worker's basetemp is the run's basetemp
+    (a fresh `pytest-N` each run), without xdist the run's basetemp itself."""
+    basetemp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    run = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+    return run / "compile-cache"
+
+
+@pytest.hookimpl(trylast=True)  # after the tmpdir plugin's, which sets up the basetemp
+def pytest_configure(config: pytest.Config) -> None:
+    from gemma3n_iree.emitters import compile as compile_module
+
+    if isinstance(compile_module._compile, SessionCompileCache):
+        return
+    compile_module._compile = SessionCompileCache(_session_cache_root(config), compile_module._compile)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Tests of the compiler wrapper itself (`pytest.mark.uncached_compiles`, e.g. many compiles in one process)
+    run every compile they ask for, fixtures included."""
+    from gemma3n_iree.emitters import compile as compile_module
+
+    cache = compile_module._compile
+    off = isinstance(cache, SessionCompileCache) and item.get_closest_marker("uncached_compiles") is not None
+    if off:
+        cache.enabled = False
+    try:
+        yield
+    finally:
+        if off:
+            cache.enabled = True
+
 
 # ---------------------------------------------------------------------------------------------- compile
 

@@ -32,6 +32,9 @@ CPU = ic.parse_target("llvm-cpu")
 SM80 = ic.parse_target("cuda", "sm_80")
 SM90 = ic.parse_target("cuda", "sm_90")
 
+#: This file tests the compile wrapper itself: every compile here runs the compiler (tests/conftest.py).
+pytestmark = pytest.mark.uncached_compiles
+
 
 def _ptx_targets(vmfb: bytes) -> set[str]:
     return {m.decode() for m in re.findall(rb"\.target\s+(sm_\w+)", vmfb)}
