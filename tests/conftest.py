@@ -14,8 +14,8 @@
   them: these helpers, the artifact cache, the CLIs run in process) is kept in one on-disk cache shared by the
   session's xdist workers (`SessionCompileCache`), keyed by everything the output depends on, so a module that
   several tests, files or workers compile is compiled once per run.  It starts empty each run (it lives in the
-  run's temporary directory) and `compile-log.tsv` there lists every compile: key, hit or miss, start, seconds,
-  text size, target, phase, worker, test; `test-seconds.tsv` lists every test's setup, call and teardown time.
+  run's temporary directory) and `compile-log.tsv` there lists every compile: key, hit, miss or uncached,
+  start, seconds, text size, target, phase, worker, test; `test-seconds.tsv` lists every test phase's seconds.
 * Scheduling (`pytest -n auto --dist loadfile`, the README's command): the files known to take minutes go to
   the workers first, longest first (`HEAVY_FILES`), so no long file starts last and runs alone at the end; and
   the tests marked `real_size` (over 10 GiB each) never run at the same time on two workers (a lock in the
@@ -80,7 +80,10 @@ class SessionCompileCache:
         if not self.enabled or isinstance(extra_flags, str) or not isinstance(target, Target):
             return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
         if not self.cacheable(extra_flags):
-            return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+            start, began = time.perf_counter(), time.time()
+            out = self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+            self.log("-" * 16, "uncached", began, time.perf_counter() - start, len(mlir_text), target, phase)
+            return out
         key = self.key(mlir_text, target, extra_flags, source_name, phase)
         path = self.root / f"{key}.out"
         start, began = time.perf_counter(), time.time()
