@@ -19,6 +19,7 @@ from ..contracts.emulation import BF16_MIN
 from ..kernels import DECODE_ATTENTION_SM90, Launch
 from ..model.decoder_config import DecoderConfig
 from .decoder_norms import DecoderNormOps, bf16_tensor, carrier
+from .decoder_sampling import SamplingOps
 from .kernels import LinkedKernels
 from .render import Func
 from .render import tensor_type as tensor
@@ -86,7 +87,7 @@ def attention_launches(
     return AttentionLaunches(scores, values, softmax)
 
 
-class DecoderOpEmitter(DecoderNormOps):
+class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
 
     # ------------------------------------------------------------------ AltUp

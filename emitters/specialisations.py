@@ -491,3 +491,13 @@ class TokenSelect(Specialisation):
             raise ValueError(
                 f"a selection's column indices go through F32 exactly up to {INDEX_BOUND}, got {self.vocab}"
             )
+
+
+@dataclass(frozen=True)
+class TokenSample(Specialisation):
+    """A sampled token of [rows, vocab] F32 logits (`contracts/sampling.sample`) from its `top_k` best candidates."""
+
+    family: ClassVar[str] = "token_sample"
+    rows: int = token(Int("R"))
+    vocab: int = token(Int("V"))
+    top_k: int = token(Int("k"))

@@ -289,11 +289,18 @@ def bench_server(args: argparse.Namespace) -> None:
                     raise RuntimeError(f"HTTP {response.status}: {body}")
             return time.perf_counter() - t, int(body["usage"]["output_tokens"])
 
+    async def decoder_counts(session: aiohttp.ClientSession) -> dict[str, int]:
+        async with session.get(f"{args.url}/metrics") as response:
+            report = (await response.json())["transcription"]
+        keys = ("decode_steps", "decode_rows", "prefill_steps", "prefill_rows", "prefill_stage_calls")
+        return {k: int(report[k]) for k in keys}
+
     async def level(concurrency: int) -> dict:
         total = max(args.requests, concurrency)
         timeout = aiohttp.ClientTimeout(total=args.timeout)
         async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
             await one(session)  # warm-up
+            before = await decoder_counts(session)
             queue = list(range(total))
             results: list[tuple[float, int]] = []
 
@@ -305,6 +312,8 @@ def bench_server(args: argparse.Namespace) -> None:
             t = time.perf_counter()
             await asyncio.gather(*(client() for _ in range(concurrency)))
             wall = time.perf_counter() - t
+            after = await decoder_counts(session)
+        calls = {k: after[k] - before[k] for k in after}
         latencies = sorted(r[0] for r in results)
         tokens = sum(r[1] for r in results)
 
@@ -322,6 +331,16 @@ def bench_server(args: argparse.Namespace) -> None:
             "output_tokens": tokens,
             "tokens_per_s": round(tokens / wall, 1),
             "latency_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": latencies[-1]},
+            # this level's decoder calls alone (the server's /metrics count from its start)
+            "decode_calls": calls["decode_steps"],
+            "mean_decode_width": round(calls["decode_rows"] / calls["decode_steps"], 2)
+            if calls["decode_steps"]
+            else None,
+            "prefill_calls": calls["prefill_steps"],
+            "mean_prefill_width": (
+                round(calls["prefill_rows"] / calls["prefill_steps"], 2) if calls["prefill_steps"] else None
+            ),
+            "prefill_stage_calls": calls["prefill_stage_calls"],
         }
 
     for concurrency in args.concurrency:

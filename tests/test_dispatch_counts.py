@@ -58,9 +58,11 @@ SM90 = parse_target("cuda", "sm_90")
 #: barrier before the token selection on cuda, `decoder_entry.mlir.j2`: two).
 EXPECTED = {
     "decoder_decode_c64_s4_x64_b1": {
-        "total": 472,
+        "total": 474,
         "layers": [52, 51, 51, 47, 47, 38, 36, 36, 36, 36],
-        "other": {"altup_init": 12, "embedding": 5, "entry": 1, "head": 15, "token_select": 9},
+        # token_select 11 (9 at batch 4, where IREE fuses them): the token's and the first non-finite column's
+        # F32 maxima are reductions of their own (an i32 minimum gave -1 on CUDA)
+        "other": {"altup_init": 12, "embedding": 5, "entry": 1, "head": 15, "token_select": 11},
         "extern": 132,
         "host_waits": 1,
     },

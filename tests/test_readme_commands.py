@@ -88,6 +88,10 @@ EXECUTED_BY: dict[str, str] = {
     # transcribe's text and --json output, on transformers' own tiny checkpoint (llvm-cpu, its cached programs)
     "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --target cuda talk.flac interview.mp3": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
     "gemma3n-iree transcribe --checkpoint ~/models/gemma-3n-E4B-it --max-new-tokens 32 --json talk.flac": "tests/test_transcribe.py::test_cli_prints_the_text_and_json",
+    # generate on transformers' own tiny checkpoint (1,024 positions): two files, ids equal to transformers-fp32's
+    'gemma3n-iree generate --checkpoint ~/models/gemma-3n-E4B-it --target cuda --prompt "Compare <audio_soft_token> '
+    'with <audio_soft_token>." talk.flac interview.mp3': "tests/test_generate_command.py::"
+    "test_two_files_in_one_prompt_one_over_30_s_give_transformers_fp32_ids",
     # Transcriber on load_transcription_decoder's program (the module's `case` fixture) .transcribe_files
     "from gemma3n_iree.runtime.text.transcribe import Transcriber": "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
     # the same form fields (file, model; stream=true) sent by aiohttp to the served tiny model, json and streamed

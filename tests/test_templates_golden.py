@@ -185,6 +185,7 @@ DECODER_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ("decoder_embedding", "decoder_embedding", _decoder(lambda o: o.decoder_embedding(2))),
     ("token_select", "token_select", _decoder(lambda o: o.token_select(2, vocab=300))),
     ("token_select_top_k", "token_select", _decoder(lambda o: o.token_select(2, 3, 300))),
+    ("token_sample", "token_sample", _decoder(lambda o: o.token_sample(2, vocab=300))),
     ("layer_prefill_sliding_own", "layer", _decoder(_layer("prefill", 0))),
     ("layer_prefill_full_own", "layer", _decoder(_layer("prefill", 4))),
     ("layer_prefill_shared", "layer", _decoder(_layer("prefill", 5))),

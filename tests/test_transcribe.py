@@ -644,4 +644,7 @@ def test_gpu_benchmark_runs_on_the_cpu_with_the_tiny_model(case, server, tmp_pat
     assert [r.get("clips") for r in theirs[1:]] == [1, 2] and all(r["tokens_per_s"] > 0 for r in theirs[1:])
     served = bench("server", "--url", url, "--model", "tiny", "--concurrency", "1", "3", "--requests", "3")
     assert [r["concurrency"] for r in served] == [1, 3] and all(r["output_tokens"] > 0 for r in served)
+    # each level's own decoder calls: the single client's never hold more than one sequence
+    assert served[0]["mean_decode_width"] == 1.0 and served[0]["decode_calls"] > 0
+    assert all(1.0 <= r["mean_decode_width"] <= 3 and r["prefill_calls"] >= 1 for r in served)
     assert subprocess.run(["bash", "-n", str(BENCH.parent / "gpu_transcribe.sh")]).returncode == 0

@@ -417,12 +417,14 @@ def prefill(
 
 
 def _register_commands() -> None:
-    """`gemma3n-iree transcribe` (runtime/commands/transcribe_cli.py) on the compiled decoder program, and `gemma3n-iree
-    serve` (serve/cli.py)."""
+    """`gemma3n-iree transcribe` (runtime/commands/transcribe_cli.py) and `generate` (generate_cli.py) on the compiled
+    decoder program, and `gemma3n-iree serve` (serve/cli.py)."""
     from ...serve.cli import serve
+    from .generate_cli import make_generate_command
     from .transcribe_cli import compiled_decoder, make_transcribe_command
 
     main.add_command(make_transcribe_command(compiled_decoder))
+    main.add_command(make_generate_command(compiled_decoder))
     main.add_command(serve)
 
 

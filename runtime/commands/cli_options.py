@@ -218,3 +218,24 @@ def pipeline_options(func: F) -> F:
             ),
         ]
     )(func)
+
+
+def decoder_stage_options(sized_for: str) -> Decorator:
+    """The options of the commands that run the prefill stage and a decoder program (transcribe, generate):
+    `--capacity`, `--prefill-artifact`, `--decoder-artifact` (a prebuilt one instead of one compiled `sized_for`
+    what the command decodes), `--kernels`, then `encoder_options`."""
+    return stacked(
+        [
+            capacity_option("Prefill context capacities to compile (repeatable; default: 256 ... 8192)."),
+            artifact_option(
+                "--prefill-artifact", "Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling."
+            ),
+            artifact_option(
+                "--decoder-artifact",
+                f"Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
+                f"{sized_for}; refused when its contract, prompt bucket or capacity do not fit.",
+            ),
+            kernels_option("Decoder program kernels. " + KERNELS_HELP),
+            encoder_options,
+        ]
+    )

@@ -17,18 +17,14 @@ from pathlib import Path
 
 import click
 
-from ...emitters.kernels import KERNELS_HELP
 from ..programs.artifacts import ArtifactCache
 from ..text.generate import DecoderBackend
 from ..text.transcribe import DEFAULT_MAX_NEW_TOKENS, DEFAULT_PROMPT, TranscriptionRun, transcribe_progress_line
 from .cli_options import (
     EXISTING_FILE,
-    artifact_option,
-    capacity_option,
     checkpoint_option,
-    encoder_options,
+    decoder_stage_options,
     errors_as_messages,
-    kernels_option,
     prefill_stage,
     say,
 )
@@ -144,17 +140,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         show_default=True,
         help="Windows decoded at once (the decoder's KV-cache slots).",
     )
-    @capacity_option("Prefill context capacities to compile (repeatable; default: 256 ... 8192).")
-    @artifact_option(
-        "--prefill-artifact", "Run this prefill .vmfb (emit-gemma3n --stage prefill) instead of compiling."
-    )
-    @artifact_option(
-        "--decoder-artifact",
-        "Run this decoder .vmfb (emit-gemma3n --stage decoder) instead of compiling one sized for "
-        "the windows; refused when its contract, prompt bucket or capacity do not fit.",
-    )
-    @kernels_option("Decoder program kernels. " + KERNELS_HELP)
-    @encoder_options
+    @decoder_stage_options("the windows")
     @click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
     def transcribe(
         checkpoint: Path,

@@ -300,9 +300,11 @@ class AudioPrefill:
             self._encoder = AudioEncoder(self.directory, **options)
         return self._encoder
 
-    def expand(self, prompt: str, clips_per_file: Sequence[int], chat: bool = True) -> np.ndarray:
+    def expand(
+        self, prompt: str, clips_per_file: Sequence[int], chat: bool = True, system: str | None = None
+    ) -> np.ndarray:
         """The expanded, tokenized and validated prompt (see `runtime.text.tokens`)."""
-        return expand_prompt(self.tokenizer, self.text, prompt, clips_per_file, chat)
+        return expand_prompt(self.tokenizer, self.text, prompt, clips_per_file, chat, system)
 
     def capacity_for(self, length: int, clips: int) -> int:
         if self._artifact is not None:

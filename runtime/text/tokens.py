@@ -90,8 +90,11 @@ def audio_block(clips: int) -> str:
     return one * clips
 
 
-def chat_prompt(prompt: str, audio_files: int, chat: bool = True) -> str:
-    """The prompt with one `<audio_soft_token>` marker per audio file, in Gemma 3n's chat format."""
+def chat_prompt(prompt: str, audio_files: int, chat: bool = True, system: str | None = None) -> str:
+    """The prompt with one `<audio_soft_token>` marker per audio file, in Gemma 3n's chat format.
+
+    `system`: Gemma 3n has no system turn; its chat template puts the system text, then a blank line, at the
+    start of the first user turn."""
     markers = prompt.count(AUDIO_TOKEN)
     if markers == 0:
         content = AUDIO_TOKEN * audio_files + prompt.strip()
@@ -102,6 +105,10 @@ def chat_prompt(prompt: str, audio_files: int, chat: bool = True) -> str:
             f"the prompt has {markers} {AUDIO_TOKEN} marker(s) but {audio_files} audio file(s) "
             f"were given: place one marker per audio file, or none (audio first)"
         )
+    if system is not None and system.strip():
+        if not chat:
+            raise PromptError("a system instruction needs the chat format")
+        content = f"{system.strip()}\n\n{content}"
     if not chat:
         return content
     return f"{BOS_TOKEN}{START_OF_TURN}user\n{content}{END_OF_TURN}\n{START_OF_TURN}model\n"
@@ -156,10 +163,15 @@ def tokenize(tokenizer, text: str) -> np.ndarray:
 
 
 def expand_prompt(
-    tokenizer, cfg: TextConfig, prompt: str, clips_per_file: Sequence[int], chat: bool = True
+    tokenizer,
+    cfg: TextConfig,
+    prompt: str,
+    clips_per_file: Sequence[int],
+    chat: bool = True,
+    system: str | None = None,
 ) -> np.ndarray:
-    """Prompt text + the clip count of each audio file -> validated token ids."""
-    text = expand_audio(chat_prompt(prompt, len(clips_per_file), chat), clips_per_file)
+    """Prompt text (and a system instruction) + the clip count of each audio file -> validated token ids."""
+    text = expand_audio(chat_prompt(prompt, len(clips_per_file), chat, system), clips_per_file)
     ids = tokenize(tokenizer, text)
     audio_row_map(ids, cfg, sum(clips_per_file))  # the tokenizer must keep every placeholder one token
     return ids

@@ -88,7 +88,7 @@ def transcription_buckets(
         raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     if prompt_tokens + max_new_tokens - 1 > positions:
         raise GenerationError(
-            f"a window's prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
+            f"a prompt of {prompt_tokens} tokens and {max_new_tokens} new tokens need "
             f"{prompt_tokens + max_new_tokens - 1} positions, more than the model's context of "
             f"{positions} (max_position_embeddings)"
         )

@@ -138,16 +138,27 @@ def features(samples: np.ndarray) -> dict[str, torch.Tensor]:
     return {"input_features": out["input_features"], "input_features_mask": out["input_features_mask"]}
 
 
-def _audio_inputs(model: Any, clip_samples: np.ndarray) -> dict[str, torch.Tensor]:
-    inputs = features(clip_samples)
+def _audio_inputs(model: Any, clip_samples: np.ndarray | Sequence[np.ndarray]) -> dict[str, torch.Tensor]:
+    """One clip's features, or several clips' (a list, each at most 30 s) padded to the longest with its mask:
+    the prompt's audio blocks take their rows in order."""
+    if isinstance(clip_samples, np.ndarray):
+        inputs = features(clip_samples)
+    else:
+        if any(len(c) > 480_000 for c in clip_samples):
+            raise ValueError("the feature extractor truncates clips past 30 s")
+        clips = [np.asarray(c, np.float32) for c in clip_samples]
+        inputs = Gemma3nAudioFeatureExtractor()(clips, sampling_rate=16000, return_tensors="pt", padding="longest")
     dtype = next(model.parameters()).dtype
     return {"input_features": inputs["input_features"].to(dtype), "input_features_mask": inputs["input_features_mask"]}
 
 
 @torch.no_grad()
-def generate_ids(model: Any, input_ids: Sequence[int], clip_samples: np.ndarray, max_new_tokens: int) -> list[int]:
-    """`generate(do_sample=False)` on a prompt with one audio clip: exactly `max_new_tokens` new ids (stop ids
-    switched off in the generation config, so a random model's EOS does not end the comparison early)."""
+def generate_ids(
+    model: Any, input_ids: Sequence[int], clip_samples: np.ndarray | Sequence[np.ndarray], max_new_tokens: int
+) -> list[int]:
+    """`generate(do_sample=False)` on a prompt with one audio clip (or a list of clips, in the prompt's order):
+    exactly `max_new_tokens` new ids (stop ids switched off in the generation config, so a random model's EOS
+    does not end the comparison early)."""
     config = model.generation_config
     saved = config.eos_token_id
     config.eos_token_id = None

@@ -1,0 +1,152 @@
+"""`gemma3n-iree generate`: a prompt about several audio files in, the answer out, against transformers.
+
+One checkpoint, written by transformers' own `save_pretrained` from the whole tiny Gemma 3n model with audio
+(tests/oracles/hf_audio_model.py), with a context of 1,024 positions so that prompts with several 30 s clips
+fit (188 audio tokens each). Our side is the registered command (encoder, prefill stage and a decoder
+program sized for the prompt, all compiled for llvm-cpu under f32-reference); transformers' side is its
+feature extractor and `Gemma3nForConditionalGeneration.generate(do_sample=False)` on the same prompt ids and
+the same clips. Exact id equality holds for the reason tests/test_transcribe.py gives (every stage within
+~1e-6 relative of transformers-fp32, far below a random model's top-2 gaps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from click.testing import CliRunner
+
+torch = pytest.importorskip("torch", reason="transformers parity needs torch (test-only dependency)")
+pytest.importorskip("transformers", reason="transformers parity needs transformers (test-only dependency)")
+
+from oracles import hf_audio_model as A  # noqa: E402
+from oracles.configs import TINY  # noqa: E402
+
+from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
+from gemma3n_iree.model.checkpoint_config import CheckpointConfig  # noqa: E402
+from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
+from gemma3n_iree.runtime.audio.frontend import load_audio, split_clips  # noqa: E402
+from gemma3n_iree.runtime.commands.cli import main  # noqa: E402
+from gemma3n_iree.runtime.text.tokens import (  # noqa: E402
+    AUDIO_TOKEN,
+    AudioMarkerError,
+    PromptError,
+    chat_prompt,
+    expand_prompt,
+    load_tokenizer,
+)
+
+CFG = dataclasses.replace(builtin_decoder_config("tiny"), max_position_embeddings=1024)
+SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
+NEW_TOKENS = 12
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    """transformers' model and its checkpoint, audio files (the bundled speech; the speech repeated to 30 s;
+    60 s of it reversed, which is two clips) and an artifact cache the commands share."""
+    model = A.make_model(TINY, CFG, seed=23)
+    directory = A.write_checkpoint(model, tmp_path_factory.mktemp("gemma3n-tiny-1k"))
+    audio = tmp_path_factory.mktemp("audio")
+    speech = load_audio(SPEECH)[0]
+    repeated = np.concatenate([np.concatenate([speech, np.zeros(3200, np.float32)])] * 20)
+    sf.write(audio / "half.wav", repeated[:480_000], 16000, subtype="FLOAT")
+    sf.write(audio / "minute.wav", repeated[:960_000][::-1].copy(), 16000, subtype="FLOAT")
+    return model, directory, SPEECH, audio / "half.wav", audio / "minute.wav", tmp_path_factory.mktemp("cache")
+
+
+def run(case, *args: str) -> tuple[int, str, str]:
+    directory, cache = case[1], case[-1]
+    result = CliRunner().invoke(
+        main,
+        [
+            "generate",
+            "--checkpoint",
+            str(directory),
+            "--target",
+            "llvm-cpu",
+            "--contract",
+            F32_REFERENCE.name,
+            "--cache-dir",
+            str(cache),
+            "--frames",
+            "2997",
+            *args,
+        ],
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def transformers_ids(case, prompt: str, files: list[Path], system: str | None = None) -> tuple[list[int], list[int]]:
+    """The prompt's ids (our prompt builder, with the checkpoint's tokenizer and each file's clip count) and
+    transformers' greedy continuation of them with every file's clips, in order."""
+    model, directory = case[0], case[1]
+    text = CheckpointConfig.read(directory).text
+    audio = [load_audio(f)[0] for f in files]
+    ids = expand_prompt(
+        load_tokenizer(directory, text), text, prompt, [len(split_clips(a)) for a in audio], True, system
+    )
+    clips = [c.samples for a in audio for c in split_clips(a)]
+    return [int(i) for i in ids], A.generate_ids(model, ids, clips, NEW_TOKENS)
+
+
+def test_two_files_in_one_prompt_one_over_30_s_give_transformers_fp32_ids(case):
+    """Three 30 s clips in one prompt: a 30 s file where the first marker stands and a 60 s file's two clips,
+    adjacent, where the second does. (Whole clips: with a 3.5 s clip among 30 s ones, the 11th of 12 ids
+    differed, transformers' own logits 0.008 apart there, which is not explained yet; each such clip alone
+    gives transformers' ids, tests/test_transcribe.py.)"""
+    _, _, _, half, minute, _ = case
+    prompt = f"Compare {AUDIO_TOKEN} with {AUDIO_TOKEN}."
+    ids, want = transformers_ids(case, prompt, [half, minute], system="Answer briefly.")
+    code, out, err = run(
+        case,
+        "--prompt",
+        prompt,
+        "--system",
+        "Answer briefly.",
+        "--max-new-tokens",
+        str(NEW_TOKENS),
+        "--json",
+        str(half),
+        str(minute),
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["clips_per_file"] == [1, 2] and doc["prompt_tokens"] == len(ids)
+    assert doc["token_ids"] == want and doc["finish_reason"] == "length"
+    assert set(doc["timings_s"]) == {"encode", "prefill", "first_token", "generate", "total"}
+
+
+def test_the_text_streams_to_stdout_and_equals_the_json_text(case):
+    speech = case[2]
+    code, out, err = run(case, "--prompt", "What is said?", "--max-new-tokens", "6", str(speech))
+    assert code == 0, err
+    code, doc, _ = run(case, "--prompt", "What is said?", "--max-new-tokens", "6", "--json", str(speech))
+    assert out == json.loads(doc)["text"] + "\n" and "token(s)" in err
+
+
+def test_refusals_name_the_problem(case):
+    _, _, speech, _, long, _ = case
+    code, _, err = run(case, "--prompt", f"{AUDIO_TOKEN} and {AUDIO_TOKEN}", str(speech))
+    assert code != 0 and "2 <audio_soft_token> marker(s) but 1 audio file(s)" in err
+    code, _, err = run(case, "--prompt", "Hi", "--max-seconds", "10", str(long))
+    assert code != 0 and "60.0 s of audio exceeds --max-seconds 10" in err
+    code, _, err = run(case, "--prompt", "Hi", "--capacity", "256", str(long))
+    assert code != 0 and "more than the largest context capacity" in err
+
+
+def test_a_system_instruction_opens_the_user_turn():
+    text = chat_prompt("Summarize.", 1, system="  Be brief. ")
+    assert (
+        text
+        == "<bos><start_of_turn>user\nBe brief.\n\n<audio_soft_token>Summarize.<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert chat_prompt("Summarize.", 1, system="") == chat_prompt("Summarize.", 1)
+    with pytest.raises(AudioMarkerError):
+        chat_prompt(f"{AUDIO_TOKEN}{AUDIO_TOKEN}", 1)
+    with pytest.raises(PromptError, match="needs the chat format"):
+        chat_prompt("x", 0, chat=False, system="s")
