@@ -14,7 +14,12 @@
   them: these helpers, the artifact cache, the CLIs run in process) is kept in one on-disk cache shared by the
   session's xdist workers (`SessionCompileCache`), keyed by everything the output depends on, so a module that
   several tests, files or workers compile is compiled once per run.  It starts empty each run (it lives in the
-  run's temporary directory) and `compile-log.tsv` there lists every compile: key, hit or miss, seconds, test.
+  run's temporary directory) and `compile-log.tsv` there lists every compile: key, hit, miss or uncached,
+  start, seconds, text size, target, phase, worker, test; `test-seconds.tsv` lists every test phase's seconds.
+* Scheduling (`pytest -n auto --dist loadfile`, the README's command): the files known to take minutes go to
+  the workers first, longest first (`HEAVY_FILES`), so no long file starts last and runs alone at the end; and
+  the tests marked `real_size` (over 10 GiB each) never run at the same time on two workers (a lock in the
+  run's directory), so two workers fit a 24 GiB machine.
 
 Both are plain functions (importable by tests as fixtures of the same name) so the oracle tests in
 `tests/oracles/` and `tests/test_oracles.py`, which use none of this, are unaffected.
@@ -75,10 +80,13 @@ class SessionCompileCache:
         if not self.enabled or isinstance(extra_flags, str) or not isinstance(target, Target):
             return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
         if not self.cacheable(extra_flags):
-            return self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+            start, began = time.perf_counter(), time.time()
+            out = self.compile_fn(mlir_text, target, extra_flags, source_name, phase)
+            self.log("-" * 16, "uncached", began, time.perf_counter() - start, len(mlir_text), target, phase)
+            return out
         key = self.key(mlir_text, target, extra_flags, source_name, phase)
         path = self.root / f"{key}.out"
-        start = time.perf_counter()
+        start, began = time.perf_counter(), time.time()
         with open(self.root / f"{key}.lock", "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             try:
@@ -91,35 +99,82 @@ class SessionCompileCache:
                     write_atomically(path, out)
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-        self.log(key, how, time.perf_counter() - start, len(mlir_text), target, phase)
+        self.log(key, how, began, time.perf_counter() - start, len(mlir_text), target, phase)
         return out
 
-    def log(self, key: str, how: str, seconds: float, size: int, target: Any, phase: str | None) -> None:
+    def log(self, key: str, how: str, began: float, seconds: float, size: int, target: Any, phase: str | None) -> None:
         test = os.environ.get("PYTEST_CURRENT_TEST", "-").rsplit(" (", 1)[0]
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        line = f"{key[:16]}\t{how}\t{seconds:.2f}\t{size}\t{target}\t{phase or 'vmfb'}\t{worker}\t{test}\n"
-        fd = os.open(self.root / "compile-log.tsv", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())  # one short O_APPEND write: lines of concurrent workers never interleave
-        finally:
-            os.close(fd)
+        fields = (key[:16], how, f"{began:.1f}", f"{seconds:.2f}", size, target, phase or "vmfb", _worker(), test)
+        _append_line(self.root / "compile-log.tsv", "\t".join(map(str, fields)))
 
 
-def _session_cache_root(config: pytest.Config) -> Path:
+def _worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def _append_line(path: Path, line: str) -> None:
+    """One short O_APPEND write: the lines of concurrent workers never interleave."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+_RUN_DIR: dict[str, Any] = {}
+
+
+def _run_dir(config: pytest.Config) -> Path:
     """This run's directory, shared by its xdist workers: the parent of a worker's basetemp is the run's basetemp
     (a fresh `pytest-N` each run), without xdist the run's basetemp itself."""
-    basetemp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
-    run = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
-    return run / "compile-cache"
+    if "path" not in _RUN_DIR:
+        basetemp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+        _RUN_DIR["path"] = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+    return _RUN_DIR["path"]
 
 
 @pytest.hookimpl(trylast=True)  # after the tmpdir plugin's, which sets up the basetemp
 def pytest_configure(config: pytest.Config) -> None:
     from gemma3n_iree.emitters import compile as compile_module
 
+    _RUN_DIR["controller"] = config.pluginmanager.has_plugin("dsession")  # type: ignore[assignment]
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # keep pytest_collection_modifyitems' order (HEAVY_FILES first)
     if isinstance(compile_module._compile, SessionCompileCache):
         return
-    compile_module._compile = SessionCompileCache(_session_cache_root(config), compile_module._compile)
+    compile_module._compile = SessionCompileCache(_run_dir(config) / "compile-cache", compile_module._compile)
+
+
+#: Files measured to take a minute or more on a 2-core CPU (seconds: setup + call + teardown of all their tests,
+#: compiles included, with the other worker busy; 2026-12-06), longest first.  They are handed to the workers
+#: first, in this order (greedy longest-first); every other file follows in collection order.
+HEAVY_FILES = {
+    "tests/test_transcribe.py": 450,
+    "tests/test_decoder_program.py": 300,
+    "tests/test_device_mel_encoder.py": 230,
+    "tests/test_encode.py": 200,
+    "tests/test_real_speech_parity.py": 170,
+    "tests/test_prefill.py": 170,
+    "tests/test_cli.py": 150,
+    "tests/test_server.py": 150,
+    "tests/test_end_to_end.py": 120,
+    "tests/test_device_mel_cli.py": 100,
+    "tests/test_readme_commands.py": 100,
+    "tests/test_diagnose.py": 100,
+    "tests/test_decode_attention_kernel.py": 90,
+    "tests/test_fma_free.py": 85,
+    "tests/test_decoder_conditioning.py": 65,
+    "tests/test_command_buffers.py": 60,
+}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The heavy files first, longest first (a stable sort: each file's tests keep their order).  xdist's
+    `loadfile` hands out files in this order (its own reordering, by number of tests, is turned off in
+    `pytest_configure`): a worker takes the next file when it is nearly done with its last one."""
+    order = {path: rank for rank, path in enumerate(HEAVY_FILES)}
+    items.sort(key=lambda item: order.get(item.nodeid.split("::", 1)[0], len(order)))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -130,6 +185,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 
     cache = compile_module._compile
     off = isinstance(cache, SessionCompileCache) and item.get_closest_marker("uncached_compiles") is not None
+    real_size = item.get_closest_marker("real_size") is not None
+    lock = open(_run_dir(item.config) / "real-size.lock", "a+") if real_size else None  # noqa: SIM115
+    if lock is not None:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released by close() below
     if off:
         cache.enabled = False
     try:
@@ -137,6 +196,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     finally:
         if off:
             cache.enabled = True
+        if lock is not None:
+            lock.close()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Every test phase's seconds in the run's `test-seconds.tsv` (worker side; the profile behind HEAVY_FILES)."""
+    run = _RUN_DIR.get("path")
+    if run is not None and not _RUN_DIR.get("controller"):  # xdist's controller only relays its workers' reports
+        _append_line(run / "test-seconds.tsv", f"{report.duration:.2f}\t{report.when}\t{_worker()}\t{report.nodeid}")
 
 
 # ---------------------------------------------------------------------------------------------- compile

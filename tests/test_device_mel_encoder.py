@@ -127,6 +127,7 @@ def test_f32_reference_against_float64(hf_modules, session, case):
             assert ours_err <= 1.5 * hf_err, name
 
 
+@pytest.mark.real_size
 def test_real_size_speech_with_the_device_mel():
     """The E4B shapes (random weights, seed 3, as tests/test_real_speech_parity.py) on speech_16k.wav: the
     same two criteria with the device mel (one of CI's few real-size tests, about a minute and a half)."""

@@ -61,7 +61,7 @@ def hf_outputs(encoder, embedder, mel: np.ndarray, dtype) -> dict[str, np.ndarra
     return {"encoded": encoded[0].float().numpy(), "soft_post_norm": soft[0].float().numpy()}
 
 
-@pytest.mark.parametrize("name", ["tiny", "e4b"])
+@pytest.mark.parametrize("name", ["tiny", pytest.param("e4b", marks=pytest.mark.real_size)])
 def test_real_speech_matches_transformers(name, speech_mel):
     cfg = builtin_config(name)
     weights = random_weights(cfg, seed=3)
