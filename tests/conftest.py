@@ -145,26 +145,30 @@ def pytest_configure(config: pytest.Config) -> None:
     compile_module._compile = SessionCompileCache(_run_dir(config) / "compile-cache", compile_module._compile)
 
 
-#: Files measured to take a minute or more on a 2-core CPU (seconds: setup + call + teardown of all their tests,
-#: compiles included, with the other worker busy; 2026-12-06), longest first.  They are handed to the workers
-#: first, in this order (greedy longest-first); every other file follows in collection order.
+#: Files measured to take 40 s or more on a 2-core CPU (seconds: setup + call + teardown of all their tests,
+#: compiles included, with the other worker busy; test-seconds.tsv of a full run, 2026-12-06), longest first.
+#: They are handed to the workers first, in this order (greedy longest-first); every other file follows in
+#: collection order.  A new file that takes minutes belongs here, or it may start last and run alone.
 HEAVY_FILES = {
-    "tests/test_transcribe.py": 450,
-    "tests/test_decoder_program.py": 300,
-    "tests/test_device_mel_encoder.py": 230,
-    "tests/test_encode.py": 200,
-    "tests/test_real_speech_parity.py": 170,
-    "tests/test_prefill.py": 170,
-    "tests/test_cli.py": 150,
-    "tests/test_server.py": 150,
-    "tests/test_end_to_end.py": 120,
-    "tests/test_device_mel_cli.py": 100,
-    "tests/test_readme_commands.py": 100,
-    "tests/test_diagnose.py": 100,
-    "tests/test_decode_attention_kernel.py": 90,
-    "tests/test_fma_free.py": 85,
-    "tests/test_decoder_conditioning.py": 65,
-    "tests/test_command_buffers.py": 60,
+    "tests/test_transcribe.py": 380,
+    "tests/test_decoder_program.py": 278,
+    "tests/test_device_mel_encoder.py": 221,
+    "tests/test_real_speech_parity.py": 142,
+    "tests/test_generate_command.py": 133,
+    "tests/test_encode.py": 129,
+    "tests/test_readme_commands.py": 107,
+    "tests/test_end_to_end.py": 104,
+    "tests/test_cli.py": 88,
+    "tests/test_decoder_conditioning.py": 87,
+    "tests/test_decode_attention_kernel.py": 76,
+    "tests/test_diagnose.py": 70,
+    "tests/test_fma_free.py": 60,
+    "tests/test_prefill.py": 56,
+    "tests/test_row_kernels.py": 52,
+    "tests/test_dispatch_counts.py": 50,
+    "tests/test_decoder_templates.py": 47,
+    "tests/test_device_mel_cli.py": 43,
+    "tests/test_command_buffers.py": 41,
 }
 
 
