@@ -239,3 +239,15 @@ def decoder_stage_options(sized_for: str) -> Decorator:
             encoder_options,
         ]
     )
+
+
+def max_new_tokens_option(default: int, per: str = "") -> Decorator:
+    """`--max-new-tokens` of the commands that generate text (`per`: what the limit counts, e.g. " per 30 s
+    window")."""
+    return click.option(
+        "--max-new-tokens",
+        type=click.IntRange(1),
+        default=default,
+        show_default=True,
+        help=f"Most tokens generated{per} (generation also stops at <end_of_turn> or <eos>).",
+    )

@@ -22,6 +22,7 @@ from .cli_options import (
     checkpoint_option,
     decoder_stage_options,
     errors_as_messages,
+    max_new_tokens_option,
     prefill_stage,
     say,
 )
@@ -42,13 +43,7 @@ def make_generate_command(decoder_factory: DecoderFactory) -> click.Command:
         "places each file's audio, in order; with none, the audio comes first.",
     )
     @click.option("--system", default=None, help="A system instruction (put before the prompt in the user turn).")
-    @click.option(
-        "--max-new-tokens",
-        type=click.IntRange(1),
-        default=DEFAULT_MAX_NEW_TOKENS,
-        show_default=True,
-        help="Most tokens generated (generation also stops at <end_of_turn> or <eos>).",
-    )
+    @max_new_tokens_option(DEFAULT_MAX_NEW_TOKENS)
     @click.option(
         "--json",
         "as_json",

@@ -25,6 +25,7 @@ from .cli_options import (
     checkpoint_option,
     decoder_stage_options,
     errors_as_messages,
+    max_new_tokens_option,
     prefill_stage,
     say,
 )
@@ -119,13 +120,7 @@ def make_transcribe_command(decoder_factory: DecoderFactory) -> click.Command:
         help="The instruction given with each 30 s window of audio (Gemma 3n's chat format; a "
         "<audio_soft_token> marker places the audio, otherwise it comes first).",
     )
-    @click.option(
-        "--max-new-tokens",
-        type=click.IntRange(1),
-        default=DEFAULT_MAX_NEW_TOKENS,
-        show_default=True,
-        help="Most tokens generated per 30 s window (generation also stops at <end_of_turn> or <eos>).",
-    )
+    @max_new_tokens_option(DEFAULT_MAX_NEW_TOKENS, " per 30 s window")
     @click.option(
         "--json",
         "as_json",
