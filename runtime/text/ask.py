@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .generate import LENGTH, DecoderBackend, GenerationRequest, TokenEvent, generate
-from .transcribe import SAMPLE_RATE
+from .transcribe import read_samples
 
 
 @dataclass(frozen=True)
@@ -54,15 +54,9 @@ def prepare(
 ) -> PreparedPrompt:
     """Decode `files` and expand the prompt around their clips, checked against the prefill stage's largest
     capacity; nothing is compiled here (the tokenizer is the only part of `prefill` it reads)."""
-    from ..audio.frontend import load_audio, split_clips
+    from ..audio.frontend import split_clips
 
-    samples = []
-    for path in files:
-        audio = load_audio(path)[0]
-        seconds = len(audio) / SAMPLE_RATE
-        if max_seconds is not None and seconds > max_seconds:
-            raise ValueError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
-        samples.append(audio)
+    samples = [read_samples(path, max_seconds) for path in files]
     per_file = tuple(len(split_clips(s)) for s in samples)
     ids = prefill.expand(prompt, per_file, True, system)
     prefill.capacity_for(len(ids), sum(per_file))  # ContextCapacityError names the length and the limit

@@ -222,6 +222,17 @@ def windows_of(duration_s: float, source: int) -> list[Window]:
     return [Window(source, k, k * WINDOW_SECONDS, min((k + 1) * WINDOW_SECONDS, duration_s)) for k in range(count)]
 
 
+def read_samples(path: str | Path, max_seconds: float | None = None) -> np.ndarray:
+    """A file's 16 kHz mono samples, refused (naming the file) when longer than `max_seconds`."""
+    from ..audio.frontend import load_audio
+
+    samples = load_audio(path)[0]
+    seconds = len(samples) / SAMPLE_RATE
+    if max_seconds is not None and seconds > max_seconds:
+        raise ValueError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
+    return samples
+
+
 class Transcriber:
     """A checkpoint's encoder and prefill stages (compiled for a target) in front of a decoder backend."""
 
@@ -262,16 +273,8 @@ class Transcriber:
         on_progress: Callable[[TranscribeProgress], None] | None = None,
     ) -> TranscriptionRun:
         """Decode and transcribe audio files (every container `runtime/audio/decode.py` reads)."""
-        from ..audio.frontend import load_audio
-
         started = time.perf_counter()
-        items = []
-        for path in paths:
-            samples, _rate = load_audio(path)
-            seconds = len(samples) / SAMPLE_RATE
-            if max_seconds is not None and seconds > max_seconds:
-                raise ValueError(f"{path}: {seconds:.1f} s of audio exceeds --max-seconds {max_seconds:g}")
-            items.append((str(path), samples))
+        items = [(str(path), read_samples(path, max_seconds)) for path in paths]
         run = self.transcribe_audio(
             items, prompt, max_new_tokens, logprobs=logprobs, on_token=on_token, on_progress=on_progress
         )
