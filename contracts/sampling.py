@@ -9,15 +9,18 @@ have (`decoder_ops.token_top_k`):
 2. temperature: `z = v / T` (F32, IEEE division: transformers' `scores / temperature`);
 3. top-k: candidates of rank < `top_k` stay (on a tie at the k-th logit transformers keeps every tied token;
    here the lower indices win, so exactly k stay);
-4. `e_j = exp(z_j - z_0)` on the ones that stay, 0 elsewhere; `p_j = e_j / S`, S their sum in rank order;
-5. top-p: the tail sums `t_j = p_j + p_(j+1) + ...`, added from the least likely up (transformers' cumulative
-   sum over its ascending sort); candidate j stays when `t_j > 1 - top_p` (transformers removes those with
-   `cumulative <= 1 - top_p`), the most likely always;
+4. `e_j = exp(z_j - z_0)` on the ones that stay, 0 elsewhere; `p_j = e_j / S`, S their sum (the last value of
+   their running sum);
+5. top-p: the tail sums `t_j = p_j + p_(j+1) + ...`, the running sum from the least likely up (transformers'
+   cumulative sum over its ascending sort); candidate j stays when `t_j > 1 - top_p` (transformers removes
+   those with `cumulative <= 1 - top_p`), the most likely always;
 6. the draw: `u` in [0, 1) from (seed, counter) (`uniform`: a counter-based hash, so a sequence's tokens
    depend on its seed and its positions only, never on what else is in the call); the token is the first
    candidate j whose running sum `w_0 + ... + w_j` of the kept `e` exceeds `u` times their total.
 
-Every step is row-wise F32 arithmetic in a fixed order, so the device and this emulation agree bit for bit
+Every running sum is the contract's pinned one-block prefix scan (`emulation.prefix_scan`, the 17-add schedule
+the encoder's cumulative norm uses): its order is fixed and, unlike 64 serial adds, it compiles into a few
+dispatches with few bindings. Every step is row-wise F32 arithmetic in a fixed order, so the device and this emulation agree bit for bit
 when they share the exponential (`decoder_ops.IREE_MATH` for IREE's). Greedy decoding is not a temperature of
 0: it stays `decoder_ops.token_select`.
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decoder_ops import CORRECTLY_ROUNDED, Transcendentals, token_top_k
+from .emulation import prefix_scan
 
 F32 = np.float32
 U32 = np.uint32
@@ -113,24 +117,14 @@ def sample(
         rank = np.arange(MAX_TOP_K)[None, :]
         in_top_k = rank < np.asarray(top_k)[:, None]
         e = np.where(in_top_k, fn.exp((z - z[:, :1]).astype(F32)), F32(0)).astype(F32)
-        total = np.zeros(rows, F32)
-        for j in range(MAX_TOP_K):
-            total = (total + e[:, j]).astype(F32)
+        total = prefix_scan(e)[:, -1]
         p = (e / total[:, None]).astype(F32)
-        tail = np.zeros((rows, MAX_TOP_K), F32)
-        running = np.zeros(rows, F32)
-        for j in reversed(range(MAX_TOP_K)):
-            running = (running + p[:, j]).astype(F32)
-            tail[:, j] = running
+        tail = prefix_scan(p[:, ::-1])[:, ::-1]
         floor = (F32(1) - np.asarray(top_p, F32)).astype(F32)
         kept = in_top_k & ((tail > floor[:, None]) | (rank == 0))
         w = np.where(kept, e, F32(0)).astype(F32)
-        running = np.zeros(rows, F32)
-        cumulative = np.zeros((rows, MAX_TOP_K), F32)
-        for j in range(MAX_TOP_K):
-            running = (running + w[:, j]).astype(F32)
-            cumulative[:, j] = running
-        threshold = (uniform(seed, counter) * running).astype(F32)
+        cumulative = prefix_scan(w)
+        threshold = (uniform(seed, counter) * cumulative[:, -1]).astype(F32)
         past = kept & (cumulative > threshold[:, None])
         # the first candidate past the threshold; the last kept one if rounding left none past it
         last_kept = MAX_TOP_K - 1 - np.argmax(kept[:, ::-1], axis=-1)

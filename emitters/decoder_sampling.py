@@ -11,7 +11,7 @@ from .specialisations import TokenSample
 
 
 class SamplingOps:
-    """`token_sample` for `DecoderOpEmitter`, which supplies `token_select`, `_add` and `_cfg`."""
+    """`token_sample` for `DecoderOpEmitter`, which supplies `token_select`, `prefix_scan`, `_add` and `_cfg`."""
 
     def token_sample(self, rows: int, vocab: int | None = None) -> Func:
         """One token per row of [rows, vocab] logits (default: the configuration's vocabulary), drawn with each
@@ -19,6 +19,7 @@ class SamplingOps:
         uint32 values)."""
         v = self._cfg.vocab_size if vocab is None else vocab  # type: ignore[attr-defined]
         candidates = self.token_select(rows, MAX_TOP_K, v)  # type: ignore[attr-defined]
+        scan = self.prefix_scan(rows, MAX_TOP_K)  # type: ignore[attr-defined]
         i32 = tensor([rows], "i32")
         func = Func(
             TokenSample(rows, v, MAX_TOP_K).symbol,
@@ -26,5 +27,10 @@ class SamplingOps:
             (i32,),
         )
         return self._add(  # type: ignore[attr-defined]
-            "token_sample.mlir.j2", func, calls=[candidates], rows=rows, vocab=v, k=MAX_TOP_K, candidates=candidates
+            "token_sample.mlir.j2", func, calls=[candidates, scan],
+            rows=rows,
+            vocab=v,
+            k=MAX_TOP_K,
+            candidates=candidates,
+            scan=scan,
         )

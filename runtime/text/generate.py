@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ...contracts.decoder_ops import TokenSelection
+from ...contracts.sampling import SamplingParams
 from ...serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
 from .detokenize import TextStream
 
@@ -222,7 +223,8 @@ def stop_token_ids(
 # ---------------------------------------------------------------------------------------------- requests, events
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One prompt to continue greedily: the prefill stage's two outputs for it, and when to stop."""
+    """One prompt to continue (greedily unless `sampling`): the prefill stage's two outputs for it, and when to
+    stop."""
 
     inputs_embeds: np.ndarray  # float32 [S, hidden]
     per_layer_inputs: np.ndarray  # float32 [S, layers, hidden_per_layer]
@@ -231,6 +233,8 @@ class GenerationRequest:
     logprobs: bool = False  # also report each token's log probability (a log-softmax over the vocabulary)
     #                         and the first step's probability of stopping
     top_logprobs: int = 0  # also report each step's most likely tokens and their log probabilities
+    #: draw each token with these (contracts/sampling.py, on the device; token i with counter i); None: greedy
+    sampling: SamplingParams | None = None
 
     @property
     def prompt_tokens(self) -> int:
