@@ -449,7 +449,8 @@ class TokenSelection:
     `first_nonfinite` is the first one's index (the vocabulary size when there is none); its other fields
     are meaningless.  `top_tokens` / `top_logprobs` (when asked): the k most likely tokens, by logit
     descending and index ascending among equal logits (`top_tokens[:, 0] == token`), and their
-    log-softmax; `logits`: the row's logits, when the caller asked for them too."""
+    log-softmax; `logits`: the row's logits, when the caller asked for them too; `sampled` /
+    `sampled_logprob`: the tokens drawn for the rows that sample (greedy rows' values are meaningless)."""
 
     token: np.ndarray  # int32 [R]
     logprob: np.ndarray  # float32 [R]
@@ -458,6 +459,8 @@ class TokenSelection:
     top_tokens: np.ndarray | None = None  # int32 [R, k]
     top_logprobs: np.ndarray | None = None  # float32 [R, k]
     logits: np.ndarray | None = None  # float32 [R, V]
+    sampled: np.ndarray | None = None  # int32 [R]: each sampling row's drawn token (contracts/sampling.py)
+    sampled_logprob: np.ndarray | None = None  # float32 [R]: its log-softmax (`sampling.sampled_logprob`)
 
     def __len__(self) -> int:
         return len(self.token)

@@ -86,15 +86,65 @@ def uniform(seed: np.ndarray, counter: np.ndarray) -> np.ndarray:
     return ((mixed >> U32(8)).astype(F32) * F32(2.0**-24)).astype(F32)
 
 
+@dataclass(frozen=True)
+class SampleRows:
+    """A call's sampling: row i draws with `params[i]` and counter `counters[i]` (its token's index in its
+    sequence), or is greedy where `params[i]` is None."""
+
+    params: tuple[SamplingParams | None, ...]
+    counters: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.params) != len(self.counters):
+            raise SamplingError(f"{len(self.params)} rows of parameters but {len(self.counters)} counters")
+        for c in self.counters:
+            if not 0 <= c < 2**32:
+                raise SamplingError(f"a counter must be a 32-bit unsigned integer, got {c}")
+
+    def arrays(self, width: int) -> tuple[np.ndarray, ...]:
+        """(temperature, top_k, top_p, seed, counter) [width] as the device's sample entries take them: greedy
+        and padding rows draw with top_k 1 (their token is the greedy one; the caller ignores it)."""
+        if len(self.params) > width:
+            raise SamplingError(f"{len(self.params)} rows do not fit a call of width {width}")
+        rows = [p or _GREEDY_ROW for p in self.params] + [_GREEDY_ROW] * (width - len(self.params))
+        counters = list(self.counters) + [0] * (width - len(self.counters))
+        return (
+            np.array([p.temperature for p in rows], F32),
+            np.array([p.top_k for p in rows], np.int32),
+            np.array([p.top_p for p in rows], F32),
+            np.array([p.seed for p in rows], U32).view(np.int32),
+            np.array(counters, U32).view(np.int32),
+        )
+
+    def draw(self, logits: np.ndarray, fn: Transcendentals = CORRECTLY_ROUNDED) -> Sampled:
+        """`sample` of logits [R, V] with these rows' parameters (greedy rows padded as `arrays` pads them)."""
+        temperature, top_k, top_p, seed, counter = self.arrays(len(logits))
+        return sample(logits, temperature, top_k, top_p, seed.view(U32), counter.view(U32), fn)
+
+
+_GREEDY_ROW = SamplingParams(1.0, 1, 1.0, 0)
+
+
 # ---------------------------------------------------------------------------------------------- the sampler
 @dataclass(frozen=True)
 class Sampled:
-    """Each row's token, the candidates it was drawn from (ids by rank) and which of them could be drawn."""
+    """Each row's token, the candidates it was drawn from (ids by rank) and which of them could be drawn, and
+    the raw logits of the token and of the most likely one (`sampled_logprob`'s inputs)."""
 
     token: np.ndarray  # int32 [R]
     candidates: np.ndarray  # int32 [R, MAX_TOP_K]
     kept: np.ndarray  # bool [R, MAX_TOP_K]
     weights: np.ndarray  # float32 [R, MAX_TOP_K]: e_j on the kept candidates, 0 elsewhere
+    logit: np.ndarray  # float32 [R]: the drawn token's logit
+    top_logit: np.ndarray  # float32 [R]: the largest logit
+
+
+def sampled_logprob(logit: np.ndarray, top_logit: np.ndarray, greedy_logprob: np.ndarray) -> np.ndarray:
+    """The drawn token's log-softmax in F32, from what the device returns: (x - m) - L, where the greedy
+    selection's log-probability is -L (`decoder_ops.token_select`: its token's x - m is 0). The model's
+    distribution, before temperature and truncation (what OpenAI's `logprobs` report)."""
+    gap = (np.asarray(logit, F32) - np.asarray(top_logit, F32)).astype(F32)
+    return (gap + np.asarray(greedy_logprob, F32)).astype(F32)
 
 
 def sample(
@@ -109,7 +159,6 @@ def sample(
     """Sample one token of each row of logits [R, V] (the module docstring's steps); per-row parameters [R].
     Rows with a non-finite logit give meaningless results (the selection's non-finite count reports them)."""
     x = np.asarray(logits, F32)
-    rows = x.shape[0]
     ids, _ = token_top_k(x, MAX_TOP_K, fn)
     v = np.take_along_axis(x, ids, axis=-1)
     with np.errstate(all="ignore"):
@@ -130,17 +179,11 @@ def sample(
         last_kept = MAX_TOP_K - 1 - np.argmax(kept[:, ::-1], axis=-1)
         chosen = np.where(past.any(axis=-1), np.argmax(past, axis=-1), last_kept)
     token = np.take_along_axis(ids, chosen[:, None], axis=-1)[:, 0].astype(np.int32)
-    return Sampled(token, ids, kept, w)
+    return Sampled(token, ids, kept, w, np.take_along_axis(v, chosen[:, None], axis=-1)[:, 0], v[:, 0])
 
 
-def sample_rows(logits: np.ndarray, params: list[SamplingParams], counters: list[int], fn=CORRECTLY_ROUNDED) -> Sampled:  # noqa: ANN001
+def sample_rows(
+    logits: np.ndarray, params: list[SamplingParams], counters: list[int], fn: Transcendentals = CORRECTLY_ROUNDED
+) -> Sampled:
     """`sample` with each row's `SamplingParams`."""
-    return sample(
-        logits,
-        np.array([p.temperature for p in params], F32),
-        np.array([p.top_k for p in params], np.int32),
-        np.array([p.top_p for p in params], F32),
-        np.array([p.seed for p in params], U32),
-        np.array(counters, U32),
-        fn,
-    )
+    return SampleRows(tuple(params), tuple(counters)).draw(logits, fn)

@@ -29,6 +29,10 @@ updates), so two per-layer caches of the same type silently became one buffer. E
 * `decoder_top_k_b{B}_k{k}`, one per decode batch B (and B = 1 for the prefill entries) when the program has a
   top-k (`top_k`, default 20: OpenAI's largest `top_logprobs`): the k most likely tokens of B rows of logits
   (a prefill or decode entry's logits result, passed back on the device);
+* `decoder_sample_b{B}`, one per call width when the program samples (`sampling`): a token drawn from each of
+  B rows of logits with each row's temperature, top-k, top-p, seed and counter (`contracts/sampling.py`), with
+  its logit and the row's largest (its log-probability's inputs), run like the top-k entry on the logits
+  where they lie;
 * `decoder_cache_c{capacity}_s{slots}`: one slot's rows of every owning layer (tests, diagnostics).
 
 Prefill and decode entries return the logits and, computed from them on the device (`token_select`,
@@ -59,6 +63,7 @@ from .entries import (
     DecoderDecodeEntry,
     DecoderPrefillBatchEntry,
     DecoderPrefillEntry,
+    DecoderSampleEntry,
     DecoderTopKEntry,
     EntryPoint,
 )
@@ -76,6 +81,8 @@ TOP_LOGPROBS = 20
 #: What the prefill and decode entries return, in order (the reflection's `gemma3n.outputs`).
 SELECTION_OUTPUTS: tuple[str, ...] = ("logits", "token", "logprob", "nonfinite", "first_nonfinite")
 TOP_K_OUTPUTS: tuple[str, ...] = ("top_tokens", "top_logprobs")
+#: What the `decoder_sample` entries return, in order: the drawn token, its logit and the row's largest logit.
+SAMPLE_OUTPUTS: tuple[str, ...] = ("sampled", "sampled_logit", "top_logit")
 
 
 class DecoderBucketError(ValueError):
@@ -104,6 +111,8 @@ class DecoderModuleSpec:
     #: numbers of prompts (>= 2) a `decoder_prefill_batch` entry takes at once, per prompt bucket (none: one
     #: prompt per prefill call)
     prompt_batches: tuple[int, ...] = ()
+    #: `decoder_sample` entries (temperature, top-k, top-p and a seed on the device), one per call width
+    sampling: bool = False
 
     def __post_init__(self) -> None:
         if self.slots < 1 or self.capacity < 1:
@@ -175,12 +184,19 @@ class DecoderModuleSpec:
         ]
 
     @property
+    def call_widths(self) -> list[int]:
+        """The rows of logits a call can return: each decode batch and prompt batch (1 for the prefill entries)."""
+        return sorted(set(self.batches) | ({1} if self.prompts else set()) | set(self.prompt_batches))
+
+    @property
     def top_k_entries(self) -> list[DecoderTopKEntry]:
-        """One per decode batch, and per prompt batch (batch 1 for the prefill entries' one row)."""
-        if not self.top_k:
-            return []
-        widths = set(self.batches) | ({1} if self.prompts else set()) | set(self.prompt_batches)
-        return [DecoderTopKEntry(b, self.top_k) for b in sorted(widths)]
+        """One per call width, when the program has a top-k."""
+        return [DecoderTopKEntry(b, self.top_k) for b in self.call_widths] if self.top_k else []
+
+    @property
+    def sample_entries(self) -> list[DecoderSampleEntry]:
+        """One per call width, when the program samples."""
+        return [DecoderSampleEntry(b) for b in self.call_widths] if self.sampling else []
 
     @property
     def entry_points(self) -> list[EntryPoint]:
@@ -189,6 +205,7 @@ class DecoderModuleSpec:
             *self.prefill_batch_entries,
             *self.decode_entries,
             *self.top_k_entries,
+            *self.sample_entries,
             DecoderCacheEntry(self.capacity, self.slots),
         ]
 
@@ -213,6 +230,7 @@ class DecoderModuleSpec:
                 if self.prompt_batches
                 else []
             )
+            + (["sampling"] if self.sampling else [])
         )
 
     def digest(self) -> str:
@@ -482,7 +500,11 @@ class _ProgramEmitter:
             _Entry(entry, select=ops.token_select(entry.batch, entry.k), outputs=",".join(TOP_K_OUTPUTS))
             for entry in spec.top_k_entries
         ]
-        for e in prefills + prefill_batches + decodes + top_ks:
+        samples = [
+            _Entry(entry, select=ops.token_sample(entry.batch), outputs=",".join(SAMPLE_OUTPUTS))
+            for entry in spec.sample_entries
+        ]
+        for e in prefills + prefill_batches + decodes + top_ks + samples:
             calls += [layer.func for layer in e.layers]
             calls += [f for f in (e.init, e.head, e.embedding, e.select) if f is not None]
         cache_entry = _Entry(
@@ -508,6 +530,7 @@ class _ProgramEmitter:
             prefill_batches=prefill_batches,
             decodes=decodes,
             top_ks=top_ks,
+            samples=samples,
             cache_reads=[cache_entry],
             slots=spec.slots,
             d=cfg.hidden_size,

@@ -111,6 +111,16 @@ class DecoderTopKEntry(EntryPoint):
 
 
 @dataclass(frozen=True)
+class DecoderSampleEntry(EntryPoint):
+    """A token drawn for each of `batch` rows of logits (`contracts/sampling.py`, each row with its own
+    temperature, top-k, top-p, seed and counter): like the top-k entry, run on an entry's logits result while
+    it is still on the device."""
+
+    family: ClassVar[str] = "decoder_sample"
+    batch: int = token(Int("b"))
+
+
+@dataclass(frozen=True)
 class DecoderCacheEntry(EntryPoint):
     """Reads one slot's rows of every owning layer's keys and values (tests, diagnostics)."""
 

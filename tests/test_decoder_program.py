@@ -45,6 +45,7 @@ from gemma3n_iree.contracts.envelope import envelope_bf16
 from gemma3n_iree.contracts.kv_cache import KVCache, KVCacheLayout
 from gemma3n_iree.contracts.metrics import relative_l2
 from gemma3n_iree.contracts.policy import NumericContract
+from gemma3n_iree.contracts.sampling import SampleRows, SamplingParams, sampled_logprob
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.decoder import TOP_LOGPROBS, DecoderBucketError, DecoderModuleSpec, emit_decoder_module
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
@@ -70,7 +71,7 @@ CONTRACTS = [MLX_CUDA_V1, F32_REFERENCE]
 
 def spec(contract: NumericContract) -> DecoderModuleSpec:
     """The tests' programs (the f32-reference one, built by the CLI, also has a decode context of 32, and no
-    top-k entries: the mlx-cuda-v1 one's are the ones tested)."""
+    top-k or sampling entries: the mlx-cuda-v1 one's are the ones tested)."""
     contexts = (32, CAPACITY) if contract is F32_REFERENCE else ()
     top_k = 0 if contract is F32_REFERENCE else TOP_LOGPROBS
     prompt_batches = () if contract is F32_REFERENCE else (3,)
@@ -84,6 +85,7 @@ def spec(contract: NumericContract) -> DecoderModuleSpec:
         contexts=contexts,
         top_k=top_k,
         prompt_batches=prompt_batches,
+        sampling=contract is not F32_REFERENCE,
     )
 
 
@@ -611,3 +613,83 @@ def test_the_engine_on_the_program_selects_on_the_device(session, weights):
         order = np.lexsort((np.arange(CFG.vocab_size), -row.astype(np.float64)))[:5]
         assert [t for t, _ in result.top_logprobs[step]] == order.tolist()
     assert result.first_stop_probability == probability_of(logits[0], sorted(stops))
+
+
+# ---------------------------------------------------------------------------------------------- sampling
+def assert_device_draws(selection: D.TokenSelection, sample: SampleRows) -> None:
+    """A call's drawn tokens, read back with the logits they were drawn from: the contract's sampler (IREE's exp)
+    on those logits, token and log-probability bit for bit, for the rows that sample."""
+    want = sample.draw(selection.logits, D.IREE_MATH)
+    rows = [i for i, p in enumerate(sample.params) if p is not None]
+    assert selection.sampled is not None and selection.sampled_logprob is not None
+    np.testing.assert_array_equal(selection.sampled[rows], want.token[rows])
+    logprob = sampled_logprob(want.logit, want.top_logit, selection.logprob)
+    np.testing.assert_array_equal(selection.sampled_logprob[rows].view(np.uint32), logprob[rows].view(np.uint32))
+
+
+def test_the_device_draws_are_the_contracts_on_the_entrys_own_logits(session, weights):
+    """Sampled tokens of a prefill (the batch-1 sample entry on the [V] logits as they lie on the device), a
+    batched prefill of 3 and decode steps of 1 to 4 rows (greedy rows among them), with the top 20 alongside:
+    each call's draws are the contract's on the logits read back with them."""
+    c = MLX_CUDA_V1
+    s = session(c)
+    hot = SamplingParams(1.3, 64, 1.0, seed=11)
+    prompts = {0: PROMPT, 1: [2, 9, 8, 7, 6, 5, 4, 3], 2: PROMPT[:5], 3: CONTINUATION}
+    first = SampleRows((hot,), (0,))
+    selection = s.prefill_greedy(0, *DEC.text_inputs(c, CFG, weights, PROMPT), logits=True, sample=first)
+    assert_device_draws(selection, first)
+    inputs = [DEC.text_inputs(c, CFG, weights, prompts[slot]) for slot in (1, 2, 3)]
+    batch = SampleRows((SamplingParams(0.8, 40, 0.95, seed=3), None, hot), (0, 0, 0))
+    selection = s.prefill_batch_greedy(
+        [1, 2, 3], [e for e, _ in inputs], [t for _, t in inputs], logits=True, sample=batch, top_k=TOP_LOGPROBS
+    )
+    assert_device_draws(selection, batch)
+    drawn = 0
+    for width in (1, 2, 3, 4):
+        slots = [3, 1, 0, 2][:width]
+        params = tuple(
+            None if slot == 1 else SamplingParams(1.0 + slot / 4, 64 - slot, 1.0, seed=slot) for slot in slots
+        )
+        step = SampleRows(params, tuple(range(width)))
+        selection = s.decode_greedy(
+            slots, [len(prompts[t]) + width for t in slots], [5] * width, top_k=TOP_LOGPROBS, logits=True, sample=step
+        )
+        assert_device_draws(selection, step)
+        drawn += int((selection.sampled != selection.token)[[p is not None for p in params]].sum())
+    assert drawn  # some draws were not the greedy token
+
+
+def test_a_sampled_sequence_draws_the_same_tokens_whatever_the_batch(session, weights):
+    """The engine over the program: a sampled request alone, then submitted with a greedy one and a sampled one
+    of another seed (one decode call for all three): the same tokens; the greedy one's tokens are `greedy`'s; the
+    same seed again gives the same tokens, another seed others. A program without sampling entries refuses a
+    sampled request when it is submitted."""
+    from synthetic_text import build_test_tokenizer
+
+    from gemma3n_iree.runtime.text.generate import GenerationEngine, GenerationError, GenerationRequest
+
+    c, stops = MLX_CUDA_V1, frozenset()
+    inputs = DEC.text_inputs(c, CFG, weights, PROMPT)
+    other = DEC.text_inputs(c, CFG, weights, CONTINUATION)
+
+    def run(*requests: GenerationRequest) -> list[list[int]]:
+        engine = GenerationEngine(session(c), build_test_tokenizer())
+        seqs = [engine.submit(r) for r in requests]
+        list(engine.run())
+        return [engine.result(q).tokens for q in seqs]
+
+    hot = SamplingParams(1.5, 64, 0.95, seed=2024)
+    sampled = GenerationRequest(*inputs, 10, stops, logprobs=True, sampling=hot)
+    (alone,) = run(sampled)
+    together = run(
+        GenerationRequest(*other, 6, stops),
+        sampled,
+        GenerationRequest(*other, 12, stops, sampling=SamplingParams(0.7, 20, 0.9, seed=1)),
+    )
+    assert together[1] == alone and run(sampled) == [alone]
+    assert together[0] == greedy(session(c), 0, *other, 6, stop_ids=stops)[0]
+    (reseeded,) = run(GenerationRequest(*inputs, 10, stops, sampling=SamplingParams(1.5, 64, 0.95, seed=7)))
+    assert reseeded != alone and alone != greedy(session(c), 0, *inputs, 10, stop_ids=stops)[0]
+    engine = GenerationEngine(session(F32_REFERENCE), build_test_tokenizer())
+    with pytest.raises(GenerationError, match="greedily only"):
+        engine.submit(GenerationRequest(*inputs, 4, stops, sampling=hot))

@@ -26,10 +26,12 @@ from gemma3n_iree.contracts import MLX_CUDA_V1
 from gemma3n_iree.contracts.decoder_ops import IREE_MATH
 from gemma3n_iree.contracts.sampling import (
     MAX_TOP_K,
+    SampleRows,
     SamplingError,
     SamplingParams,
     sample,
     sample_rows,
+    sampled_logprob,
     uniform,
 )
 
@@ -162,5 +164,41 @@ def test_the_compiled_sampler_is_the_contract_bit_for_bit(compiled_sampler):
     counter[: ROWS // 2] = np.arange(ROWS // 2)  # many draws from the same logits: thresholds all over the mass
     got = compiled_sampler(logits, temperature, top_k, top_p, seed.view(np.int32), counter.view(np.int32))
     want = sample(logits, temperature, top_k, top_p, seed, counter, IREE_MATH)
-    np.testing.assert_array_equal(np.asarray(got).reshape(-1), want.token)
+    token, logit, top_logit = got
+    np.testing.assert_array_equal(token, want.token)
+    np.testing.assert_array_equal(logit.view(np.uint32), want.logit.view(np.uint32))
+    np.testing.assert_array_equal(top_logit.view(np.uint32), want.top_logit.view(np.uint32))
+    np.testing.assert_array_equal(np.take_along_axis(logits, want.token[:, None], axis=-1)[:, 0], want.logit)
     assert len(set(want.token[: ROWS // 2].tolist())) > 1  # the shared rows did not all draw one token
+
+
+def test_the_drawn_tokens_logprob_is_the_models_log_softmax():
+    """`sampled_logprob` from the greedy selection's -L and the two logits, against float64's log-softmax of
+    the drawn token: three F32 roundings (x - m, L, the sum) of values below 40 in magnitude, so within 1e-5."""
+    from gemma3n_iree.contracts.decoder_ops import token_select
+
+    rng = np.random.default_rng(21)
+    logits = (rng.standard_normal((ROWS, VOCAB)) * 4).astype(F32)
+    got = sample_rows(logits, [SamplingParams(1.5, MAX_TOP_K, 1.0, s) for s in range(ROWS)], list(range(ROWS)))
+    logprob = sampled_logprob(got.logit, got.top_logit, token_select(logits).logprob)
+    x = logits.astype(np.float64)
+    log_softmax = x - x.max(-1, keepdims=True) - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    want = np.take_along_axis(log_softmax, got.token[:, None], axis=-1)[:, 0]
+    assert (got.token != np.argmax(logits, -1)).any()  # some rows drew a token other than the greedy one
+    np.testing.assert_allclose(logprob, want, rtol=0, atol=1e-5)
+
+
+def test_sample_rows_arrays_pad_with_greedy_rows_and_keep_the_uint32_bits():
+    rows = SampleRows((SamplingParams(0.7, 5, 0.9, 2**32 - 1), None), (2**32 - 2, 3))
+    temperature, top_k, top_p, seed, counter = rows.arrays(4)
+    assert temperature.tolist() == [np.float32(0.7), 1.0, 1.0, 1.0] and top_k.tolist() == [5, 1, 1, 1]
+    assert seed.view(np.uint32).tolist() == [2**32 - 1, 0, 0, 0] and counter.view(np.uint32).tolist() == [
+        2**32 - 2,
+        3,
+        0,
+        0,
+    ]
+    with pytest.raises(SamplingError, match="width 1"):
+        rows.arrays(1)
+    with pytest.raises(SamplingError, match="counter"):
+        SampleRows((None,), (-1,))

@@ -149,6 +149,16 @@ def device_thread(device: str) -> ThreadPoolExecutor:
         return _DEVICE_THREADS[device]
 
 
+@dataclass(frozen=True)
+class Followup:
+    """An entry `invoke_chained` runs after another on that one's result, followed by host arguments `args`;
+    the results `outputs` names are copied back."""
+
+    entry: str
+    outputs: tuple[str, ...]
+    args: tuple[np.ndarray, ...] = ()
+
+
 class LoadedProgram:
     """A compiled artifact loaded in one IREE context with its parameters (the resident weights).
 
@@ -277,14 +287,14 @@ class LoadedProgram:
         name: str,
         outputs: Sequence[str],
         args: Sequence[np.ndarray],
-        then: str,
-        then_outputs: Sequence[str],
         passed: str,
+        followups: Sequence[Followup],
         shape: Sequence[int] | None = None,
     ) -> dict[str, np.ndarray]:
-        """Run entry `name` on `args`, then entry `then` on its result `passed` as that lies on the device (viewed
-        as `shape` when given: the same buffer); the named results of both, copied to the host. One job on the
-        program's thread: `passed` is copied to the host only when `outputs` names it too."""
+        """Run entry `name` on `args`, then each followup's entry on its result `passed` as that lies on the device
+        (viewed as `shape` when given: the same buffer) and the followup's own host arguments; the named results of
+        all, copied to the host. One job on the program's thread: `passed` is copied to the host only when
+        `outputs` names it too."""
 
         def run() -> dict[str, np.ndarray]:
             results = self._results(name, tuple(args))
@@ -295,7 +305,11 @@ class LoadedProgram:
                 fed = self._rt.DeviceArray(
                     self.device, self._rt.HalBufferView(view.get_buffer(), tuple(shape), view.element_type)
                 )
-            host.update(self._host(then, self._results(then, (fed,), upload=False), then_outputs))
+            for then in followups:
+                extra = self._staging.upload(then.entry, then.args) if then.args else []
+                host.update(
+                    self._host(then.entry, self._results(then.entry, (fed, *extra), upload=False), then.outputs)
+                )
             return host
 
         return self._on_thread(run)

@@ -20,7 +20,9 @@ What crosses back: `prefill` / `decode` copy the logits (F32 [B, V]: 67 MB a ste
 262400 tokens); `prefill_greedy` / `decode_greedy` copy only the entry's token selection, computed on the device
 from the same logits (`decoder_ops.TokenSelection`: each row's greedy token, its F32 log-probability and its
 non-finite count, 16 bytes a row), plus, when asked, the top k tokens and log-probabilities (the program's
-`decoder_top_k` entry run on the logits while they are still on the device: 8k bytes a row) and the logits.
+`decoder_top_k` entry run on the logits while they are still on the device: 8k bytes a row), tokens drawn by
+temperature, top-k, top-p and a seed (`sample=SampleRows(...)`: the program's `decoder_sample` entry, run the
+same way; 12 bytes a row) and the logits.
 
 Slots: each sequence has its own; a slot is reused by prefilling it again. The program decides what a query
 sees from positions alone (kv_cache.py), so rows a previous sequence left in a reused slot are never visible.
@@ -40,13 +42,21 @@ from ...contracts import decoder as DEC
 from ...contracts import decoder_ops as D
 from ...contracts.decoder_policy import decoder_contract_identity
 from ...contracts.policy import NumericContract, get_contract
+from ...contracts.sampling import SampleRows, sampled_logprob
 from ...emitters.compile import Target
-from ...emitters.decoder import SELECTION_OUTPUTS, TOP_K_OUTPUTS, DecoderModuleSpec, emit_decoder_module
+from ...emitters.decoder import (
+    SAMPLE_OUTPUTS,
+    SELECTION_OUTPUTS,
+    TOP_K_OUTPUTS,
+    DecoderModuleSpec,
+    emit_decoder_module,
+)
 from ...emitters.entries import (
     DecoderCacheEntry,
     DecoderDecodeEntry,
     DecoderPrefillBatchEntry,
     DecoderPrefillEntry,
+    DecoderSampleEntry,
     DecoderTopKEntry,
 )
 from ...model.audio_weights import HF_LAYOUT, WeightLayout
@@ -54,7 +64,7 @@ from ...model.checkpoint_config import CheckpointConfig
 from ...model.decoder_config import DecoderConfig
 from ...model.decoder_weights import read_decoder_weights
 from ..programs.artifacts import ArtifactCache, BuiltArtifact, program_identity
-from ..programs.session import LoadedProgram, SessionError
+from ..programs.session import Followup, LoadedProgram, SessionError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.float32
@@ -110,6 +120,7 @@ class DecoderSession(LoadedProgram):
             (e.context, e.batch): name for name, e in self.entry_points(DecoderDecodeEntry, required=False).items()
         }
         self.top_ks = {e.batch: (name, e.k) for name, e in self.entry_points(DecoderTopKEntry, required=False).items()}
+        self.samplers = {e.batch: name for name, e in self.entry_points(DecoderSampleEntry, required=False).items()}
         cache_entries = self.entry_points(DecoderCacheEntry)
         ((self._cache_entry, cache),) = cache_entries.items()
         self.info = DecoderLayoutInfo(
@@ -183,6 +194,11 @@ class DecoderSession(LoadedProgram):
     def top_k(self) -> int:
         return self.info.top_k
 
+    @property
+    def samples(self) -> bool:
+        """Whether the program draws sampled tokens (its `decoder_sample` entries)."""
+        return bool(self.samplers)
+
     # ------------------------------------------------------------------ inputs
     def rope_tables(self, positions: np.ndarray) -> list[np.ndarray]:
         """The RoPE inputs of `positions`: cos and sin of the sliding layers, then of the full layers."""
@@ -215,12 +231,19 @@ class DecoderSession(LoadedProgram):
         return self.invoke(name, ("logits",), *args)["logits"]
 
     def prefill_greedy(
-        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+        self,
+        slot: int,
+        inputs_embeds: np.ndarray,
+        per_layer_inputs: np.ndarray,
+        top_k: int = 0,
+        logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
         """`prefill`, returning the last position's token selection (one row) instead of its logits: its greedy
-        token and log-probability, the top `top_k` (<= the program's `top_k`) and, with `logits`, the logits."""
+        token and log-probability, the top `top_k` (<= the program's `top_k`), with `logits` the logits and with
+        `sample` a drawn token."""
         name, args = self._prefill_call(slot, inputs_embeds, per_layer_inputs)
-        return self._select(name, args, 1, 1, top_k, logits, flat_logits=True)
+        return self._select(name, args, 1, 1, top_k, logits, sample, flat_logits=True)
 
     def prefill_batch_greedy(
         self,
@@ -229,6 +252,7 @@ class DecoderSession(LoadedProgram):
         per_layer_inputs: Sequence[np.ndarray],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
         """Several prompts, prompt i into `slots[i]`, in one call of the narrowest batched prefill entry that holds
         them (one prompt: `prefill_greedy`): each prompt's last position's token selection, one row each, the
@@ -241,7 +265,7 @@ class DecoderSession(LoadedProgram):
                 f"{len(slots)}, {len(inputs_embeds)}, {len(per_layer_inputs)}"
             )
         if len(slots) == 1:
-            return self.prefill_greedy(slots[0], inputs_embeds[0], per_layer_inputs[0], top_k, logits)
+            return self.prefill_greedy(slots[0], inputs_embeds[0], per_layer_inputs[0], top_k, logits, sample)
         if len(set(slots)) != len(slots):
             raise SessionError(f"a batched prefill writes each slot once, got slots {slots}")
         prompts = [self._prompt(slot, e, t) for slot, e, t in zip(slots, inputs_embeds, per_layer_inputs)]
@@ -255,7 +279,7 @@ class DecoderSession(LoadedProgram):
         for i, (slot, e, t) in enumerate(prompts):
             embeds[i, : len(e)], pli[i, : len(e)], all_slots[i], lengths[i] = e, t, slot, len(e)
         args = [all_slots, lengths, embeds, pli, *self.rope_tables(np.arange(bucket))]
-        return self._select(self.prefill_batches[(bucket, width)], args, len(prompts), width, top_k, logits)
+        return self._select(self.prefill_batches[(bucket, width)], args, len(prompts), width, top_k, logits, sample)
 
     def _prompt(
         self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray
@@ -310,11 +334,13 @@ class DecoderSession(LoadedProgram):
         token_ids: Sequence[int],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
         """`decode`, returning each sequence's token selection (B rows) instead of its logits: greedy tokens and
-        log-probabilities, the top `top_k` (<= the program's `top_k`) and, with `logits`, the logits."""
+        log-probabilities, the top `top_k` (<= the program's `top_k`), with `logits` the logits and with
+        `sample` drawn tokens."""
         name, args, rows = self._decode_call(slots, positions, token_ids)
-        return self._select(name, args, rows, len(args[1]), top_k, logits)
+        return self._select(name, args, rows, len(args[1]), top_k, logits, sample)
 
     def _select(
         self,
@@ -324,11 +350,13 @@ class DecoderSession(LoadedProgram):
         batch: int,
         top_k: int,
         logits: bool,
+        sample: SampleRows | None,
         flat_logits: bool = False,
     ) -> D.TokenSelection:
         """Run a prefill or decode entry of `batch` rows (`rows` of them real) and copy back its selection outputs
-        (and its logits, with `logits`); with `top_k`, the top-k entry of the call's width then runs on the
-        entry's logits where they lie, on the device (a prefill's [V] logits viewed as [1, V])."""
+        (and its logits, with `logits`); with `top_k` the top-k entry of the call's width, with `sample` its sample
+        entry, then run on the entry's logits where they lie, on the device (a prefill's [V] logits viewed as
+        [1, V])."""
         outputs = SELECTION_OUTPUTS[1:] + (("logits",) if logits else ())
         if not 0 <= top_k <= self.info.top_k:
             raise SessionError(
@@ -336,10 +364,16 @@ class DecoderSession(LoadedProgram):
                 if self.info.top_k
                 else f"top_k {top_k}: the program was built without top-k entries"
             )
+        if sample is not None and not self.samples:
+            raise SessionError("this decoder program was built without sampling entries: it decodes greedily only")
+        followups = []
         if top_k:
-            then, _ = self.top_ks[batch]
+            followups.append(Followup(self.top_ks[batch][0], TOP_K_OUTPUTS))
+        if sample is not None:
+            followups.append(Followup(self.samplers[batch], SAMPLE_OUTPUTS, sample.arrays(batch)))
+        if followups:
             shape = (batch, self.cfg.vocab_size) if flat_logits else None
-            out = self.invoke_chained(name, outputs, args, then, TOP_K_OUTPUTS, "logits", shape)
+            out = self.invoke_chained(name, outputs, args, "logits", followups, shape)
         else:
             out = self.invoke(name, outputs, *args)
         selection = D.TokenSelection(
@@ -350,6 +384,8 @@ class DecoderSession(LoadedProgram):
             out.get("top_tokens"),
             out.get("top_logprobs"),
             out["logits"].reshape(batch, -1) if logits else None,
+            out.get("sampled"),
+            None if sample is None else sampled_logprob(out["sampled_logit"], out["top_logit"], out["logprob"]),
         )
         return selection.rows(rows).with_top_k(top_k)
 

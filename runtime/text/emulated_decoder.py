@@ -28,6 +28,7 @@ from ...contracts import decoder_ops as D
 from ...contracts.decoder_ops import CORRECTLY_ROUNDED, Transcendentals
 from ...contracts.kv_cache import KVCache, KVCacheLayout
 from ...contracts.policy import DEFAULT_CONTRACT, get_contract
+from ...contracts.sampling import SampleRows, sampled_logprob
 from ...emitters.prefill import TEXT_PREFIX
 from ...model.audio_config import ConfigError
 from ...model.audio_weights import HF_LAYOUT, MLX_LAYOUT, WeightLayout
@@ -79,6 +80,7 @@ class EmulatedDecoder:
         self.prompt_buckets: tuple[int, ...] = ()  # any prompt length that fits the cache
         self.fn = transcendentals
         self.top_k = int(top_k)
+        self.samples = True  # the contract's sampler (contracts/sampling.py) on the host
         self.cache = KVCache(KVCacheLayout.for_config(self.cfg, self.contract, self.slots, self.capacity))
 
     @property
@@ -105,9 +107,15 @@ class EmulatedDecoder:
         )
 
     def prefill_greedy(
-        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+        self,
+        slot: int,
+        inputs_embeds: np.ndarray,
+        per_layer_inputs: np.ndarray,
+        top_k: int = 0,
+        logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
-        return self._select(self.prefill(slot, inputs_embeds, per_layer_inputs)[None], top_k, logits)
+        return self._select(self.prefill(slot, inputs_embeds, per_layer_inputs)[None], top_k, logits, sample)
 
     def decode_greedy(
         self,
@@ -116,8 +124,9 @@ class EmulatedDecoder:
         token_ids: Sequence[int],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
-        return self._select(self.decode(slots, positions, token_ids), top_k, logits)
+        return self._select(self.decode(slots, positions, token_ids), top_k, logits, sample)
 
     def prefill_batch_greedy(
         self,
@@ -126,21 +135,31 @@ class EmulatedDecoder:
         per_layer_inputs: Sequence[np.ndarray],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> D.TokenSelection:
         if len(slots) > self.prefill_widths[-1]:
             raise ValueError(
                 f"a prefill call of {len(slots)} prompts is wider than the widest prefill entry ({self.prefill_widths[-1]})"
             )
         rows = [self.prefill(*args) for args in zip(slots, inputs_embeds, per_layer_inputs)]
-        return self._select(np.stack(rows), top_k, logits)
+        return self._select(np.stack(rows), top_k, logits, sample)
 
-    def _select(self, x: np.ndarray, top_k: int, logits: bool) -> D.TokenSelection:
+    def _select(self, x: np.ndarray, top_k: int, logits: bool, sample: SampleRows | None) -> D.TokenSelection:
         if not 0 <= top_k <= self.top_k:
             raise ValueError(f"top_k {top_k} is outside this decoder's top-k (k = {self.top_k})")
         selection = D.token_select(x, self.fn)
         top_tokens = top_logprobs = None
         if top_k:
             top_tokens, top_logprobs = D.token_top_k(x, top_k, self.fn)
+        sampled = sampled_lp = None
+        if sample is not None:
+            drawn = sample.draw(x, self.fn)
+            sampled, sampled_lp = drawn.token, sampled_logprob(drawn.logit, drawn.top_logit, selection.logprob)
         return dataclasses.replace(
-            selection, top_tokens=top_tokens, top_logprobs=top_logprobs, logits=x if logits else None
+            selection,
+            top_tokens=top_tokens,
+            top_logprobs=top_logprobs,
+            logits=x if logits else None,
+            sampled=sampled,
+            sampled_logprob=sampled_lp,
         )

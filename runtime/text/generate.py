@@ -1,4 +1,4 @@
-"""Greedy generation over a decoder program: prompt rows in, tokens and text out, many sequences at once.
+"""Generation over a decoder program: prompt rows in, tokens and text out, many sequences at once.
 
 The decoder is anything with the `DecoderBackend` interface: the compiled decoder program's session, or
 `runtime.text.emulated_decoder.EmulatedDecoder` (the numeric contract's emulation).  A backend owns a KV cache of
@@ -13,18 +13,21 @@ The decoder is anything with the `DecoderBackend` interface: the compiled decode
   each prompt's selection is the one it gets alone;
 * `prefill_greedy(...)` / `decode_greedy(...)` are the same calls returning the token selection instead
   (`decoder_ops.TokenSelection`: each row's greedy token, its log-probability and non-finite count, the top
-  `top_k <= backend.top_k` tokens and, when asked, the logits): a compiled program computes it on the device, so
-  only that crosses to the host. `SelectsOnHost` gives them to a backend that computes logits only.
+  `top_k <= backend.top_k` tokens, when asked the logits, and with `sample=SampleRows(...)` each sampling row's
+  drawn token, `contracts/sampling.py`): a compiled program computes it on the device, so only that crosses to
+  the host. `SelectsOnHost` gives them to a backend that computes logits only.
 
-`GenerationEngine` runs greedy sequences over one backend with continuous batching (`serve/batching.py`):
-sequences are submitted at any time, take a free slot, are prefilled (several at once where the backend has
-batched prefill entries), then advance one token per decode call together with whatever else is running, and
-free their slot when they end.  A token is the first index of
-the largest logit (transformers' greedy); a sequence ends after emitting a stop id (the token is kept, as
-`generate` keeps it) or `max_new_tokens` tokens.  The engine reads selections, never logits, but for the
-first step's logits of a request with log probabilities (its stop probability): tokens, log probabilities
-and top log probabilities are the backend's.  Each token's newly final text comes with it
-(`runtime.text.detokenize.TextStream`), so callers stream text as it is generated.  `generate` is the one-sequence
+`GenerationEngine` runs sequences (greedy, or sampled where a request has `sampling`) over one backend with
+continuous batching (`serve/batching.py`): sequences are submitted at any time, take a free slot, are prefilled
+(several at once where the backend has batched prefill entries), then advance one token per decode call
+together with whatever else is running, and free their slot when they end.  A greedy token is the first index
+of the largest logit (transformers' greedy); a sampled one is drawn with the request's parameters and counter =
+the token's index, so it depends on the seed and the sequence only, never on the call's other rows.  A sequence
+ends after emitting a stop id (the token is kept, as `generate` keeps it) or `max_new_tokens` tokens.  The
+engine reads selections, never logits, but for the first step's logits of a request with log probabilities (its
+stop probability): tokens, log probabilities and top log probabilities are the backend's.  Each token's newly
+final text comes with it (`runtime.text.detokenize.TextStream`), so callers stream text as it is generated.
+`generate` is the one-sequence
 form.  Nothing here depends on how the backend computes.
 """
 
@@ -40,7 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ...contracts.decoder_ops import TokenSelection
-from ...contracts.sampling import SamplingParams
+from ...contracts.sampling import SampleRows, SamplingParams
 from ...serve.batching import Admitted, DecodeCall, Running, Waiting, assign_slots, next_call
 from .detokenize import TextStream
 
@@ -61,13 +64,20 @@ class DecoderBackend(Protocol):
     top_k: int  # the most top tokens a selection returns
     prefill_widths: tuple[int, ...]  # how many prompts one prefill call takes (1 and the batched entries')
     prompt_buckets: tuple[int, ...]  # the prefill entries' lengths (empty: any length)
+    samples: bool  # whether its selections draw sampled tokens (`sample=`)
 
     def prefill(self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray) -> np.ndarray: ...
 
     def decode(self, slots: Sequence[int], positions: Sequence[int], token_ids: Sequence[int]) -> np.ndarray: ...
 
     def prefill_greedy(
-        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+        self,
+        slot: int,
+        inputs_embeds: np.ndarray,
+        per_layer_inputs: np.ndarray,
+        top_k: int = 0,
+        logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection: ...
 
     def decode_greedy(
@@ -77,6 +87,7 @@ class DecoderBackend(Protocol):
         token_ids: Sequence[int],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection: ...
 
     def prefill_batch_greedy(
@@ -86,6 +97,7 @@ class DecoderBackend(Protocol):
         per_layer_inputs: Sequence[np.ndarray],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection: ...
 
     def close(self) -> None: ...  # release what it holds on a device
@@ -105,23 +117,29 @@ def greedy_token(logits: np.ndarray) -> int:
     return int(np.argmax(logits))
 
 
-def selected_token(selection: TokenSelection, row: int) -> int:
-    """Row `row`'s greedy token; a row with non-finite logits is an error (the same one `greedy_token` raises),
-    and so is a negative id (a device selection gone wrong must not reach the tokenizer or a sequence's ids)."""
+def selected_token(selection: TokenSelection, row: int, sampled: bool = False) -> int:
+    """Row `row`'s greedy token (its drawn one with `sampled`); a row with non-finite logits is an error (the
+    same one `greedy_token` raises), and so is a negative id (a device selection gone wrong must not reach the
+    tokenizer or a sequence's ids)."""
     bad = int(selection.nonfinite[row])
     if bad:
         raise GenerationError(
             f"the decoder returned {bad} non-finite logit(s) (first at token {int(selection.first_nonfinite[row])})"
         )
-    token = int(selection.token[row])
+    if sampled and selection.sampled is None:
+        raise GenerationError(f"row {row} samples but the decoder's selection has no sampled tokens")
+    token = int((selection.sampled if sampled else selection.token)[row])  # type: ignore[index]
     if token < 0:
         raise GenerationError(f"the decoder's token selection returned id {token} for row {row}: not a token id")
     return token
 
 
-def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False) -> TokenSelection:
+def host_selection(
+    logits: np.ndarray, top_k: int = 0, keep_logits: bool = False, sample: SampleRows | None = None
+) -> TokenSelection:
     """The token selection of logits [R, V] on the host: `greedy_token`'s token (the first index of the largest
-    logit), `token_logprob`'s float64 log-softmax, the top k by logit descending and index ascending."""
+    logit), `token_logprob`'s float64 log-softmax, the top k by logit descending and index ascending, and with
+    `sample` the contract's draws (`contracts/sampling.py`) and their log-softmax."""
     x = np.asarray(logits)
     finite = np.isfinite(x)
     vocab = x.shape[-1]
@@ -135,6 +153,10 @@ def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False
     if top_k:
         top_tokens = np.stack([np.lexsort((np.arange(vocab), -row))[:top_k] for row in x64]).astype(np.int32)
         top_logprobs = np.take_along_axis(log_softmax, top_tokens, axis=-1)
+    sampled = sampled_logprob = None
+    if sample is not None:
+        sampled = sample.draw(x).token
+        sampled_logprob = np.take_along_axis(log_softmax, sampled[:, None], axis=-1)[:, 0]
     return TokenSelection(
         token,
         np.take_along_axis(log_softmax, token[:, None], axis=-1)[:, 0],
@@ -143,17 +165,20 @@ def host_selection(logits: np.ndarray, top_k: int = 0, keep_logits: bool = False
         top_tokens,
         top_logprobs,
         x if keep_logits else None,
+        sampled,
+        sampled_logprob,
     )
 
 
 class SelectsOnHost:
     """`prefill_greedy` and `decode_greedy` for a backend whose calls return logits: `host_selection` of them
-    (float64 log probabilities, as `token_logprob`). The logits have crossed to the host already. One prompt
-    per prefill call, of any length."""
+    (float64 log probabilities, as `token_logprob`; the contract's sampler). The logits have crossed to the host
+    already. One prompt per prefill call, of any length."""
 
     top_k: int = 20
     prefill_widths: tuple[int, ...] = (1,)
     prompt_buckets: tuple[int, ...] = ()
+    samples: bool = True
 
     def prefill_batch_greedy(
         self,
@@ -162,15 +187,22 @@ class SelectsOnHost:
         per_layer_inputs: Sequence[np.ndarray],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection:
         rows = [self.prefill(*args) for args in zip(slots, inputs_embeds, per_layer_inputs)]  # type: ignore[attr-defined]
-        return host_selection(np.stack(rows), top_k, logits)
+        return host_selection(np.stack(rows), top_k, logits, sample)
 
     def prefill_greedy(
-        self, slot: int, inputs_embeds: np.ndarray, per_layer_inputs: np.ndarray, top_k: int = 0, logits: bool = False
+        self,
+        slot: int,
+        inputs_embeds: np.ndarray,
+        per_layer_inputs: np.ndarray,
+        top_k: int = 0,
+        logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection:
         row = np.asarray(self.prefill(slot, inputs_embeds, per_layer_inputs))  # type: ignore[attr-defined]
-        return host_selection(row[None], top_k, logits)
+        return host_selection(row[None], top_k, logits, sample)
 
     def decode_greedy(
         self,
@@ -179,9 +211,10 @@ class SelectsOnHost:
         token_ids: Sequence[int],
         top_k: int = 0,
         logits: bool = False,
+        sample: SampleRows | None = None,
     ) -> TokenSelection:
         rows = np.asarray(self.decode(slots, positions, token_ids))  # type: ignore[attr-defined]
-        return host_selection(rows, top_k, logits)
+        return host_selection(rows, top_k, logits, sample)
 
 
 def token_logprob(logits: np.ndarray, token: int) -> float:
@@ -291,7 +324,7 @@ class _Sequence:
 
 # ---------------------------------------------------------------------------------------------- the engine
 class GenerationEngine:
-    """Greedy sequences over one decoder backend, continuously batched (module docstring).  Not thread-safe: one
+    """Sequences over one decoder backend, continuously batched (module docstring).  Not thread-safe: one
     thread submits, steps and cancels (a server's device thread)."""
 
     def __init__(
@@ -322,6 +355,11 @@ class GenerationEngine:
         if not 0 <= request.top_logprobs <= self.backend.top_k:
             raise GenerationError(
                 f"top_logprobs must be in [0, {self.backend.top_k}] for this decoder, got {request.top_logprobs}"
+            )
+        if request.sampling is not None and not getattr(self.backend, "samples", False):
+            raise GenerationError(
+                "this decoder program decodes greedily only (built without sampling entries); ask for greedy "
+                "decoding or use a program built with sampling"
             )
         if length > self.backend.max_prompt_tokens:
             raise GenerationError(
@@ -418,10 +456,11 @@ class GenerationEngine:
         requests = [s.request for s in members]
         top_k = max(r.top_logprobs for r in requests)
         logits = any(r.logprobs for r in requests)  # the first step's logits only for its stop probability
+        sample = _sample_rows(members)
         try:
             if len(members) == 1:
                 selection = self.backend.prefill_greedy(
-                    members[0].slot, requests[0].inputs_embeds, requests[0].per_layer_inputs, top_k, logits
+                    members[0].slot, requests[0].inputs_embeds, requests[0].per_layer_inputs, top_k, logits, **sample
                 )
             else:
                 selection = self.backend.prefill_batch_greedy(
@@ -430,6 +469,7 @@ class GenerationEngine:
                     [r.per_layer_inputs for r in requests],
                     top_k,
                     logits,
+                    **sample,
                 )
         except BaseException:
             for s in members:
@@ -450,7 +490,7 @@ class GenerationEngine:
         top_k = max(s.request.top_logprobs for s in members)
         try:
             selection = self.backend.decode_greedy(
-                call.slots, call.positions, [s.result.tokens[-1] for s in members], top_k
+                call.slots, call.positions, [s.result.tokens[-1] for s in members], top_k, **_sample_rows(members)
             )
         except BaseException:
             for s in members:
@@ -468,10 +508,13 @@ class GenerationEngine:
         return events
 
     def _emit(self, s: _Sequence, selection: TokenSelection, row: int) -> TokenEvent:
-        token = selected_token(selection, row)
+        sampled = s.request.sampling is not None
+        token = selected_token(selection, row, sampled)
         result = s.result
         result.tokens.append(token)
-        logprob = float(selection.logprob[row]) if s.request.logprobs else None
+        logprob = None
+        if s.request.logprobs:
+            logprob = float((selection.sampled_logprob if sampled else selection.logprob)[row])  # type: ignore[index]
         if result.logprobs is not None:
             result.logprobs.append(logprob)  # type: ignore[arg-type]
             if len(result.tokens) == 1:
@@ -513,8 +556,18 @@ class GenerationEngine:
             self._waiting.remove(s.seq)
 
 
+def _sample_rows(members: Sequence[_Sequence]) -> dict[str, SampleRows]:
+    """The `sample=` argument of a call over `members` (none when every one is greedy, so a greedy call is what
+    it always was): each sampling sequence draws its next token with counter = that token's index."""
+    if all(s.request.sampling is None for s in members):
+        return {}
+    return {
+        "sample": SampleRows(tuple(s.request.sampling for s in members), tuple(len(s.result.tokens) for s in members))
+    }
+
+
 def generate(backend: DecoderBackend, tokenizer: Any, request: GenerationRequest) -> Iterator[TokenEvent]:
-    """Greedy tokens of one prompt, each with its newly final text, as they are generated."""
+    """The tokens of one prompt (greedy unless it samples), each with its newly final text, as they are generated."""
     engine = GenerationEngine(backend, tokenizer)
     engine.submit(request)
     yield from engine.run()

@@ -1,7 +1,7 @@
 !x = tensor<2x300xf32>
 !c = tensor<2x64xf32>
 !ci = tensor<2x64xi32>
-!cm = tensor<2x64xi1>func.func private @token_sample_R2_V300_k64(%x: !x, %temperature: tensor<2xf32>, %top_k: tensor<2xi32>, %top_p: tensor<2xf32>, %seed: tensor<2xi32>, %counter: tensor<2xi32>) -> tensor<2xi32> {
+!cm = tensor<2x64xi1>func.func private @token_sample_R2_V300_k64(%x: !x, %temperature: tensor<2xf32>, %top_k: tensor<2xi32>, %top_p: tensor<2xf32>, %seed: tensor<2xi32>, %counter: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xf32>, tensor<2xf32>) {
   %best:2 = func.call @token_select_R2_V300_k64_W4(%x) : (tensor<2x300xf32>) -> (tensor<2x64xi32>, tensor<2x64xf32>)
   %rank = stablehlo.iota dim = 1 : !ci
   %at_row = stablehlo.iota dim = 0 : tensor<2x64x1xi32>
@@ -125,5 +125,11 @@
   %chosen_id = stablehlo.select %is_chosen, %id_f, %zero_c : !cm, !c
   %token_f = stablehlo.reduce(%chosen_id init: %zero) applies stablehlo.maximum across dimensions = [1] : (!c, tensor<f32>) -> tensor<2xf32>
   %token = stablehlo.convert %token_f : (tensor<2xf32>) -> tensor<2xi32>
-  return %token : tensor<2xi32>
+  %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %lowest_c = stablehlo.broadcast_in_dim %lowest, dims = [] : (tensor<f32>) -> !c
+  %chosen_v = stablehlo.select %is_chosen, %v, %lowest_c : !cm, !c
+  %logit = stablehlo.reduce(%chosen_v init: %lowest) applies stablehlo.maximum across dimensions = [1] : (!c, tensor<f32>) -> tensor<2xf32>
+  %top_logit_2d = "stablehlo.slice"(%v) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 2, 1>, strides = array<i64: 1, 1>} : (!c) -> tensor<2x1xf32>
+  %top_logit = stablehlo.reshape %top_logit_2d : (tensor<2x1xf32>) -> tensor<2xf32>
+  return %token, %logit, %top_logit : tensor<2xi32>, tensor<2xf32>, tensor<2xf32>
 }
