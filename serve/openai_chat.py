@@ -444,8 +444,10 @@ def context_refusal(
 class StopText:
     """Text as it is decided, cut before the first of the `stop` strings (OpenAI's `stop`).
 
-    `push(piece)` returns the text now final: a tail that may still become a stop string is held back until
-    the next piece tells; once a stop string is found, `stopped` is set and nothing after it is ever returned.
+    The text ends as soon as it contains a stop string, as if it grew one character at a time: at the first
+    position where some stop string is complete, cut before the earliest stop string found there.  `push(piece)`
+    returns the text now final: a tail that may still become a stop string is held back until the next piece
+    tells; once a stop string is found, `stopped` is set and nothing after it is ever returned.
     `finish()` returns what is held when the sequence ends without one."""
 
     def __init__(self, stops: Sequence[str]) -> None:
@@ -457,10 +459,11 @@ class StopText:
         if self.stopped:
             return ""
         text = self.held + piece
-        found = [i for i in (text.find(s) for s in self.stops) if i >= 0]
-        if found:
+        ends = [i + len(s) for s, i in ((s, text.find(s)) for s in self.stops) if i >= 0]
+        if ends:  # the text so far ends where the first stop string is complete; it starts the cut there
+            decided = text[: min(ends)]
             self.stopped, self.held = True, ""
-            return text[: min(found)]
+            return decided[: min(i for i in (decided.find(s) for s in self.stops) if i >= 0)]
         keep = 0  # the longest tail that is a proper prefix of a stop string
         for stop in self.stops:
             for n in range(min(len(stop) - 1, len(text)), keep, -1):
