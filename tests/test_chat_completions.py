@@ -540,3 +540,26 @@ def test_a_client_that_leaves_frees_its_slot(server):
     stream.close()
     now = wait_idle(service)
     assert (now["cancelled"] - before["cancelled"], now["completed"] - before["completed"]) == (1, 0), now
+
+
+def test_the_readme_example_runs(server, tmp_path, monkeypatch):
+    """The README's OpenAI client block as written, against this server: its address, model name and file
+    replaced (talk.flac: the bundled speech as FLAC)."""
+    import contextlib
+    import io
+    import re as _re
+
+    import soundfile as sf
+
+    url, _, service = server
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    [block] = [b for b in _re.findall(r"^( *)```python\n(.*?)^\1```", readme, flags=_re.S | _re.M) if "OpenAI(" in b[1]]
+    code = "\n".join(line[len(block[0]) :] for line in block[1].splitlines())
+    code = code.replace("http://127.0.0.1:8080", url).replace("gemma-3n-E4B-it", "tiny")
+    sf.write(tmp_path / "talk.flac", SAMPLES, 16000, format="FLAC")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert "CompletionUsage(" in out.getvalue() and "prompt_tokens=" in out.getvalue()
+    wait_idle(service)
