@@ -291,7 +291,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         raise
     except Exception as exc:
         return _error(_failure(exc))
-    service.cancel(handle)  # a stop string ended it early: free its slot (a finished one is left alone)
+    service.cancel(handle, answered=True)  # a stop string ended it early: free its slot (a finished one stays)
     body = chat.completion_body(
         req,
         chat.new_completion_id(),
@@ -332,7 +332,8 @@ async def _stream(
                 logprobs = pending if req.logprobs else None
                 await response.write(sse(chat.chunk(req, completion_id, created, {"content": delta}, None, logprobs)))
                 pending = []
-        service.cancel(handle)  # a stop string ended it early: free its slot
+        if failed is None:
+            service.cancel(handle, answered=True)  # a stop string ended it early: free its slot
         if failed is not None:
             await response.write(error_event(_failure(failed)))
         else:

@@ -161,7 +161,7 @@ class TranscriptionService:
         self._engine = GenerationEngine(decoder, self.tokenizer, clock=clock)
         self._cond = threading.Condition()
         self._waiting: collections.deque[_Window | ChatHandle] = collections.deque()
-        self._cancels: list[TranscriptionHandle | ChatHandle] = []
+        self._cancels: list[tuple[TranscriptionHandle | ChatHandle, bool]] = []  # (request, it has its answer)
         self._seq_owner: dict[int, TranscriptionHandle | ChatHandle] = {}
         self._next_id = 0
         self._stopping = False
@@ -331,12 +331,13 @@ class TranscriptionService:
             self._cond.notify_all()
         return handle
 
-    def cancel(self, handle: TranscriptionHandle | ChatHandle) -> None:
+    def cancel(self, handle: TranscriptionHandle | ChatHandle, *, answered: bool = False) -> None:
         """Stop a request now: its waiting windows are dropped and its running sequences cancelled (their
-        slots freed) on the decode thread's next turn.  Finished requests are left alone."""
+        slots freed) on the decode thread's next turn.  Finished requests are left alone.  `answered`: the
+        request has its answer already (a chat's stop string): it counts as completed, not cancelled."""
         with self._cond:
             if not handle.done:
-                self._cancels.append(handle)
+                self._cancels.append((handle, answered))
                 self._cond.notify_all()
 
     # ------------------------------------------------------------------ decode thread
@@ -349,8 +350,8 @@ class TranscriptionService:
                     break
                 cancels, self._cancels = self._cancels, []
             try:  # one failing request must not end the thread every other request waits on
-                for handle in cancels:
-                    self._cancel_now(handle)
+                for handle, answered in cancels:
+                    self._cancel_now(handle, answered)
                 self._admit()
                 self._step()
             except Exception as exc:  # pragma: no cover - a bug: fail what is running, keep serving
@@ -514,12 +515,12 @@ class TranscriptionService:
         with self._cond:
             self._waiting = collections.deque(w for w in self._waiting if _owner(w) is not handle)
 
-    def _cancel_now(self, handle: TranscriptionHandle | ChatHandle) -> None:
+    def _cancel_now(self, handle: TranscriptionHandle | ChatHandle, answered: bool = False) -> None:
         if handle.done:
             return
         handle.done = True
         self._release_all(handle)
-        self._stats["cancelled"] += 1
+        self._stats["completed" if answered else "cancelled"] += 1
         if isinstance(handle, TranscriptionHandle):
             for item in handle.transcript.windows:
                 item.finish_reason = item.finish_reason or CANCELLED

@@ -427,6 +427,7 @@ def test_stop_strings_cut_the_answer(server, greedy):
     the tokens counted up to the one that completed it; streamed the same; the slot is freed."""
     url, _, service = server
     response, _ = greedy
+    before = wait_idle(service)
     words = response.choices[0].message.content.split(" ")
     assert len(words) > 6, words
     stop = " " + words[5]
@@ -442,7 +443,8 @@ def test_stop_strings_cut_the_answer(server, greedy):
     )
     pieces = [(c.choices[0].delta.content or "", c.choices[0].finish_reason) for c in streamed]
     assert "".join(p for p, _ in pieces) == choice.message.content and pieces[-1][1] == "stop"
-    assert wait_idle(service)["slots_in_use"] == 0
+    after = wait_idle(service)  # the two requests answered: completed, not cancelled; their slots free
+    assert (after["completed"] - before["completed"], after["cancelled"] - before["cancelled"]) == (2, 0)
 
 
 def test_refusals_are_openai_errors_naming_the_field(server):
