@@ -121,6 +121,7 @@ def _prompt(service: TranscriptionService, req: chat.ChatRequest, clips: list[in
     refusal = chat.context_refusal(len(ids), room, decoder.max_prompt_tokens, decoder.capacity, req)
     if refusal is not None:
         raise refusal
+    service.prepare_chat(ids, sum(clips))
     return ids, room
 
 

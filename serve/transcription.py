@@ -20,7 +20,7 @@ prompt -- a conversation whose audio files are each their consecutive 30 s clips
 stands (`runtime/text/tokens.py`'s `render_chat` and `expand_text`) -- and one sequence with its own length limit,
 log probabilities and sampling.  Its turn comes in arrival order like a window's; its prefill-stage call is its
 own (`AudioPrefill.run` of the entry that holds its length and clips, compiled on the request's thread by
-`chat_ids`), and its sequence then shares the engine's prefill and decode calls with every window.
+`prepare_chat`), and its sequence then shares the engine's prefill and decode calls with every window.
 
 Everything that touches the engine happens on the decode thread: `submit`, `submit_chat` and `cancel` only
 queue work and wake it.  Callbacks (`on_token(window_index, event)`, `on_done(FileTranscript | None, error |
@@ -269,13 +269,17 @@ class TranscriptionService:
     def chat_ids(self, text: str, clips_per_audio: list[int]) -> np.ndarray:
         """A conversation's expanded prompt ids (`text`: `render_chat`'s, one marker per audio file; each file's
         clip count), refused when the prefill stage cannot take it (`ContextCapacityError`, naming its length and
-        the limit; `PromptError`): its stage entry is compiled here, on the caller's thread, not on the decode
-        thread. Whether the decoder takes it is `chat_room`'s."""
+        the limit; `PromptError`).  Whether the decoder takes it is `chat_room`'s; `prepare_chat` then compiles
+        its stage entry."""
         ids = self.prefill.expand_text(text, clips_per_audio)
-        capacity = self.prefill.capacity_for(len(ids), sum(clips_per_audio))
-        with self._prepare_lock:
-            self.prefill.prepare(capacity, sum(clips_per_audio))
+        self.prefill.capacity_for(len(ids), sum(clips_per_audio))
         return ids
+
+    def prepare_chat(self, prompt_ids: np.ndarray, clips: int) -> None:
+        """Compile (or find) the prefill-stage entry a chat prompt runs in, here on the caller's thread: the decode
+        thread only loads it."""
+        with self._prepare_lock:
+            self.prefill.prepare(self.prefill.capacity_for(len(prompt_ids), clips), clips)
 
     def chat_room(self, prompt_tokens: int) -> int:
         """How many new tokens a prompt of `prompt_tokens` tokens may generate in this decoder: its positions

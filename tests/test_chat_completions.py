@@ -486,6 +486,16 @@ def test_refusals_are_openai_errors_naming_the_field(server):
     assert (status, param, code) == (400, "max_completion_tokens", "context_length_exceeded") and "500" in message
     assert error("top_logprobs")[:2] == (400, "top_logprobs")
     assert after["counts"].get("submitted", 0) == before["counts"].get("submitted", 0)  # nothing was encoded
+    # a body over the server's limit is refused from its Content-Length, before a byte of it is read
+    import socket
+
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {scheduler.limits.max_body_bytes + 1}\r\n\r\n".encode()
+        )
+        assert sock.recv(64).startswith(b"HTTP/1.1 413")
     with pytest.raises(openai.NotFoundError) as err:
         client(url).chat.completions.create(model="gpt-4o", messages=msgs("Hi"))
     assert err.value.body["param"] == "model" and err.value.body["code"] == "model_not_found"
