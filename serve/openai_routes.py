@@ -49,8 +49,9 @@ MAX_FIELD_BYTES = 1024
 def add_transcription_routes(
     app: web.Application, service: TranscriptionService | None, unavailable: str | None = None
 ) -> None:
-    """Register the two endpoints and the decoder's report in /health and /metrics; `service` is started and
-    stopped with the app.  Without a service they answer 501 with `unavailable` (why)."""
+    """Register the two endpoints, and /v1/chat/completions (serve/chat_routes.py) on the same decoder, and the
+    decoder's report in /health and /metrics; `service` is started and stopped with the app.  Without a
+    service they answer 501 with `unavailable` (why)."""
     app[REPORTS]["transcription"] = transcription_metrics
     if service is not None:
         app[SERVICE] = service
@@ -67,6 +68,9 @@ def add_transcription_routes(
         app[UNAVAILABLE] = unavailable or "this server has no decoder"
     app.router.add_post("/v1/audio/transcriptions", transcriptions)
     app.router.add_post("/v1/audio/translations", translations)
+    from .chat_routes import chat_completions  # it imports this module's pieces
+
+    app.router.add_post("/v1/chat/completions", chat_completions)
 
 
 def transcription_metrics(app: web.Application) -> dict[str, Any]:

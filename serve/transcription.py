@@ -15,9 +15,17 @@ one or several windows (batched prefill entries) or one decode call over whateve
 any request (continuous batching; a finished or cancelled sequence's slot goes to the next window at once).  Windows wait in arrival order, so requests are served
 first come, first served; at most `slots` windows' prefill outputs are held at once.
 
-Everything that touches the engine happens on the decode thread: `submit` and `cancel` only queue work and
-wake it.  Callbacks (`on_token(window_index, event)`, `on_done(FileTranscript | None, error | None)`) run on
-the decode thread and must only hand the data over (e.g. `loop.call_soon_threadsafe`).
+A chat completion (`submit_chat`, /v1/chat/completions) is one more kind of waiting item in the same queue: one
+prompt -- a conversation whose audio files are each their consecutive 30 s clips, adjacent where the file
+stands (`runtime/text/tokens.py`'s `render_chat` and `expand_text`) -- and one sequence with its own length limit,
+log probabilities and sampling.  Its turn comes in arrival order like a window's; its prefill-stage call is its
+own (`AudioPrefill.run` of the entry that holds its length and clips, compiled on the request's thread by
+`prepare_chat`), and its sequence then shares the engine's prefill and decode calls with every window.
+
+Everything that touches the engine happens on the decode thread: `submit`, `submit_chat` and `cancel` only
+queue work and wake it.  Callbacks (`on_token(window_index, event)`, `on_done(FileTranscript | None, error |
+None)`; a chat's `on_token(event)`, `on_done(Generation | None, error | None)`) run on the decode thread and must
+only hand the data over (e.g. `loop.call_soon_threadsafe`).
 """
 
 from __future__ import annotations
@@ -33,10 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from ..contracts.sampling import SamplingParams
 from ..runtime.text.generate import (
     CANCELLED,
     ERROR,
     DecoderBackend,
+    Generation,
     GenerationEngine,
     GenerationError,
     GenerationRequest,
@@ -49,6 +59,7 @@ log = logging.getLogger("gemma3n_iree.server")
 
 STATS = (
     "requests",
+    "chat_requests",
     "windows",
     "completed",
     "cancelled",
@@ -67,6 +78,8 @@ STATS = (
 TTFT_SAMPLES = 1000
 OnToken = Callable[[int, TokenEvent], None]
 OnDone = Callable[["FileTranscript | None", "Exception | None"], None]
+OnChatToken = Callable[[TokenEvent], None]
+OnChatDone = Callable[["Generation | None", "Exception | None"], None]
 
 
 @dataclass(eq=False)
@@ -87,10 +100,34 @@ class TranscriptionHandle:
     done: bool = False
 
 
+@dataclass(eq=False)
+class ChatHandle:
+    """One chat completion in the service: one prompt, one sequence (module docstring)."""
+
+    id: int
+    prompt_ids: np.ndarray
+    features: np.ndarray | None  # [clips, 188, hidden]: every audio file's clips in prompt order (None: no audio)
+    max_new_tokens: int
+    logprobs: bool
+    top_logprobs: int
+    sampling: SamplingParams | None
+    on_token: OnChatToken | None
+    on_done: OnChatDone | None
+    submitted: float = field(default_factory=time.perf_counter)
+    first_token_s: float | None = None
+    seqs: dict[int, int] = field(default_factory=dict)  # engine sequence -> 0 (the one sequence)
+    done: bool = False
+
+
 @dataclass
 class _Window:
     handle: TranscriptionHandle
     index: int
+
+
+def _owner(item: _Window | ChatHandle) -> TranscriptionHandle | ChatHandle:
+    """The request a waiting item belongs to."""
+    return item.handle if isinstance(item, _Window) else item
 
 
 class TranscriptionService:
@@ -123,9 +160,9 @@ class TranscriptionService:
         self._prefill_lock = prefill_lock or nullcontext()
         self._engine = GenerationEngine(decoder, self.tokenizer, clock=clock)
         self._cond = threading.Condition()
-        self._waiting: collections.deque[_Window] = collections.deque()
-        self._cancels: list[TranscriptionHandle] = []
-        self._seq_owner: dict[int, TranscriptionHandle] = {}
+        self._waiting: collections.deque[_Window | ChatHandle] = collections.deque()
+        self._cancels: list[tuple[TranscriptionHandle | ChatHandle, bool]] = []  # (request, it has its answer)
+        self._seq_owner: dict[int, TranscriptionHandle | ChatHandle] = {}
         self._next_id = 0
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -229,12 +266,82 @@ class TranscriptionService:
             self._cond.notify_all()
         return handle
 
-    def cancel(self, handle: TranscriptionHandle) -> None:
+    def chat_ids(self, text: str, clips_per_audio: list[int]) -> np.ndarray:
+        """A conversation's expanded prompt ids (`text`: `render_chat`'s, one marker per audio file; each file's
+        clip count), refused when the prefill stage cannot take it (`ContextCapacityError`, naming its length and
+        the limit; `PromptError`).  Whether the decoder takes it is `chat_room`'s; `prepare_chat` then compiles
+        its stage entry."""
+        ids = self.prefill.expand_text(text, clips_per_audio)
+        self.prefill.capacity_for(len(ids), sum(clips_per_audio))
+        return ids
+
+    def prepare_chat(self, prompt_ids: np.ndarray, clips: int) -> None:
+        """Compile (or find) the prefill-stage entry a chat prompt runs in, here on the caller's thread: the decode
+        thread only loads it."""
+        with self._prepare_lock:
+            self.prefill.prepare(self.prefill.capacity_for(len(prompt_ids), clips), clips)
+
+    def chat_room(self, prompt_tokens: int) -> int:
+        """How many new tokens a prompt of `prompt_tokens` tokens may generate in this decoder: its positions
+        after the prompt, +1 (the last token is never fed back); 0 when the decoder cannot take the prompt."""
+        if prompt_tokens > self.decoder.max_prompt_tokens:
+            return 0
+        return max(0, self.decoder.capacity + 1 - prompt_tokens)
+
+    def submit_chat(
+        self,
+        prompt_ids: np.ndarray,
+        features: np.ndarray | None,
+        max_new_tokens: int,
+        *,
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+        sampling: SamplingParams | None = None,
+        received: float | None = None,
+        on_token: OnChatToken | None = None,
+        on_done: OnChatDone | None = None,
+    ) -> ChatHandle:
+        """Queue one chat prompt (`chat_ids`' ids; `features`: the encoder's clips of its audio files, in prompt
+        order) as one sequence of at most `max_new_tokens` tokens. Raises GenerationError when the decoder cannot
+        hold it (`chat_room`) or asks top log probabilities beyond the program's."""
+        length = len(prompt_ids)
+        if max_new_tokens < 1 or max_new_tokens > self.chat_room(length):
+            raise GenerationError(
+                f"a prompt of {length} tokens with {max_new_tokens} new tokens does not fit this server's decoder "
+                f"(prompts of up to {self.decoder.max_prompt_tokens} tokens, {self.decoder.capacity} positions)"
+            )
+        if not 0 <= top_logprobs <= self.decoder.top_k:
+            raise GenerationError(f"top_logprobs must be in [0, {self.decoder.top_k}] here, got {top_logprobs}")
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the transcription service is stopping")
+            handle = ChatHandle(
+                self._next_id,
+                np.asarray(prompt_ids),
+                None if features is None else np.asarray(features),
+                max_new_tokens,
+                logprobs,
+                top_logprobs,
+                sampling,
+                on_token,
+                on_done,
+            )
+            if received is not None:
+                handle.submitted = received
+            self._next_id += 1
+            self._waiting.append(handle)
+            self._stats["requests"] += 1
+            self._stats["chat_requests"] += 1
+            self._cond.notify_all()
+        return handle
+
+    def cancel(self, handle: TranscriptionHandle | ChatHandle, *, answered: bool = False) -> None:
         """Stop a request now: its waiting windows are dropped and its running sequences cancelled (their
-        slots freed) on the decode thread's next turn.  Finished requests are left alone."""
+        slots freed) on the decode thread's next turn.  Finished requests are left alone.  `answered`: the
+        request has its answer already (a chat's stop string): it counts as completed, not cancelled."""
         with self._cond:
             if not handle.done:
-                self._cancels.append(handle)
+                self._cancels.append((handle, answered))
                 self._cond.notify_all()
 
     # ------------------------------------------------------------------ decode thread
@@ -247,8 +354,8 @@ class TranscriptionService:
                     break
                 cancels, self._cancels = self._cancels, []
             try:  # one failing request must not end the thread every other request waits on
-                for handle in cancels:
-                    self._cancel_now(handle)
+                for handle, answered in cancels:
+                    self._cancel_now(handle, answered)
                 self._admit()
                 self._step()
             except Exception as exc:  # pragma: no cover - a bug: fail what is running, keep serving
@@ -256,7 +363,7 @@ class TranscriptionService:
                 self.error = f"{type(exc).__name__}: {exc}"
                 for handle in {h for h in self._seq_owner.values()}:
                     self._fail(handle, exc)
-        for handle in {h for h in self._seq_owner.values()} | {w.handle for w in self._waiting}:
+        for handle in {h for h in self._seq_owner.values()} | {_owner(w) for w in self._waiting}:
             self._fail(handle, RuntimeError("the server is shutting down"))
 
     def _admit(self) -> None:
@@ -265,12 +372,22 @@ class TranscriptionService:
         group = self.stage_pack[0] if self.stage_pack else 1
         while True:
             windows: list[_Window] = []
+            chat: ChatHandle | None = None
             with self._cond:
                 free = self.decoder.slots - len(self._seq_owner)
                 while self._waiting and len(windows) < min(free, group):
-                    window = self._waiting.popleft()
-                    if not window.handle.done:
-                        windows.append(window)
+                    item = self._waiting[0]
+                    if isinstance(item, ChatHandle):  # a chat's stage call is its own: the group ends before it
+                        if not windows:
+                            chat = self._waiting.popleft()
+                        break
+                    self._waiting.popleft()
+                    if not item.handle.done:
+                        windows.append(item)
+            if chat is not None:
+                if not chat.done:
+                    self._admit_chat(chat)
+                continue
             if not windows:
                 return
             started = time.perf_counter()
@@ -298,6 +415,50 @@ class TranscriptionService:
                     continue
                 handle.seqs[seq] = window.index
                 self._seq_owner[seq] = handle
+
+    def _admit_chat(self, handle: ChatHandle) -> None:
+        """Run a chat prompt's prefill-stage call and submit its sequence to the engine."""
+        started = time.perf_counter()
+        try:
+            with self._prefill_lock:
+                inputs = self.prefill.run(handle.prompt_ids, handle.features)
+        except Exception as exc:
+            self._fail(handle, exc)
+            return
+        self._stats["prefill_stage_s"] += time.perf_counter() - started
+        self._stats["prefill_stage_calls"] += 1
+        request = GenerationRequest(
+            inputs.inputs_embeds,
+            inputs.per_layer_inputs,
+            handle.max_new_tokens,
+            self.stop_ids,
+            handle.logprobs,
+            handle.top_logprobs,
+            handle.sampling,
+        )
+        try:
+            seq = self._engine.submit(request, lambda event, h=handle: self._on_chat_event(h, event))
+        except Exception as exc:
+            self._fail(handle, exc)
+            return
+        handle.seqs[seq] = 0
+        self._seq_owner[seq] = handle
+
+    def _on_chat_event(self, handle: ChatHandle, event: TokenEvent) -> None:
+        if handle.first_token_s is None:
+            handle.first_token_s = time.perf_counter() - handle.submitted
+            with self._cond:
+                self._ttft.append(handle.first_token_s)
+        if handle.on_token is not None and not handle.done:
+            handle.on_token(event)
+        if event.finish_reason is not None:
+            result = self._engine.release(event.seq)
+            self._seq_owner.pop(event.seq, None)
+            if not handle.done:
+                handle.done = True
+                self._stats["completed"] += 1
+                if handle.on_done is not None:
+                    handle.on_done(result, None)
 
     def _step(self) -> None:
         if self._engine.idle:
@@ -349,25 +510,26 @@ class TranscriptionService:
             if handle.on_done is not None:
                 handle.on_done(handle.transcript, None)
 
-    def _release_all(self, handle: TranscriptionHandle) -> None:
+    def _release_all(self, handle: TranscriptionHandle | ChatHandle) -> None:
         for seq in list(handle.seqs):
             if self._seq_owner.get(seq) is handle:
                 self._engine.cancel(seq)
                 self._engine.release(seq)
                 del self._seq_owner[seq]
         with self._cond:
-            self._waiting = collections.deque(w for w in self._waiting if w.handle is not handle)
+            self._waiting = collections.deque(w for w in self._waiting if _owner(w) is not handle)
 
-    def _cancel_now(self, handle: TranscriptionHandle) -> None:
+    def _cancel_now(self, handle: TranscriptionHandle | ChatHandle, answered: bool = False) -> None:
         if handle.done:
             return
         handle.done = True
         self._release_all(handle)
-        self._stats["cancelled"] += 1
-        for item in handle.transcript.windows:
-            item.finish_reason = item.finish_reason or CANCELLED
+        self._stats["completed" if answered else "cancelled"] += 1
+        if isinstance(handle, TranscriptionHandle):
+            for item in handle.transcript.windows:
+                item.finish_reason = item.finish_reason or CANCELLED
 
-    def _fail(self, handle: TranscriptionHandle, exc: Exception) -> None:
+    def _fail(self, handle: TranscriptionHandle | ChatHandle, exc: Exception) -> None:
         if handle.done:
             return
         handle.done = True
@@ -397,6 +559,7 @@ class TranscriptionService:
             "decode_widths": list(self.decoder.decode_widths),
             "max_new_tokens": self.max_new_tokens,
             "requests": s["requests"],
+            "chat_requests": s["chat_requests"],
             "completed": s["completed"],
             "cancelled": s["cancelled"],
             "failed": s["failed"],

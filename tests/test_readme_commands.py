@@ -98,6 +98,8 @@ EXECUTED_BY: dict[str, str] = {
     "curl -s http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it": "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
     "curl -sN http://127.0.0.1:8080/v1/audio/transcriptions -F file=@talk.flac -F model=gemma-3n-E4B-it "
     "-F stream=true": "tests/test_transcribe.py::test_load_every_concurrent_result_equals_the_request_alone",
+    # the README's block itself, run against the served tiny model (its address, model name and file replaced)
+    "from openai import OpenAI": "tests/test_chat_completions.py::test_the_readme_example_runs",
     "gemma3n-iree serve --checkpoint ~/models/gemma-3n-E4B-it --target cuda --port 8080": HERE,
     "curl -s -F audio=@talk.flac http://127.0.0.1:8080/v1/encode": HERE,
     "curl -s -F audio=@talk.flac -F prompt='Transcribe <audio_soft_token>' http://127.0.0.1:8080/v1/prefill": HERE,

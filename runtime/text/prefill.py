@@ -45,7 +45,15 @@ from ..checkpoint import CheckpointSchemaError
 from ..programs.artifacts import ArtifactCache, BuiltArtifact, program_identity
 from ..programs.session import DEVICE_FOR_TARGET, LoadedProgram, SessionError
 from ..safetensors_files import TensorInfo, find_safetensors_files, read_safetensors_header
-from .tokens import ContextCapacityError, PromptError, audio_row_map, check_ids, expand_prompt, load_tokenizer
+from .tokens import (
+    ContextCapacityError,
+    PromptError,
+    audio_row_map,
+    check_ids,
+    expand_prompt,
+    expand_text,
+    load_tokenizer,
+)
 
 Progress = Callable[[str], None]
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -305,6 +313,11 @@ class AudioPrefill:
     ) -> np.ndarray:
         """The expanded, tokenized and validated prompt (see `runtime.text.tokens`)."""
         return expand_prompt(self.tokenizer, self.text, prompt, clips_per_file, chat, system)
+
+    def expand_text(self, text: str, clips_per_file: Sequence[int]) -> np.ndarray:
+        """Prompt text already in its final form (a conversation rendered by `tokens.render_chat`) with one
+        marker per audio file, expanded, tokenized and validated (`tokens.expand_text`)."""
+        return expand_text(self.tokenizer, self.text, text, clips_per_file)
 
     def capacity_for(self, length: int, clips: int) -> int:
         if self._artifact is not None:

@@ -17,6 +17,12 @@ The prompt text may place the audio itself with literal `<audio_soft_token>` mar
 file, in file order); without markers every audio file comes first, then the text (the order of the
 transformers model card's examples: `[{"type": "audio"}, {"type": "text"}]`).
 
+A conversation (`render_chat`: an optional system text, then user and model turns alternating, each turn a
+sequence of text items and audio items) renders as the checkpoint's chat template renders it (transformers'
+`convert_gemma3n_weights.py`, `_CHAT_TEMPLATE`): the system text, untrimmed, then a blank line, opens the
+first turn; a turn's text items are trimmed and joined with nothing between them; an audio item is one
+marker where it stands; every turn ends with `<end_of_turn>\n`, and the model's turn is opened last.
+
 Explicit token ids (a caller with its own tokenizer) are validated the same way: every maximal run of
 `<audio_soft_token>` ids must be exactly 188 long, and there must be exactly one run per clip.
 Every violation is a typed `PromptError`.
@@ -90,11 +96,36 @@ def audio_block(clips: int) -> str:
     return one * clips
 
 
+USER, MODEL = "user", "model"
+#: One item of a turn's content: its text, or `AUDIO_ITEM` (an audio file, placed where it stands).
+AUDIO_ITEM = None
+
+
+def render_chat(turns: Sequence[tuple[str, Sequence[str | None]]], system: str | None = None) -> str:
+    """A conversation in Gemma 3n's chat format, ending with the model's turn opened (module docstring).
+
+    `turns`: (role, items) with roles `user` and `model` alternating, the first a user turn; an item is a text
+    (trimmed here, as the template trims it) or `AUDIO_ITEM` (one `<audio_soft_token>` marker). `system`:
+    Gemma 3n has no system turn; its template puts this text, as given, then a blank line, at the start of
+    the first turn."""
+    out = [BOS_TOKEN]
+    for k, (role, items) in enumerate(turns):
+        want = USER if k % 2 == 0 else MODEL
+        if role != want:
+            raise PromptError(f"turn {k} is a {role!r} turn: the turns must alternate user/model, starting with user")
+        prefix = f"{system}\n\n" if system is not None and k == 0 else ""
+        content = "".join(AUDIO_TOKEN if item is AUDIO_ITEM else item.strip() for item in items)
+        out.append(f"{START_OF_TURN}{role}\n{prefix}{content}{END_OF_TURN}\n")
+    out.append(f"{START_OF_TURN}{MODEL}\n")
+    return "".join(out)
+
+
 def chat_prompt(prompt: str, audio_files: int, chat: bool = True, system: str | None = None) -> str:
-    """The prompt with one `<audio_soft_token>` marker per audio file, in Gemma 3n's chat format.
+    """The prompt with one `<audio_soft_token>` marker per audio file, in Gemma 3n's chat format (one user
+    turn, `render_chat`).
 
     `system`: Gemma 3n has no system turn; its chat template puts the system text, then a blank line, at the
-    start of the first user turn."""
+    start of the first user turn (here trimmed first; an empty one is none)."""
     markers = prompt.count(AUDIO_TOKEN)
     if markers == 0:
         content = AUDIO_TOKEN * audio_files + prompt.strip()
@@ -105,13 +136,12 @@ def chat_prompt(prompt: str, audio_files: int, chat: bool = True, system: str | 
             f"the prompt has {markers} {AUDIO_TOKEN} marker(s) but {audio_files} audio file(s) "
             f"were given: place one marker per audio file, or none (audio first)"
         )
-    if system is not None and system.strip():
-        if not chat:
-            raise PromptError("a system instruction needs the chat format")
-        content = f"{system.strip()}\n\n{content}"
+    system = system.strip() if system is not None and system.strip() else None
     if not chat:
+        if system is not None:
+            raise PromptError("a system instruction needs the chat format")
         return content
-    return f"{BOS_TOKEN}{START_OF_TURN}user\n{content}{END_OF_TURN}\n{START_OF_TURN}model\n"
+    return render_chat([(USER, [content])], system)
 
 
 def expand_audio(text: str, clips_per_file: Sequence[int]) -> str:
@@ -171,8 +201,13 @@ def expand_prompt(
     system: str | None = None,
 ) -> np.ndarray:
     """Prompt text (and a system instruction) + the clip count of each audio file -> validated token ids."""
-    text = expand_audio(chat_prompt(prompt, len(clips_per_file), chat, system), clips_per_file)
-    ids = tokenize(tokenizer, text)
+    return expand_text(tokenizer, cfg, chat_prompt(prompt, len(clips_per_file), chat, system), clips_per_file)
+
+
+def expand_text(tokenizer, cfg: TextConfig, text: str, clips_per_file: Sequence[int]) -> np.ndarray:
+    """Prompt text already in its final form (e.g. `render_chat`'s) with one marker per audio file + the clip
+    count of each -> validated token ids."""
+    ids = tokenize(tokenizer, expand_audio(text, clips_per_file))
     audio_row_map(ids, cfg, sum(clips_per_file))  # the tokenizer must keep every placeholder one token
     return ids
 
