@@ -39,6 +39,9 @@ U32 = np.uint32
 
 #: The most candidates a sampled token is drawn from (Gemma 3n's generation_config.json: top_k 64).
 MAX_TOP_K = 64
+#: Gemma 3n's generation_config.json: the candidates a sampled token is drawn from and their top-p mass, the
+#: defaults of `generate --temperature` and of a chat completion.
+GEMMA_TOP_K, GEMMA_TOP_P = MAX_TOP_K, 0.95
 
 
 class SamplingError(ValueError):

@@ -61,6 +61,7 @@ def decoder_spec(
     lowering=DEFAULT_LOWERING,
     top_k: int | None = None,
     prompt_batches: tuple[int, ...] = (),
+    sampling: bool = False,
 ):
     """The decoder program the options describe (defaults clipped to the capacity and the slots)."""
     from ..model.decoder_config import DecoderConfig, builtin_decoder_config
@@ -93,6 +94,7 @@ def decoder_spec(
         lowering,
         TOP_LOGPROBS if top_k is None else top_k,
         tuple(prompt_batches),
+        sampling,
     )
 
 
@@ -186,6 +188,12 @@ def emit_decoder(spec) -> str:
     help="--stage decoder: k of the top-k entries (the most likely tokens of a call's logits, computed on the "
     "device; default 20, OpenAI's largest top_logprobs; 0: none).",
 )
+@click.option(
+    "--sampling",
+    is_flag=True,
+    help="--stage decoder: also compile the sampler (temperature, top-k, top-p and a seed, drawn on the device "
+    "from each call's logits), which `generate --temperature` and the server's chat completions need.",
+)
 @contract_option("Numeric contract: where values are rounded and what contractions see.", diagnostic=True)
 @kernels_option()
 @mel_option("--stage audio: " + MEL_HELP)
@@ -218,6 +226,7 @@ def main(
     prompt_batches: tuple[int, ...],
     contexts: tuple[int, ...],
     top_k: int | None,
+    sampling: bool,
     contract: str,
     kernels: str,
     mel: str | None,
@@ -239,6 +248,8 @@ def main(
     """
     try:
         iree_target = parse_target(target, cuda_arch)
+        if sampling and stage != "decoder":
+            raise ValueError("--sampling applies to --stage decoder (the sampler draws from the decoder's logits)")
         if stage == "decoder":
             linked = select_kernels(kernels, iree_target, get_contract(contract))
             spec = decoder_spec(
@@ -256,6 +267,7 @@ def main(
                 lowering_for(iree_target, get_contract(contract)),
                 top_k,
                 prompt_batches,
+                sampling,
             )
             emit, names = emit_decoder, [e.symbol for e in spec.entry_points]
             if stages:

@@ -43,13 +43,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contracts.sampling import MAX_TOP_K, SamplingParams
+from ..contracts.sampling import GEMMA_TOP_K, GEMMA_TOP_P, SamplingParams
 from ..runtime.text.tokens import AUDIO_ITEM, MODEL, USER
 from .openai_audio import OpenAIError
 
-#: Gemma 3n's generation_config.json: top_k 64 (the device sampler's widest, `MAX_TOP_K`), top_p 0.95.
-GEMMA_TOP_K = MAX_TOP_K
-GEMMA_TOP_P = 0.95
 #: OpenAI's default temperature.
 DEFAULT_TEMPERATURE = 1.0
 MAX_STOPS = 4

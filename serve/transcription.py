@@ -610,6 +610,7 @@ def build_transcription_service(
     from ..runtime.text.generate import stop_token_ids
     from ..runtime.text.transcribe import DEFAULT_PROMPT
     from ..runtime.text.transcribe_decoder import load_transcription_decoder
+    from .openai_chat import MAX_TOP_LOGPROBS
 
     prefill = scheduler.prefill
     if prefill is None:
@@ -630,6 +631,8 @@ def build_transcription_service(
         kernels=kernels,
         artifact=artifact,
         progress=progress,
+        sampling=True,  # a chat completion samples unless its temperature is 0 (OpenAI's default is 1)
+        top_logprobs=MAX_TOP_LOGPROBS,
     )
     stops = stop_token_ids(checkpoint, decoder.cfg.eos_token_ids, prefill.tokenizer)
     return TranscriptionService(

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemma3n_iree.contracts.sampling import SamplingParams
+from gemma3n_iree.contracts.sampling import SamplingParams, sample_rows
 from gemma3n_iree.runtime.text.tokens import (
     AUDIO_ITEM,
     AUDIO_TOKEN,
@@ -249,6 +249,18 @@ CFG = builtin_decoder_config("tiny")
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
 CAPACITY = 256
 SERVER_NEW_TOKENS = 8  # per transcription window: sizes the decoder program as tests/test_transcribe.py's server
+TOP = 3  # top_logprobs asked for
+#: |our log probability - transformers-fp32's|: our logits are within ~1e-6 relative of transformers' (every
+#: stage, tests/test_transcribe.py) and at most the softcap (30) in size, so each moves by < 3e-5 and a
+#: log-softmax (x - m - log S) by at most twice that
+LOGPROB_ATOL = 6e-5
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """float64 log-softmax of each row."""
+    x = np.asarray(logits, np.float64)
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def write_word_tokenizer(directory: Path) -> None:
@@ -360,9 +372,12 @@ def token_ids(service, choice) -> list[int]:
 
 @pytest.fixture(scope="module")
 def greedy(server):
-    """The conversation's greedy answer through the OpenAI client (with log probabilities), and the prompt."""
+    """The conversation's greedy answer through the OpenAI client (with log probabilities and the `TOP` most
+    likely tokens of each step), and the prompt."""
     url, _, service = server
-    response = client(url).chat.completions.create(model="tiny", messages=CONVERSATION, temperature=0, logprobs=True)
+    response = client(url).chat.completions.create(
+        model="tiny", messages=CONVERSATION, temperature=0, logprobs=True, top_logprobs=TOP
+    )
     wait_idle(service)
     req = parse_chat_request({"model": "tiny", "messages": CONVERSATION}, {"tiny"}, max_audio_bytes=1 << 30)
     ids = service.prefill.expand_text(render_chat(req.turns, req.system), [1])
@@ -396,7 +411,15 @@ def test_greedy_answer_equals_transformers_fp32_and_the_generate_command(case, s
     usage = response.usage
     assert (usage.prompt_tokens, usage.completion_tokens) == (len(ids), len(tokens))
     assert usage.total_tokens == len(ids) + len(tokens) and usage.prompt_tokens_details.audio_tokens == 188
-    assert all(e.top_logprobs == [] and e.logprob <= 0 for e in choice.logprobs.content)
+    # each step's log probabilities are transformers' log-softmax along these tokens; the first of its most
+    # likely tokens is the greedy token itself
+    want_logprobs = log_softmax(A.step_logits(model, ids, SAMPLES, tokens))
+    for k, entry in enumerate(choice.logprobs.content):
+        top = [(service.tokenizer.token_to_id(t.token), t.logprob) for t in entry.top_logprobs]
+        assert len(top) == TOP and top[0] == (tokens[k], entry.logprob)
+        assert [lp for _, lp in top] == sorted((lp for _, lp in top), reverse=True)
+        got = np.array([entry.logprob] + [lp for _, lp in top])
+        np.testing.assert_allclose(got, want_logprobs[k, [tokens[k]] + [t for t, _ in top]], rtol=0, atol=LOGPROB_ATOL)
 
 
 def test_streamed_chunks_concatenate_to_the_answer(server, greedy):
@@ -463,7 +486,7 @@ def test_refusals_are_openai_errors_naming_the_field(server):
         "n": post(url, {"model": "tiny", "messages": msgs("Hi"), "n": 2}),
         "context": post(url, {"model": "tiny", "messages": msgs([audio_part(long_audio)])}),
         "max_tokens": post(url, {"model": "tiny", "messages": msgs("Hi"), "max_completion_tokens": 500}),
-        "top_logprobs": post(url, {"model": "tiny", "messages": msgs("Hi"), "logprobs": True, "top_logprobs": 2}),
+        "top_logprobs": post(url, {"model": "tiny", "messages": msgs("Hi"), "top_logprobs": 2}),
     }
     after = scheduler.metrics()
 
@@ -484,7 +507,7 @@ def test_refusals_are_openai_errors_naming_the_field(server):
     assert re.search(r"has \d{3} tokens", message) and f"({CAPACITY})" in message and "2 clip(s)" in message, message
     status, param, message, code = error("max_tokens")
     assert (status, param, code) == (400, "max_completion_tokens", "context_length_exceeded") and "500" in message
-    assert error("top_logprobs")[:2] == (400, "top_logprobs")
+    assert error("top_logprobs")[:2] == (400, "top_logprobs") and "needs logprobs" in error("top_logprobs")[2]
     assert after["counts"].get("submitted", 0) == before["counts"].get("submitted", 0)  # nothing was encoded
     # a body over the server's limit is refused from its Content-Length, before a byte of it is read
     import socket
@@ -502,6 +525,46 @@ def test_refusals_are_openai_errors_naming_the_field(server):
     with pytest.raises(openai.BadRequestError) as err:
         client(url).chat.completions.create(model="tiny", messages=msgs("Hi"), n=3)
     assert err.value.body["param"] == "n"
+
+
+def test_a_sampled_answer_is_the_contracts_draw_and_repeats_with_its_seed(case, server, greedy):
+    """temperature 1.3, seed 99: token k is the sampling contract's draw (counter k) from transformers-fp32's
+    logits along the drawn tokens (our logits are within ~1e-6 of them; a draw moves only when u x total
+    lands that close to a running sum), and its log probability the model's log-softmax there (before
+    temperature, as OpenAI reports it). The same seed answers the same again while other requests share the
+    decode calls (a draw depends on its seed and position only); another seed answers differently."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = case[0]
+    url, _, service = server
+    response, ids = greedy
+
+    def ask(seed: int | None = 99, temperature: float = 1.3):
+        return client(url).chat.completions.create(
+            model="tiny", messages=CONVERSATION, temperature=temperature, seed=seed, logprobs=True
+        )
+
+    [choice] = ask().choices
+    tokens = token_ids(service, choice)
+    logits = A.step_logits(model, ids, SAMPLES, tokens)
+    params = SamplingParams(1.3, GEMMA_TOP_K, GEMMA_TOP_P, 99)
+    assert tokens == [int(sample_rows(logits[k : k + 1], [params], [k]).token[0]) for k in range(len(tokens))]
+    assert tokens != token_ids(service, response.choices[0])
+    np.testing.assert_allclose(
+        [e.logprob for e in choice.logprobs.content],
+        log_softmax(logits)[np.arange(len(tokens)), tokens],
+        rtol=0,
+        atol=LOGPROB_ATOL,
+    )
+    before = wait_idle(service)
+    with ThreadPoolExecutor(4) as pool:
+        again = [pool.submit(ask), pool.submit(ask, 5), pool.submit(ask), pool.submit(ask, None, 0.0)]
+        answers = [f.result().choices[0] for f in again]
+    after = wait_idle(service)
+    assert [token_ids(service, answers[i]) for i in (0, 2)] == [tokens, tokens]
+    assert token_ids(service, answers[1]) != tokens  # another seed, another answer
+    assert token_ids(service, answers[3]) == token_ids(service, response.choices[0])
+    assert after["decode_rows"] - before["decode_rows"] > after["decode_steps"] - before["decode_steps"]
 
 
 def test_a_chat_and_a_transcription_share_the_decoder(server, greedy):

@@ -234,6 +234,9 @@ def test_emit_bad_inputs(workdir, bad_config):
         1,
         "--kernels triton-sm90 applies to --stage audio",
     )
+    assert_one_error(
+        invoke(emit_main, [*out, "--builtin", "tiny", "--sampling"]), 1, "--sampling applies to --stage decoder"
+    )
     assert not (workdir / "never.vmfb").exists()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from oracles import hf_audio_model as A  # noqa: E402
 from oracles.configs import TINY  # noqa: E402
 
 from gemma3n_iree.contracts import F32_REFERENCE  # noqa: E402
+from gemma3n_iree.contracts.sampling import SamplingParams, sample_rows  # noqa: E402
 from gemma3n_iree.model.checkpoint_config import CheckpointConfig  # noqa: E402
 from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.runtime.audio.frontend import load_audio, split_clips  # noqa: E402
@@ -129,6 +131,31 @@ def test_the_text_streams_to_stdout_and_equals_the_json_text(case):
     assert out == json.loads(doc)["text"] + "\n" and "token(s)" in err
 
 
+def test_a_sampled_answer_is_the_contracts_draw_from_transformers_logits(case):
+    """The README's sampled command, --temperature 1 with a seed: token k is the sampling contract's draw (counter k) from the logits
+    transformers-fp32 computes along the tokens drawn so far; not the greedy answer; the same seed gives the
+    same tokens again (from the cached programs). The draws agree because our logits are within ~1e-6 of
+    transformers' and a draw moves only when u x total lands that close to a running sum's boundary."""
+    model, _, speech, _, _, _ = case
+    prompt = "What is said?"
+    ids, greedy = transformers_ids(case, prompt, [speech])
+    params = SamplingParams(1.0, 64, 0.95, 1234)
+    args = ["--prompt", prompt, "--max-new-tokens", str(NEW_TOKENS), "--temperature", "1.0", "--seed", "1234"]
+    code, out, err = run(case, *args, "--json", str(speech))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["sampling"] == {"temperature": 1.0, "top_k": 64, "top_p": 0.95, "seed": 1234}
+    assert "sampling: temperature 1.0, top-k 64, top-p 0.95, seed 1234" in err
+    drawn = doc["token_ids"]
+    clips = [c.samples for c in split_clips(load_audio(speech)[0])]
+    logits = A.step_logits(model, ids, clips, drawn)
+    want = [int(sample_rows(logits[k : k + 1], [params], [k]).token[0]) for k in range(len(drawn))]
+    assert drawn == want and drawn != greedy[: len(drawn)]
+    assert json.loads(run(case, *args, "--json", str(speech))[1])["token_ids"] == drawn
+    code, _, err = run(case, "--prompt", prompt, "--max-new-tokens", "2", "--temperature", "0.7", str(speech))
+    assert code == 0 and re.search(r"seed \d+", err), err  # a drawn seed is printed
+
+
 def test_refusals_name_the_problem(case):
     _, _, speech, _, long, _ = case
     code, _, err = run(case, "--prompt", f"{AUDIO_TOKEN} and {AUDIO_TOKEN}", str(speech))
@@ -137,6 +164,10 @@ def test_refusals_name_the_problem(case):
     assert code != 0 and "60.0 s of audio exceeds --max-seconds 10" in err
     code, _, err = run(case, "--prompt", "Hi", "--capacity", "256", str(long))
     assert code != 0 and "more than the largest context capacity" in err
+    code, _, err = run(case, "--prompt", "Hi", "--top-k", "5", "--seed", "3", str(speech))
+    assert code != 0 and "--top-k, --seed apply only when sampling: give --temperature > 0" in err
+    code, _, err = run(case, "--prompt", "Hi", "--temperature", "1", "--top-k", "65", str(speech))
+    assert code != 0 and "'--top-k'" in err
 
 
 def test_a_system_instruction_opens_the_user_turn():

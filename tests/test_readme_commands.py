@@ -92,6 +92,10 @@ EXECUTED_BY: dict[str, str] = {
     'gemma3n-iree generate --checkpoint ~/models/gemma-3n-E4B-it --target cuda --prompt "Compare <audio_soft_token> '
     'with <audio_soft_token>." talk.flac interview.mp3': "tests/test_generate_command.py::"
     "test_two_files_in_one_prompt_one_over_30_s_give_transformers_fp32_ids",
+    # the same sampled command (temperature 1, seed 1234): each token the contract's draw from transformers' logits
+    'gemma3n-iree generate --checkpoint ~/models/gemma-3n-E4B-it --target cuda --prompt "What is said?" '
+    "--temperature 1.0 --seed 1234 talk.flac": "tests/test_generate_command.py::"
+    "test_a_sampled_answer_is_the_contracts_draw_from_transformers_logits",
     # Transcriber on load_transcription_decoder's program (the module's `case` fixture) .transcribe_files
     "from gemma3n_iree.runtime.text.transcribe import Transcriber": "tests/test_transcribe.py::test_f32_reference_greedy_ids_equal_transformers_fp32",
     # the same form fields (file, model; stream=true) sent by aiohttp to the served tiny model, json and streamed

@@ -233,6 +233,8 @@ def test_cli_prints_the_text_and_json(case):
         check_fits(compiled.decoder, "x.vmfb", "mlx-cuda-v1", 200, 3)
     with pytest.raises(GenerationError, match=r"prompt buckets \[\d+\] do not hold a window's 300 tokens"):
         check_fits(compiled.decoder, "x.vmfb", F32_REFERENCE.name, 300, 3)
+    with pytest.raises(GenerationError, match=r"it has no sampler \(emit-gemma3n --stage decoder --sampling"):
+        check_fits(compiled.decoder, "x.vmfb", F32_REFERENCE.name, 200, 3, sampling=True)
 
 
 def _program_path(cache: ArtifactCache, kind: str = "decoder") -> str:

@@ -35,7 +35,8 @@ from .terminal import ProgressLine
 @dataclass(frozen=True)
 class DecoderNeeds:
     """What the decoder of a transcription must hold: `slots` windows at once, each a prompt of
-    `prompt_tokens` tokens and up to `max_new_tokens` new ones; where and how it runs."""
+    `prompt_tokens` tokens and up to `max_new_tokens` new ones; where and how it runs; whether it draws
+    sampled tokens (`sampling`) besides greedy ones."""
 
     checkpoint: Path
     target: str
@@ -48,6 +49,7 @@ class DecoderNeeds:
     kernels: str = "auto"
     artifact: Path | None = None  # a prebuilt decoder program
     progress: Callable[[str], None] | None = None
+    sampling: bool = False
 
 
 #: The decoder the transcriber runs, for these needs.
@@ -70,6 +72,7 @@ def compiled_decoder(needs: DecoderNeeds) -> DecoderBackend:
         kernels=needs.kernels,
         artifact=needs.artifact,
         progress=needs.progress,
+        sampling=needs.sampling,
     )
 
 

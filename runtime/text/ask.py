@@ -4,8 +4,8 @@ Transcription asks one fixed question of each 30 s window on its own; here the p
 audio is all of it at once: every file's consecutive 30 s clips (never truncated) stand adjacent where that
 file's `<audio_soft_token>` marker is (or, with no marker, first), in Gemma 3n's chat format with an optional
 system instruction. `prepare` reads the audio and sizes the prompt before anything heavy runs (so a prompt
-that cannot fit the model is refused first); `answer` encodes, runs the prefill stage and decodes greedily
-on a decoder backend, handing each token's newly final text to `on_token` as it is decided.
+that cannot fit the model is refused first); `answer` encodes, runs the prefill stage and decodes (greedily,
+or drawing each token with `SamplingParams` on a backend that samples) on a decoder backend, handing each token's newly final text to `on_token` as it is decided.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...contracts.sampling import SamplingParams
 from .generate import LENGTH, DecoderBackend, GenerationRequest, TokenEvent, generate
 from .transcribe import read_samples
 
@@ -70,8 +71,9 @@ def answer(
     prepared: PreparedPrompt,
     max_new_tokens: int,
     on_token: Callable[[TokenEvent], None] | None = None,
+    sampling: SamplingParams | None = None,
 ) -> Answer:
-    """Encode the prompt's clips, prefill it and decode greedily (see the module docstring)."""
+    """Encode the prompt's clips, prefill it and decode: greedily, or drawn with `sampling` (module docstring)."""
     started = time.perf_counter()
     encoder = prefill.encoder if prepared.samples else None
     clips = [c for i, audio in enumerate(prepared.samples) for c in encoder.clips_from_samples(audio, i)]
@@ -79,7 +81,7 @@ def answer(
     encoded = time.perf_counter()
     rows = prefill.run(prepared.ids, features)
     prefilled = time.perf_counter()
-    request = GenerationRequest(rows.inputs_embeds, rows.per_layer_inputs, max_new_tokens, stop_ids)
+    request = GenerationRequest(rows.inputs_embeds, rows.per_layer_inputs, max_new_tokens, stop_ids, sampling=sampling)
     tokens: list[int] = []
     pieces: list[str] = []
     reason, first = LENGTH, None

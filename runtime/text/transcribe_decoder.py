@@ -111,8 +111,12 @@ def transcription_spec(
     slots: int,
     cuda_arch: str | None = None,
     kernels: str = "auto",
+    sampling: bool = False,
+    top_logprobs: int = 0,
 ) -> DecoderModuleSpec:
-    """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring)."""
+    """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring);
+    with `sampling`, its calls can also draw sampled tokens (`decoder_sample_b{B}`), and with `top_logprobs`
+    report that many most likely tokens (`decoder_top_k_b{B}`; a transcription asks for none)."""
     cfg = CheckpointConfig.read(checkpoint).decoder
     b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
     c = get_contract(contract)
@@ -129,8 +133,9 @@ def transcription_spec(
         layout=text_layout(checkpoint),
         kernels=linked,
         lowering=lowering_for(compile_target, c),
-        top_k=0,  # no transcription asks for top log probabilities: no top-k entries to compile
+        top_k=top_logprobs,
         prompt_batches=b.prompt_batches,
+        sampling=sampling,
     )
 
 
@@ -147,9 +152,11 @@ def load_transcription_decoder(
     kernels: str = "auto",
     artifact: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    sampling: bool = False,
+    top_logprobs: int = 0,
 ) -> DecoderSession:
-    """The loaded decoder program for these windows: `artifact` if given (checked to fit), else built or
-    reused from the artifact cache."""
+    """The loaded decoder program for these windows (with `sampling` and `top_logprobs` as in
+    `transcription_spec`): `artifact` if given (checked to fit), else built or reused from the artifact cache."""
     device = "cuda" if target == "cuda" else "local-task"
     layout = text_layout(checkpoint)
     if artifact is None:
@@ -162,15 +169,24 @@ def load_transcription_decoder(
             slots=slots,
             cuda_arch=cuda_arch,
             kernels=kernels,
+            sampling=sampling,
+            top_logprobs=top_logprobs,
         )
         built = build_decoder_artifact(cache or ArtifactCache(), spec, parse_target(target, cuda_arch), progress)
         return DecoderSession.from_checkpoint(built.path, checkpoint, spec.cfg, device=device, layout=layout)
     session = DecoderSession.from_checkpoint(artifact, checkpoint, device=device, layout=layout)
-    check_fits(session, str(artifact), contract, prompt_tokens, max_new_tokens)
+    check_fits(session, str(artifact), contract, prompt_tokens, max_new_tokens, sampling)
     return session
 
 
-def check_fits(session: DecoderSession, name: str, contract: str, prompt_tokens: int, max_new_tokens: int) -> None:
+def check_fits(
+    session: DecoderSession,
+    name: str,
+    contract: str,
+    prompt_tokens: int,
+    max_new_tokens: int,
+    sampling: bool = False,
+) -> None:
     """Refuse a prebuilt program that cannot serve these windows, saying what it has and what is needed."""
     info = session.info
     problems = []
@@ -185,5 +201,7 @@ def check_fits(session: DecoderSession, name: str, contract: str, prompt_tokens:
         )
     if not info.batches:
         problems.append("it has no decode entries")
+    if sampling and not session.samples:
+        problems.append("it has no sampler (emit-gemma3n --stage decoder --sampling builds one)")
     if problems:
         raise GenerationError(f"{name}: this decoder program cannot transcribe these windows: " + "; ".join(problems))
