@@ -40,7 +40,7 @@ from . import openai_chat as chat
 from .errors import ServeError
 from .jobs import ENCODE
 from .openai_audio import OpenAIError, error_event, sse
-from .openai_routes import SERVICE, UNAVAILABLE, _encode, _error, _failure
+from .openai_routes import SERVICE, _encode, _error, _failure, add_transcription_routes, decoder_refusal
 from .scheduler import Scheduler
 from .server import SCHEDULER
 from .transcription import ChatHandle, TranscriptionService
@@ -204,27 +204,12 @@ class _Completion:
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     received = time.perf_counter()  # the request's time to first token counts from here
-    app = request.app
-    service: TranscriptionService | None = app.get(SERVICE)
-    if service is None:
-        return _error(
-            OpenAIError(
-                f"chat completions are not available on this server: {app.get(UNAVAILABLE)}",
-                None,
-                status=501,
-                type="server_error",
-                code="not_implemented",
-            )
-        )
-    scheduler: Scheduler = app[SCHEDULER]
+    refusal = decoder_refusal(request, "chat completions")
+    if refusal is not None:
+        return refusal
+    service: TranscriptionService = request.app[SERVICE]
+    scheduler: Scheduler = request.app[SCHEDULER]
     client = request.remote or ""
-    busy = service.busy()
-    if busy is not None:  # decided before the body is read, as the scheduler's own refusals
-        scheduler.count_rejection("decoder_busy")
-        return _error(
-            OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
-            scheduler.limits.retry_after_s,
-        )
     try:
         slot = scheduler.open_upload(ENCODE, client, request.content_length)  # room for the body, before a byte
     except ServeError as exc:
@@ -349,3 +334,13 @@ async def _stream(
     except (asyncio.CancelledError, ConnectionResetError):
         service.cancel(handle)
         raise
+
+
+def add_decoder_routes(
+    app: web.Application, service: TranscriptionService | None, unavailable: str | None = None
+) -> None:
+    """Every endpoint the decoder serves: /v1/audio/transcriptions and /translations (with the decoder's report,
+    `serve.openai_routes.add_transcription_routes`) and /v1/chat/completions, one `service` for all; without
+    one they answer 501 with `unavailable` (why)."""
+    add_transcription_routes(app, service, unavailable)
+    app.router.add_post("/v1/chat/completions", chat_completions)

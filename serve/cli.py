@@ -116,8 +116,9 @@ from ..runtime.encoder.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_wid
     "--decoder-slots",
     type=click.IntRange(0, 256),
     default=None,
-    help="Windows decoded at once by /v1/audio/transcriptions and /translations (the decoder program's "
-    "KV-cache slots; default 64 on cuda, 4 on llvm-cpu); 0 turns transcription off (501).",
+    help="Sequences decoded at once: the windows of /v1/audio/transcriptions and /translations and the "
+    "chats of /v1/chat/completions (the decoder program's KV-cache slots; default 64 on cuda, 4 on "
+    "llvm-cpu); 0 turns them off (501).",
 )
 @click.option(
     "--max-new-tokens",
@@ -126,9 +127,19 @@ from ..runtime.encoder.batching import DEFAULT_MAX_BATCH_CLIPS, power_of_two_wid
     show_default=True,
     help="Most tokens generated per 30 s window of a transcription (sizes the decoder program).",
 )
+@click.option(
+    "--chat-tokens",
+    type=click.IntRange(0),
+    default=0,
+    help="Positions a /v1/chat/completions conversation may span (prompt and answer). Default: what a "
+    "transcription window holds (one 30 s clip and a short conversation); more adds a prompt bucket and a "
+    "decode context of that size (each 30 s clip is 188 positions) and grows the decoder's KV cache to "
+    "--decoder-slots x this many positions.",
+)
 @artifact_option(
     "--decoder-artifact",
-    "A decoder .vmfb from `emit-gemma3n --stage decoder` instead of compiling one for the windows.",
+    "A decoder .vmfb from `emit-gemma3n --stage decoder --sampling` instead of compiling one for the windows "
+    "and chats.",
 )
 @encoder_options
 def serve(
@@ -151,17 +162,18 @@ def serve(
     prefill_artifact: Path | None,
     decoder_slots: int | None,
     max_new_tokens: int,
+    chat_tokens: int,
     decoder_artifact: Path | None,
     **options,
 ) -> None:
-    """Serve encode, prefill and OpenAI-style transcription requests over HTTP with continuous batching (see
-    serve/server.py and serve/openai_routes.py).
+    """Serve encode, prefill, OpenAI-style transcription and chat completion requests over HTTP with continuous
+    batching (see serve/server.py, serve/openai_routes.py and serve/chat_routes.py).
 
     One resident copy of the weights; uploads are decoded and featurized on worker threads while one
     device thread packs clips from all requests into the compiled (frame bucket, clips) entries; one
-    decode thread batches the decode steps of every transcription's 30 s windows.  The model name of
-    /v1/audio/* requests is the checkpoint directory's name.  Audio over --max-seconds (default 600
-    here) is refused with 413.
+    decode thread batches the decode steps of every transcription's 30 s windows and every chat.  The model
+    name of /v1/audio/* and /v1/chat/completions requests is the checkpoint directory's name.  Audio over
+    --max-seconds (default 600 here) is refused with 413.
     """
     from ..emitters.compile_errors import CompileError
     from ..runtime.encoder.pipeline import default_workers
@@ -208,7 +220,7 @@ def serve(
             mel=options["mel"],
         )
     from ..runtime.programs.artifacts import ArtifactCache
-    from .openai_routes import add_transcription_routes
+    from .chat_routes import add_decoder_routes
     from .transcription import build_transcription_service
 
     service, why = None, "turned off (--decoder-slots 0)"
@@ -228,6 +240,7 @@ def serve(
                 cuda_arch=options["cuda_arch"],
                 artifact=decoder_artifact,
                 progress=say,
+                chat_tokens=chat_tokens,
             )
         except (ValueError, SessionError) as exc:
             why = str(exc)
@@ -248,7 +261,7 @@ def serve(
             port=port,
             info=info,
             print_fn=say,
-            extensions=[lambda app: add_transcription_routes(app, service, why)],
+            extensions=[lambda app: add_decoder_routes(app, service, why)],
         )
     finally:  # the programs go now, not at interpreter exit (aiohttp keeps the app, and so them, to the end)
         if service is not None:

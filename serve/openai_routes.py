@@ -49,9 +49,9 @@ MAX_FIELD_BYTES = 1024
 def add_transcription_routes(
     app: web.Application, service: TranscriptionService | None, unavailable: str | None = None
 ) -> None:
-    """Register the two endpoints, and /v1/chat/completions (serve/chat_routes.py) on the same decoder, and the
-    decoder's report in /health and /metrics; `service` is started and stopped with the app.  Without a
-    service they answer 501 with `unavailable` (why)."""
+    """Register the two endpoints and the decoder's report in /health and /metrics; `service` is started and
+    stopped with the app.  Without a service they answer 501 with `unavailable` (why).  (A server registers
+    them through `serve.chat_routes.add_decoder_routes`, with the chat endpoint on the same decoder.)"""
     app[REPORTS]["transcription"] = transcription_metrics
     if service is not None:
         app[SERVICE] = service
@@ -68,9 +68,6 @@ def add_transcription_routes(
         app[UNAVAILABLE] = unavailable or "this server has no decoder"
     app.router.add_post("/v1/audio/transcriptions", transcriptions)
     app.router.add_post("/v1/audio/translations", translations)
-    from .chat_routes import chat_completions  # it imports this module's pieces
-
-    app.router.add_post("/v1/chat/completions", chat_completions)
 
 
 def transcription_metrics(app: web.Application) -> dict[str, Any]:
@@ -159,29 +156,41 @@ async def _read_form(request: web.Request, scheduler: Scheduler) -> _Form:
 
 
 # ---------------------------------------------------------------------------------------------- the handler
-async def _handle(request: web.Request, task: str) -> web.StreamResponse:
-    received = time.perf_counter()  # the request's time to first token counts from here
+def decoder_refusal(request: web.Request, what: str) -> web.Response | None:
+    """The answer before a decoder endpoint reads its body, or None to go on: 501 when this server has no
+    decoder (`what` is the endpoint's work, e.g. "transcription"), 429 + Retry-After when its queue is full (as
+    the scheduler's own refusals)."""
     app = request.app
-    service = app.get(SERVICE)
+    service: TranscriptionService | None = app.get(SERVICE)
     if service is None:
         return _error(
             api.OpenAIError(
-                f"transcription is not available on this server: {app.get(UNAVAILABLE)}",
+                f"{what} is not available on this server: {app.get(UNAVAILABLE)}",
                 None,
                 status=501,
                 type="server_error",
                 code="not_implemented",
             )
         )
-    scheduler: Scheduler = app[SCHEDULER]
-    client = request.remote or ""
     busy = service.busy()
-    if busy is not None:  # decided before the body is read, as the scheduler's own refusals
-        scheduler.count_rejection("decoder_busy")
-        return _error(
-            api.OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
-            scheduler.limits.retry_after_s,
-        )
+    if busy is None:
+        return None
+    scheduler: Scheduler = app[SCHEDULER]
+    scheduler.count_rejection("decoder_busy")
+    return _error(
+        api.OpenAIError(busy, None, status=429, type="rate_limit_error", code="decoder_busy"),
+        scheduler.limits.retry_after_s,
+    )
+
+
+async def _handle(request: web.Request, task: str) -> web.StreamResponse:
+    received = time.perf_counter()  # the request's time to first token counts from here
+    refusal = decoder_refusal(request, "transcription")
+    if refusal is not None:
+        return refusal
+    service: TranscriptionService = request.app[SERVICE]
+    scheduler: Scheduler = request.app[SCHEDULER]
+    client = request.remote or ""
     try:
         slot = scheduler.open_upload(ENCODE, client, request.content_length)  # room for the body, before a byte
     except ServeError as exc:

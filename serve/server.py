@@ -70,7 +70,7 @@ SCHEDULER = web.AppKey("scheduler", Scheduler)
 INFO = web.AppKey("info", dict)
 #: name -> function of the app giving a JSON-able report, merged into /health and /metrics (the decoder's)
 REPORTS = web.AppKey("reports", dict)
-#: functions that add routes to the app (serve/openai_routes.py's `add_transcription_routes`)
+#: functions that add routes to the app (serve/chat_routes.py's `add_decoder_routes`)
 Extension = Callable[[web.Application], None]
 MAX_WAIT_S = 60.0
 _TRUE = {"1", "true", "yes", "on"}

@@ -600,9 +600,11 @@ def build_transcription_service(
     artifact: Any = None,
     model: str | None = None,
     progress: Callable[[str], None] | None = None,
+    chat_tokens: int = 0,
 ) -> TranscriptionService:
     """The service over the scheduler's prefill stage and a decoder program sized for its windows (built or
-    reused through the artifact cache, or `artifact`).  Raises ValueError (e.g. GenerationError) or
+    reused through the artifact cache, or `artifact`), holding chats of `chat_tokens` positions too when that is
+    more than a window's (`transcription_buckets`).  Raises ValueError (e.g. GenerationError) or
     SessionError / CompileError when that cannot be."""
     from pathlib import Path
 
@@ -633,6 +635,7 @@ def build_transcription_service(
         progress=progress,
         sampling=True,  # a chat completion samples unless its temperature is 0 (OpenAI's default is 1)
         top_logprobs=MAX_TOP_LOGPROBS,
+        chat_tokens=chat_tokens,
     )
     stops = stop_token_ids(checkpoint, decoder.cfg.eos_token_ids, prefill.tokenizer)
     return TranscriptionService(

@@ -284,8 +284,8 @@ def case(tmp_path_factory):
 def server(case):
     """`gemma3n-iree serve`'s pieces as tests/test_transcribe.py builds them; (url, scheduler, service)."""
     from gemma3n_iree.serve.admission import Limits
+    from gemma3n_iree.serve.chat_routes import add_decoder_routes
     from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
-    from gemma3n_iree.serve.openai_routes import add_transcription_routes
     from gemma3n_iree.serve.transcription import build_transcription_service
 
     _, directory, cache = case
@@ -308,7 +308,7 @@ def server(case):
         cache=cache,
         model="tiny",
     )
-    with BackgroundServer(scheduler, extensions=[lambda app: add_transcription_routes(app, service)]) as url:
+    with BackgroundServer(scheduler, extensions=[lambda app: add_decoder_routes(app, service)]) as url:
         yield url, scheduler, service
     service.close()
 

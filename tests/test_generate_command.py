@@ -11,6 +11,7 @@ the same clips. Exact id equality holds for the reason tests/test_transcribe.py 
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -33,6 +34,7 @@ from gemma3n_iree.model.checkpoint_config import CheckpointConfig  # noqa: E402
 from gemma3n_iree.model.decoder_config import builtin_decoder_config  # noqa: E402
 from gemma3n_iree.runtime.audio.frontend import load_audio, split_clips  # noqa: E402
 from gemma3n_iree.runtime.commands.cli import main  # noqa: E402
+from gemma3n_iree.runtime.programs.artifacts import ArtifactCache  # noqa: E402
 from gemma3n_iree.runtime.text.tokens import (  # noqa: E402
     AUDIO_TOKEN,
     AudioMarkerError,
@@ -40,7 +42,9 @@ from gemma3n_iree.runtime.text.tokens import (  # noqa: E402
     chat_prompt,
     expand_prompt,
     load_tokenizer,
+    render_chat,
 )
+from gemma3n_iree.serve.openai_chat import parse_chat_request  # noqa: E402
 
 CFG = dataclasses.replace(builtin_decoder_config("tiny"), max_position_embeddings=1024)
 SPEECH = Path(__file__).parent / "data" / "speech_16k.wav"
@@ -154,6 +158,67 @@ def test_a_sampled_answer_is_the_contracts_draw_from_transformers_logits(case):
     assert json.loads(run(case, *args, "--json", str(speech))[1])["token_ids"] == drawn
     code, _, err = run(case, "--prompt", prompt, "--max-new-tokens", "2", "--temperature", "0.7", str(speech))
     assert code == 0 and re.search(r"seed \d+", err), err  # a drawn seed is printed
+
+
+def test_a_served_chat_about_two_recordings_answers_as_transformers(case):
+    """`serve --chat-tokens 640`: the decoder program gets a second prompt bucket and decode context of 640
+    positions, so a chat comparing two recordings (three 30 s clips: a prompt of ~600 tokens, past what a
+    transcription window's bucket holds) is answered, greedily, with transformers-fp32's ids on the chat's own
+    prompt; a 30 s window's decode steps keep their own context."""
+    import openai
+
+    from gemma3n_iree.serve.admission import Limits
+    from gemma3n_iree.serve.chat_routes import add_decoder_routes
+    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
+    from gemma3n_iree.serve.transcription import build_transcription_service
+
+    model, directory, _, half, minute, cache = case
+    scheduler = build_scheduler(
+        directory,
+        contract=F32_REFERENCE.name,
+        frame_buckets=(2997,),
+        cache_dir=cache,
+        limits=Limits(max_upload_bytes=16 << 20, max_seconds=120.0),
+    )
+    service = build_transcription_service(
+        scheduler,
+        directory,
+        target="llvm-cpu",
+        contract=F32_REFERENCE.name,
+        slots=1,
+        max_new_tokens=NEW_TOKENS,
+        cache=ArtifactCache(cache),
+        model="tiny",
+        chat_tokens=640,
+    )
+    try:
+        info = service.decoder.info
+        assert info.capacity == 640 and max(info.prompts) == 640 and len(info.contexts) == 2
+
+        def audio(path: Path) -> dict:
+            data = base64.b64encode(path.read_bytes()).decode()
+            return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+
+        messages = [
+            {"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": [{"type": "text", "text": "Compare"}, audio(half), audio(minute)]},
+        ]
+        with BackgroundServer(scheduler, extensions=[lambda app: add_decoder_routes(app, service)]) as url:
+            client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=300)
+            reply = client.chat.completions.create(
+                model="tiny", messages=messages, temperature=0, max_completion_tokens=NEW_TOKENS
+            )
+        text = CheckpointConfig.read(directory).text
+        tokenizer = load_tokenizer(directory, text)
+        req = parse_chat_request({"model": "tiny", "messages": messages}, {"tiny"}, max_audio_bytes=1 << 30)
+        ids = service.prefill.expand_text(render_chat(req.turns, req.system), [1, 2])
+        clips = [c.samples for f in (half, minute) for c in split_clips(load_audio(f)[0])]
+        want = A.generate_ids(model, ids, clips, NEW_TOKENS)
+        assert reply.usage.prompt_tokens == len(ids) > info.prompts[0] and reply.usage.completion_tokens == NEW_TOKENS
+        assert reply.choices[0].message.content == tokenizer.decode(want)
+    finally:
+        service.close()
+        scheduler.close()
 
 
 def test_refusals_name_the_problem(case):

@@ -235,6 +235,8 @@ def test_cli_prints_the_text_and_json(case):
         check_fits(compiled.decoder, "x.vmfb", F32_REFERENCE.name, 300, 3)
     with pytest.raises(GenerationError, match=r"it has no sampler \(emit-gemma3n --stage decoder --sampling"):
         check_fits(compiled.decoder, "x.vmfb", F32_REFERENCE.name, 200, 3, sampling=True)
+    with pytest.raises(GenerationError, match=r"do not hold a chat of 9999 positions"):
+        check_fits(compiled.decoder, "x.vmfb", F32_REFERENCE.name, 200, 3, chat_tokens=9999)
 
 
 def _program_path(cache: ArtifactCache, kind: str = "decoder") -> str:

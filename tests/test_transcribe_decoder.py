@@ -53,6 +53,27 @@ def test_every_window_fits_the_program_it_sizes(prompt, new, positions, target, 
     assert all(2 <= p <= slots for p in b.prompt_batches)  # batched prefill entries the spec accepts
 
 
+@settings(max_examples=300)
+@given(st.integers(1, 400), st.integers(1, 300), st.integers(1, 5000), st.integers(0, 6000))
+def test_a_chat_of_chat_tokens_fits_beside_the_windows(prompt, new, positions, chat):
+    """`chat_tokens` past the windows' capacity adds one prompt bucket and one decode context of exactly that
+    size (a chat's prompt of up to `chat` tokens and its answer fit); the windows keep their bucket and
+    context; anything within the windows' capacity changes nothing; more than the model holds is refused."""
+    if prompt + new - 1 > positions:
+        return
+    windows = transcription_buckets(prompt, new, positions, "cuda", 8)
+    if chat > positions:
+        with pytest.raises(GenerationError, match=f"a chat of {chat} positions is more than the model's context"):
+            transcription_buckets(prompt, new, positions, "cuda", 8, chat)
+        return
+    b = transcription_buckets(prompt, new, positions, "cuda", 8, chat)
+    if chat <= windows.capacity:
+        assert b == windows
+        return
+    assert b.prompts == (*windows.prompts, chat) and b.contexts == (windows.capacity, chat) and b.capacity == chat
+    assert (b.batches, b.prompt_batches, b.slots) == (windows.batches, windows.prompt_batches, windows.slots)
+
+
 def test_the_gpu_scripts_decoder_program_is_the_one_transcription_sizes():
     """scripts/gpu_transcribe.sh builds its decoder with emit-gemma3n: the same buckets as
     `transcription_buckets` gives the bench's windows (the default prompt: 208 tokens, 64 new, 64 slots)."""

@@ -13,6 +13,10 @@ instruction, ~208 tokens) is prefilled into a slot, then it decodes at most `max
   (a call's cost is mostly per launch there, not per row: one call of 8 prompts replaces 8 calls); a CPU's
   prefill costs per row, so it gains nothing from them and compiles none.
 
+The server's chats share this program (`serve/transcription.py`): by default a chat fits where a window does
+(one 30 s clip and a short conversation); `chat_tokens` adds a prompt bucket and a decode context for longer
+ones (several clips), the cache growing to `slots` x `chat_tokens` positions.
+
 `load_transcription_decoder` compiles that program through the artifact cache (content-addressed, written
 atomically, reused when the identity matches) or loads a prebuilt one (`--decoder-artifact`), checks it
 against the request (contract, slots, capacity, prompt bucket) and returns the `DecoderSession`, which is a
@@ -79,11 +83,15 @@ class TranscriptionBuckets:
 
 
 def transcription_buckets(
-    prompt_tokens: int, max_new_tokens: int, positions: int, target: str, slots: int
+    prompt_tokens: int, max_new_tokens: int, positions: int, target: str, slots: int, chat_tokens: int = 0
 ) -> TranscriptionBuckets:
     """The program for windows of at most `prompt_tokens` prompt tokens and `max_new_tokens` new ones, in a
     model of `positions` positions (max_position_embeddings): the prompt bucket rounded up to `PROMPT_ROUND`
-    where the context allows it, else the prompt itself; refused when a window cannot fit the model."""
+    where the context allows it, else the prompt itself; refused when a window cannot fit the model.
+
+    `chat_tokens` beyond the windows' capacity also holds a chat of that many positions (prompt and answer:
+    a prompt of up to `chat_tokens` tokens): a second prompt bucket and a second decode context of that size,
+    the cache that long (the windows keep their own context: their decode steps read no more rows)."""
     if max_new_tokens < 1:
         raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     if prompt_tokens + max_new_tokens - 1 > positions:
@@ -96,8 +104,16 @@ def transcription_buckets(
     if bucket + max_new_tokens > positions:  # the headroom is optional; the window itself must fit
         bucket = prompt_tokens
     capacity = min(bucket + max_new_tokens, positions)
+    if chat_tokens > positions:
+        raise GenerationError(
+            f"a chat of {chat_tokens} positions is more than the model's context of {positions} "
+            "(max_position_embeddings)"
+        )
+    prompts, contexts = (bucket,), (capacity,)
+    if chat_tokens > capacity:
+        prompts, contexts = (bucket, chat_tokens), (capacity, chat_tokens)
     return TranscriptionBuckets(
-        slots, capacity, (bucket,), decode_widths(target, slots), (capacity,), prompt_batches(target, slots)
+        slots, contexts[-1], prompts, decode_widths(target, slots), contexts, prompt_batches(target, slots)
     )
 
 
@@ -113,12 +129,14 @@ def transcription_spec(
     kernels: str = "auto",
     sampling: bool = False,
     top_logprobs: int = 0,
+    chat_tokens: int = 0,
 ) -> DecoderModuleSpec:
     """The decoder program for windows whose prompts have at most `prompt_tokens` tokens (module docstring);
     with `sampling`, its calls can also draw sampled tokens (`decoder_sample_b{B}`), and with `top_logprobs`
-    report that many most likely tokens (`decoder_top_k_b{B}`; a transcription asks for none)."""
+    report that many most likely tokens (`decoder_top_k_b{B}`; a transcription asks for none); `chat_tokens`
+    as in `transcription_buckets`."""
     cfg = CheckpointConfig.read(checkpoint).decoder
-    b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots)
+    b = transcription_buckets(prompt_tokens, max_new_tokens, cfg.max_position_embeddings, target, slots, chat_tokens)
     c = get_contract(contract)
     compile_target = parse_target(target, cuda_arch)
     linked = select_kernels(kernels, compile_target, c)
@@ -154,8 +172,9 @@ def load_transcription_decoder(
     progress: Callable[[str], None] | None = None,
     sampling: bool = False,
     top_logprobs: int = 0,
+    chat_tokens: int = 0,
 ) -> DecoderSession:
-    """The loaded decoder program for these windows (with `sampling` and `top_logprobs` as in
+    """The loaded decoder program for these windows (with `sampling`, `top_logprobs` and `chat_tokens` as in
     `transcription_spec`): `artifact` if given (checked to fit), else built or reused from the artifact cache."""
     device = "cuda" if target == "cuda" else "local-task"
     layout = text_layout(checkpoint)
@@ -171,11 +190,12 @@ def load_transcription_decoder(
             kernels=kernels,
             sampling=sampling,
             top_logprobs=top_logprobs,
+            chat_tokens=chat_tokens,
         )
         built = build_decoder_artifact(cache or ArtifactCache(), spec, parse_target(target, cuda_arch), progress)
         return DecoderSession.from_checkpoint(built.path, checkpoint, spec.cfg, device=device, layout=layout)
     session = DecoderSession.from_checkpoint(artifact, checkpoint, device=device, layout=layout)
-    check_fits(session, str(artifact), contract, prompt_tokens, max_new_tokens, sampling)
+    check_fits(session, str(artifact), contract, prompt_tokens, max_new_tokens, sampling, chat_tokens)
     return session
 
 
@@ -186,8 +206,10 @@ def check_fits(
     prompt_tokens: int,
     max_new_tokens: int,
     sampling: bool = False,
+    chat_tokens: int = 0,
 ) -> None:
-    """Refuse a prebuilt program that cannot serve these windows, saying what it has and what is needed."""
+    """Refuse a prebuilt program that cannot serve these windows (and chats of `chat_tokens` positions),
+    saying what it has and what is needed."""
     info = session.info
     problems = []
     if session.contract.name != contract:
@@ -201,6 +223,11 @@ def check_fits(
         )
     if not info.batches:
         problems.append("it has no decode entries")
+    if chat_tokens > info.capacity or chat_tokens > max(info.prompts, default=0):
+        problems.append(
+            f"its capacity of {info.capacity} positions and prompt buckets {list(info.prompts)} do not hold a "
+            f"chat of {chat_tokens} positions"
+        )
     if sampling and not session.samples:
         problems.append("it has no sampler (emit-gemma3n --stage decoder --sampling builds one)")
     if problems:
