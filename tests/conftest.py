@@ -146,30 +146,29 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Files measured to take 40 s or more on a 2-core CPU (seconds: setup + call + teardown of all their tests,
-#: compiles included, with the other worker busy; test-seconds.tsv of a full run, 2026-12-06), longest first.
+#: compiles included, with the other worker busy; test-seconds.tsv of a full run, 2026-12-06, commit 9f9e380),
+#: longest first.
 #: They are handed to the workers first, in this order (greedy longest-first); every other file follows in
 #: collection order.  A new file that takes minutes belongs here, or it may start last and run alone.
 HEAVY_FILES = {
-    "tests/test_transcribe.py": 380,
-    "tests/test_decoder_program.py": 278,
-    "tests/test_device_mel_encoder.py": 221,
-    "tests/test_real_speech_parity.py": 142,
-    "tests/test_generate_command.py": 133,
-    "tests/test_encode.py": 129,
-    "tests/test_readme_commands.py": 107,
-    "tests/test_end_to_end.py": 104,
-    "tests/test_cli.py": 88,
-    "tests/test_chat_completions.py": 85,  # measured alone (its compiles are test_transcribe.py's in a full run)
-    "tests/test_decoder_conditioning.py": 87,
-    "tests/test_decode_attention_kernel.py": 76,
-    "tests/test_diagnose.py": 70,
-    "tests/test_fma_free.py": 60,
-    "tests/test_prefill.py": 56,
+    "tests/test_generate_command.py": 320,
+    "tests/test_transcribe.py": 299,
+    "tests/test_decoder_program.py": 202,
+    "tests/test_device_mel_encoder.py": 168,
+    "tests/test_real_speech_parity.py": 122,
+    "tests/test_encode.py": 103,
+    "tests/test_decode_attention_kernel.py": 96,
+    "tests/test_readme_commands.py": 92,
+    "tests/test_end_to_end.py": 82,
+    "tests/test_cli.py": 73,
+    "tests/test_decoder_conditioning.py": 70,
+    "tests/test_diagnose.py": 66,
+    "tests/test_fma_free.py": 61,
+    "tests/test_prefill.py": 57,
     "tests/test_row_kernels.py": 52,
-    "tests/test_dispatch_counts.py": 50,
-    "tests/test_decoder_templates.py": 47,
-    "tests/test_device_mel_cli.py": 43,
-    "tests/test_command_buffers.py": 41,
+    "tests/test_dispatch_counts.py": 49,
+    "tests/test_decoder_templates.py": 49,
+    "tests/test_command_buffers.py": 47,
 }
 
 

@@ -2,7 +2,9 @@
 
 Built like `transcribe` around a decoder factory (`make_generate_command(factory)`): runtime/commands/cli.py
 registers it with `transcribe_cli.compiled_decoder`, a decoder program sized for this one prompt (one slot, the
-prompt's bucket, capacity for `--max-new-tokens`), built through the artifact cache.
+prompt's bucket, capacity for `--max-new-tokens`, the sampler with `--temperature`), built through the artifact
+cache. Greedy decoding is the default; `--temperature` draws each token on the device
+(`contracts/sampling.py`), reproducibly for a given `--seed`.
 """
 
 from __future__ import annotations
