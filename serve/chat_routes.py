@@ -40,7 +40,15 @@ from . import openai_chat as chat
 from .errors import ServeError
 from .jobs import ENCODE
 from .openai_audio import OpenAIError, error_event, sse
-from .openai_routes import SERVICE, _encode, _error, _failure, add_transcription_routes, decoder_refusal
+from .openai_routes import (
+    SERVICE,
+    _encode,
+    _error,
+    _failure,
+    add_transcription_routes,
+    decoder_refusal,
+    openai_error,
+)
 from .scheduler import Scheduler
 from .server import SCHEDULER
 from .transcription import ChatHandle, TranscriptionService
@@ -49,20 +57,10 @@ from .uploads import CHUNK, Body
 JSON_TYPES = ("application/json",)
 
 
-def _serve_error(exc: ServeError, param: str | None = None) -> OpenAIError:
-    """A scheduler refusal as OpenAI's error object; `param`: the audio part it is about."""
-    kind = "invalid_request_error" if 400 <= exc.status < 500 and exc.status != 429 else "server_error"
-    if exc.status == 429:
-        kind = "rate_limit_error"
-    if exc.code not in ("bad_audio", "too_long", "too_large"):
-        param = None
-    return OpenAIError(exc.message, param, status=exc.status, type=kind, code=exc.code)
-
-
 def _respond(exc: OpenAIError | ServeError, scheduler: Scheduler | None = None) -> web.Response:
     retry = exc.retry_after if isinstance(exc, ServeError) else None
     if isinstance(exc, ServeError):
-        exc = _serve_error(exc)
+        exc = openai_error(exc, None)
     if scheduler is not None and retry is None and exc.status == 429:
         retry = scheduler.limits.retry_after_s
     return _error(exc, retry)
@@ -135,7 +133,7 @@ async def _encode_all(
         try:
             features, _ = await _encode(scheduler, bytearray(part.data), part.param, client, slot if k == 0 else None)
         except ServeError as exc:
-            raise _serve_error(exc, part.param) from None
+            raise openai_error(exc, part.param) from None
         return features
 
     tasks = [asyncio.ensure_future(one(k, part)) for k, part in enumerate(audio)]

@@ -92,12 +92,18 @@ def _error(exc: api.OpenAIError, retry_after: float | None = None) -> web.Respon
     return web.json_response(exc.body(), status=exc.status, headers=headers)
 
 
-def _from_serve_error(exc: ServeError) -> web.Response:
+def openai_error(exc: ServeError, audio_param: str | None) -> api.OpenAIError:
+    """A scheduler refusal as OpenAI's error object, naming `audio_param` (the field holding the audio) when the
+    refusal is about the audio."""
     kind = "invalid_request_error" if 400 <= exc.status < 500 and exc.status != 429 else "server_error"
     if exc.status == 429:
         kind = "rate_limit_error"
-    param = "file" if exc.code in ("bad_audio", "too_long", "too_large") else None
-    return _error(api.OpenAIError(exc.message, param, status=exc.status, type=kind, code=exc.code), exc.retry_after)
+    param = audio_param if exc.code in ("bad_audio", "too_long", "too_large") else None
+    return api.OpenAIError(exc.message, param, status=exc.status, type=kind, code=exc.code)
+
+
+def _from_serve_error(exc: ServeError) -> web.Response:
+    return _error(openai_error(exc, "file"), exc.retry_after)
 
 
 # ---------------------------------------------------------------------------------------------- the form
