@@ -248,6 +248,12 @@ def serve(
             why = f"the decoder program failed to compile: {exc}"
     if service is None:
         say(f"transcription unavailable: {why}")
+    else:
+        d = service.decoder
+        say(
+            f"decoder: {d.slots} slots; a chat takes up to {d.capacity} positions with prompts of up to "
+            f"{d.max_prompt_tokens} tokens (--chat-tokens for longer ones)"
+        )
     info = server_info(scheduler, options["target"])
     say(
         f"entries {' '.join(f'{f}x{c}' for f, c in scheduler.session.buckets)} (log-mel: "

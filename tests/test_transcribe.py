@@ -24,6 +24,7 @@ and its own `Gemma3nForConditionalGeneration.generate` on the same samples and p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -576,6 +577,7 @@ def test_serve_command_answers_then_shuts_down_cleanly(case, server):
             proc.kill()
     assert proc.returncode == 0, stderr[-3000:]
     assert "leaked" not in stderr, stderr[-3000:]
+    assert re.search(r"decoder: 4 slots; a chat takes up to \d+ positions with prompts of up to \d+ tokens", stderr)
     assert not client.is_alive() and len(in_flight) == 1
 
 
