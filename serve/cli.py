@@ -221,7 +221,7 @@ def serve(
         )
     from ..runtime.programs.artifacts import ArtifactCache
     from .chat_routes import add_decoder_routes
-    from .transcription import build_transcription_service
+    from .launch import build_transcription_service
 
     service, why = None, "turned off (--decoder-slots 0)"
     slots = decoder_slots if decoder_slots is not None else (64 if options["target"] == "cuda" else 4)

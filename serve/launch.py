@@ -1,6 +1,7 @@
 """Building and running the server: the encoder and the prefill stage loaded for a scheduler
-(`build_scheduler`), what `/health` reports of them (`server_info`), and the app served until a signal
-(`run_server`) or on a background thread (`BackgroundServer`: tests, benchmarks, embedding).
+(`build_scheduler`), the decoder program for its transcriptions and chats (`build_transcription_service`),
+what `/health` reports of them (`server_info`), and the app served until a signal (`run_server`) or on a
+background thread (`BackgroundServer`: tests, benchmarks, embedding).
 
 Why a module of its own: loading the programs and owning the event loop are the server's setup, apart from
 the routes it serves (serve/server.py).
@@ -20,6 +21,7 @@ from ..runtime.audio.decode import MIN_SAMPLE_RATE
 from .admission import Limits
 from .scheduler import Scheduler
 from .server import Extension, create_app
+from .transcription import TranscriptionService
 
 
 def build_scheduler(
@@ -90,6 +92,71 @@ def build_scheduler(
             say(f"prefill unavailable: {why}")
     return Scheduler(
         encoder, runner, limits, prefill_unavailable=why, prefill_from_artifact=prefill_artifact is not None
+    )
+
+
+#: Tokens a server's decoder holds beyond a window with the default instruction: a language's name or a
+#: client's prompt (a longer one is refused with 400, naming the limit).
+PROMPT_HEADROOM = 48
+
+
+def build_transcription_service(
+    scheduler: Any,
+    checkpoint: Any,
+    *,
+    target: str,
+    contract: str,
+    slots: int,
+    max_new_tokens: int,
+    cache: Any,
+    cuda_arch: str | None = None,
+    kernels: str = "auto",
+    artifact: Any = None,
+    model: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    chat_tokens: int = 0,
+) -> TranscriptionService:
+    """The service over the scheduler's prefill stage and a decoder program sized for its windows (built or
+    reused through the artifact cache, or `artifact`), holding chats of `chat_tokens` positions too when that is
+    more than a window's (`transcription_buckets`).  Raises ValueError (e.g. GenerationError) or
+    SessionError / CompileError when that cannot be."""
+    from ..model.checkpoint_config import CheckpointConfig
+    from ..runtime.text.generate import stop_token_ids
+    from ..runtime.text.transcribe import DEFAULT_PROMPT
+    from ..runtime.text.transcribe_decoder import load_transcription_decoder
+    from .openai_chat import MAX_TOP_LOGPROBS
+
+    prefill = scheduler.prefill
+    if prefill is None:
+        raise ValueError(f"transcription needs the prefill stage: {scheduler.prefill_unavailable}")
+    # the headroom where the model's context allows it (the tiny test model has 256 positions)
+    positions = CheckpointConfig.read(checkpoint).decoder.max_position_embeddings
+    default = len(prefill.expand(DEFAULT_PROMPT, [1]))
+    prompt_tokens = max(default, min(default + PROMPT_HEADROOM, positions + 1 - max_new_tokens))
+    decoder = load_transcription_decoder(
+        checkpoint,
+        target,
+        contract,
+        prompt_tokens=prompt_tokens,
+        max_new_tokens=max_new_tokens,
+        slots=slots,
+        cache=cache,
+        cuda_arch=cuda_arch,
+        kernels=kernels,
+        artifact=artifact,
+        progress=progress,
+        sampling=True,  # a chat completion samples unless its temperature is 0 (OpenAI's default is 1)
+        top_logprobs=MAX_TOP_LOGPROBS,
+        chat_tokens=chat_tokens,
+    )
+    stops = stop_token_ids(checkpoint, decoder.cfg.eos_token_ids, prefill.tokenizer)
+    return TranscriptionService(
+        decoder,
+        prefill,
+        model=model or Path(checkpoint).name,
+        max_new_tokens=max_new_tokens,
+        stop_ids=stops,
+        prefill_lock=scheduler.prefill_lock,
     )
 
 

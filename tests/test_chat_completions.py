@@ -285,8 +285,7 @@ def server(case):
     """`gemma3n-iree serve`'s pieces as tests/test_transcribe.py builds them; (url, scheduler, service)."""
     from gemma3n_iree.serve.admission import Limits
     from gemma3n_iree.serve.chat_routes import add_decoder_routes
-    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
-    from gemma3n_iree.serve.transcription import build_transcription_service
+    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler, build_transcription_service
 
     _, directory, cache = case
     limits = Limits(max_upload_bytes=4 << 20, max_seconds=300.0, max_wait_s=0.02, frontend_workers=2, max_queue=64)

@@ -173,13 +173,14 @@ class SelectingBackend(ScriptedBackend):
     def decode(self, slots, positions, token_ids):
         raise AssertionError("the engine read a decode call's logits")
 
-    def prefill_greedy(self, slot, inputs_embeds, per_layer_inputs, top_k=0, logits=False):
+    def prefill_greedy(self, slot, inputs_embeds, per_layer_inputs, top_k=0, logits=False, sample=None):
         self.selections.append(("prefill", top_k, logits))
-        return host_selection(self._row(slot, len(inputs_embeds))[None], top_k, logits)
+        return host_selection(self._row(slot, len(inputs_embeds))[None], top_k, logits, sample)
 
-    def decode_greedy(self, slots, positions, token_ids, top_k=0, logits=False):
+    def decode_greedy(self, slots, positions, token_ids, top_k=0, logits=False, sample=None):
         self.selections.append(("decode", top_k, logits))
-        return host_selection(np.stack([self._row(s, p + 1) for s, p in zip(slots, positions)]), top_k, logits)
+        rows = np.stack([self._row(s, p + 1) for s, p in zip(slots, positions)])
+        return host_selection(rows, top_k, logits, sample)
 
 
 def test_the_engine_reads_selections_not_logits():

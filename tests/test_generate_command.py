@@ -163,8 +163,7 @@ def test_a_served_chat_about_two_recordings_answers_as_transformers(case):
 
     from gemma3n_iree.serve.admission import Limits
     from gemma3n_iree.serve.chat_routes import add_decoder_routes
-    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
-    from gemma3n_iree.serve.transcription import build_transcription_service
+    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler, build_transcription_service
 
     model, directory, _, half, minute, cache = case
     scheduler = build_scheduler(

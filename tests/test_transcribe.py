@@ -270,9 +270,8 @@ def server(case):
     are the fixture's, found in the cache) and the transcription service on a compiled decoder program of 4
     slots (decode widths 1 and 4), under f32-reference; (url, scheduler, service)."""
     from gemma3n_iree.serve.admission import Limits
-    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler
+    from gemma3n_iree.serve.launch import BackgroundServer, build_scheduler, build_transcription_service
     from gemma3n_iree.serve.openai_routes import add_transcription_routes
-    from gemma3n_iree.serve.transcription import build_transcription_service
 
     _, directory, cache, _, _ = case
     limits = Limits(

@@ -155,7 +155,7 @@ def make_generate_command(decoder_factory: DecoderFactory) -> click.Command:
                 kernels,
                 decoder_artifact,
                 say,
-                sampling is not None,
+                sampling=sampling is not None,
             )
             decoder = decoder_factory(needs)
             stops = stop_token_ids(

@@ -356,7 +356,7 @@ class GenerationEngine:
             raise GenerationError(
                 f"top_logprobs must be in [0, {self.backend.top_k}] for this decoder, got {request.top_logprobs}"
             )
-        if request.sampling is not None and not getattr(self.backend, "samples", False):
+        if request.sampling is not None and not self.backend.samples:
             raise GenerationError(
                 "this decoder program decodes greedily only (built without sampling entries); ask for greedy "
                 "decoding or use a program built with sampling"
@@ -460,7 +460,7 @@ class GenerationEngine:
         try:
             if len(members) == 1:
                 selection = self.backend.prefill_greedy(
-                    members[0].slot, requests[0].inputs_embeds, requests[0].per_layer_inputs, top_k, logits, **sample
+                    members[0].slot, requests[0].inputs_embeds, requests[0].per_layer_inputs, top_k, logits, sample
                 )
             else:
                 selection = self.backend.prefill_batch_greedy(
@@ -469,7 +469,7 @@ class GenerationEngine:
                     [r.per_layer_inputs for r in requests],
                     top_k,
                     logits,
-                    **sample,
+                    sample,
                 )
         except BaseException:
             for s in members:
@@ -490,7 +490,7 @@ class GenerationEngine:
         top_k = max(s.request.top_logprobs for s in members)
         try:
             selection = self.backend.decode_greedy(
-                call.slots, call.positions, [s.result.tokens[-1] for s in members], top_k, **_sample_rows(members)
+                call.slots, call.positions, [s.result.tokens[-1] for s in members], top_k, sample=_sample_rows(members)
             )
         except BaseException:
             for s in members:
@@ -556,14 +556,12 @@ class GenerationEngine:
             self._waiting.remove(s.seq)
 
 
-def _sample_rows(members: Sequence[_Sequence]) -> dict[str, SampleRows]:
-    """The `sample=` argument of a call over `members` (none when every one is greedy, so a greedy call is what
-    it always was): each sampling sequence draws its next token with counter = that token's index."""
+def _sample_rows(members: Sequence[_Sequence]) -> SampleRows | None:
+    """The `sample=` argument of a call over `members` (None when every one is greedy: no sampler runs): each
+    sampling sequence draws its next token with counter = that token's index."""
     if all(s.request.sampling is None for s in members):
-        return {}
-    return {
-        "sample": SampleRows(tuple(s.request.sampling for s in members), tuple(len(s.result.tokens) for s in members))
-    }
+        return None
+    return SampleRows(tuple(s.request.sampling for s in members), tuple(len(s.result.tokens) for s in members))
 
 
 def generate(backend: DecoderBackend, tokenizer: Any, request: GenerationRequest) -> Iterator[TokenEvent]:

@@ -13,9 +13,9 @@ instruction, ~208 tokens) is prefilled into a slot, then it decodes at most `max
   (a call's cost is mostly per launch there, not per row: one call of 8 prompts replaces 8 calls); a CPU's
   prefill costs per row, so it gains nothing from them and compiles none.
 
-The server's chats share this program (`serve/transcription.py`): by default a chat fits where a window does
-(one 30 s clip and a short conversation); `chat_tokens` adds a prompt bucket and a decode context for longer
-ones (several clips), the cache growing to `slots` x `chat_tokens` positions.
+The server's chats share this program (`serve.launch.build_transcription_service`): by default a chat fits
+where a window does (one 30 s clip and a short conversation); `chat_tokens` adds a prompt bucket and a decode
+context for longer ones (several clips), the cache growing to `slots` x `chat_tokens` positions.
 
 `load_transcription_decoder` compiles that program through the artifact cache (content-addressed, written
 atomically, reused when the identity matches) or loads a prebuilt one (`--decoder-artifact`), checks it
