@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
-from ..contracts.emulation import BF16_MIN
-from ..kernels import DECODE_ATTENTION_SM90, Launch
+from ..contracts.emulation import BF16_MIN, lane_threads
+from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, Launch
 from ..model.decoder_config import DecoderConfig
 from .decoder_norms import DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -172,15 +172,35 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             scale=self._scalar(1.0 / d),
         )
 
+    def _altup_kernel(self, step: str, tokens: int) -> Launch | None:
+        """AltUp's `step` ("predict" or "correct") with its router in one dispatch of the committed AltUp kernel,
+        where it is linked and covers the width; None where IREE's code and the other kernels compute it."""
+        cfg, c = self._cfg, self.contract
+        n, d = cfg.altup_num_inputs, cfg.hidden_size
+        rounds = {"round_bf16": c.rounds_at(None), "round_scale": c.rounds_at("router.scale")}
+        if step == "predict":
+            make, rounds = ALTUP_SM90.predict_call, {**rounds, "round_out": c.rounds_at("predict.out")}
+        else:
+            make = ALTUP_SM90.correct_call
+            rounds = {**rounds, "round_innovation": c.rounds_at("correct.innovation")}
+            rounds["round_out"] = c.rounds_at("correct.out")
+        threads = lane_threads(d, 8)  # the router norm's schedule (`_norm_kernel`)
+        scale = self._scalar(1.0 / d)
+        call = make(threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds)
+        return self.kernels.launch(call)
+
     def altup_predict(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
-        router = self.altup_router(tokens)
+        kernel = self._altup_kernel("predict", tokens)
         func = Func(
-            AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+            AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip, kernel=kernel is not None).symbol,
             (f32([n, tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n * n, n])),
             (f32([n, tokens, d]),),
         )
+        if kernel is not None:
+            return self._add("altup_predict.kernel.mlir.j2", func, tokens=tokens, d=d, streams=n, kernel=kernel)
+        router = self.altup_router(tokens)
         return self._add(
             "altup_predict.mlir.j2",
             func,
@@ -196,12 +216,15 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def altup_correct(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
-        router = self.altup_router(tokens)
+        kernel = self._altup_kernel("correct", tokens)
         func = Func(
-            AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip).symbol,
+            AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip, kernel=kernel is not None).symbol,
             (f32([n, tokens, d]), f32([tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n, n])),
             (f32([n, tokens, d]),),
         )
+        if kernel is not None:
+            return self._add("altup_correct.kernel.mlir.j2", func, tokens=tokens, d=d, streams=n, kernel=kernel)
+        router = self.altup_router(tokens)
         return self._add(
             "altup_correct.mlir.j2",
             func,

@@ -304,6 +304,7 @@ class AltupPredict(Specialisation):
     streams: int = token(Int("N"))
     active: int = token(Int("A"))
     clip: float | None = token(F32Bits("clip"), default=None)
+    kernel: bool = token(Flag(KERNEL), default=False)  # the router and the step in one committed kernel
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ class AltupCorrect(Specialisation):
     streams: int = token(Int("N"))
     active: int = token(Int("A"))
     clip: float | None = token(F32Bits("clip"), default=None)
+    kernel: bool = token(Flag(KERNEL), default=False)  # the router and the step in one committed kernel
 
 
 @dataclass(frozen=True)

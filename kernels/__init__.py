@@ -1,11 +1,12 @@
 """GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
 Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `decode_attention.py`,
-`conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
+`altup.py`, `conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
 generated files.
 """
 
 from .activation import SILU_SM90, ElementwiseKernel
+from .altup import ALTUP_SM90, AltupKernels
 from .attention import ATTENTION_SM90, AttentionKernel
 from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
@@ -33,6 +34,8 @@ from .spec import (
 )
 
 __all__ = [
+    "ALTUP_SM90",
+    "AltupKernels",
     "ATTENTION_SM90",
     "AttentionKernel",
     "ConvKernel",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .activation import SILU_SM90
+from .altup import ALTUP_SM90
 from .attention import ATTENTION_SM90
 from .conv import GLU_DEPTHWISE_SM90
 from .decode_attention import DECODE_ATTENTION_SM90
@@ -29,6 +30,8 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     DECODE_ATTENTION_SM90.scores,
     DECODE_ATTENTION_SM90.values,
     *(DECODE_ATTENTION_SM90.softmax[t] for t in sorted(DECODE_ATTENTION_SM90.softmax)),
+    *(ALTUP_SM90.predict[t] for t in sorted(ALTUP_SM90.predict)),
+    *(ALTUP_SM90.correct[t] for t in sorted(ALTUP_SM90.correct)),
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),

@@ -50,3 +50,54 @@ def test_nans_whose_bits_differ_are_counted_apart(tmp_path, capsys):
     code, report = compare(tmp_path / "a.npz", tmp_path / "b.npz", capsys)
     assert code == 1 and report["w1"]["differing"] == report["w1"]["differing_nan_bits"] == 1
     assert report["w1"]["nan"] == [1, 1] and report["w1"]["nan_rows_by_step"] == [1]
+
+
+def test_relative_l2_is_the_distance_over_the_second_runs_norm(tmp_path, capsys):
+    b = np.ones((1, 2, 4), np.float32)
+    a = b.copy()
+    a[0, 1, 3] = 3.0  # one logit 2 away from a run of norm sqrt(8)
+    np.savez(tmp_path / "a.npz", w2=a)
+    np.savez(tmp_path / "b.npz", w2=b)
+    _, report = compare(tmp_path / "a.npz", tmp_path / "b.npz", capsys)
+    assert report["w2"]["relative_l2_finite"] == pytest.approx(2 / np.sqrt(8))
+
+
+def test_reference_is_transformers_fed_one_token_at_a_time(tmp_path, capsys):
+    """`reference` runs each width's sequences in one forward pass and saves [steps, width, V]: the logits
+    transformers gives when the same tokens arrive one step at a time through its cache (what the program's `run`
+    feeds), sequence by sequence."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, "scripts")
+    from decode_logits import tokens
+    from oracles import hf_decoder as H
+    from synthetic_text import ensure_random_decoder
+    from transformers import DynamicCache
+
+    from gemma3n_iree.model.decoder_config import builtin_decoder_config
+    from gemma3n_iree.model.decoder_weights import decoder_weight_specs, read_decoder_weights
+
+    cfg = builtin_decoder_config("tiny")
+    checkpoint = ensure_random_decoder(tmp_path / "tiny", cfg, seed=0)
+    saved = sys.argv
+    sys.argv = [SCRIPT, "reference", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "t_{dtype}.npz")]
+    sys.argv += ["--widths", "1", "2", "--steps", "3", "--dtype", "bf16", "fp32"]
+    try:
+        runpy.run_path(SCRIPT, run_name="__main__")
+    finally:
+        sys.argv = saved
+    capsys.readouterr()
+    got = np.load(tmp_path / "t_fp32.npz")
+    assert np.load(tmp_path / "t_bf16.npz")["w2"].shape == got["w2"].shape
+    assert got["w1"].shape == (3, 1, cfg.vocab_size) and got["w2"].shape == (3, 2, cfg.vocab_size)
+
+    specs = decoder_weight_specs(cfg)
+    mapped = read_decoder_weights(checkpoint, cfg)
+    model = H.model_from_tensors(cfg, {specs[k].key: v for k, v in mapped.items()})
+    for b in range(2):
+        cache = DynamicCache(config=model.config)
+        with torch.no_grad():
+            for step in range(3):
+                ids = torch.tensor([[tokens(2, step)[b]]])
+                out = model(input_ids=ids, past_key_values=cache, use_cache=True).logits[0, -1].numpy()
+                np.testing.assert_allclose(got["w2"][step, b], out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["w1"][:, 0], got["w2"][:, 0], rtol=1e-5, atol=1e-5)  # the same tokens

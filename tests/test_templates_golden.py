@@ -235,6 +235,12 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
             builtin_decoder_config("e4b"),
         ),
     ),
+    (  # E4B's AltUp steps, router included, in one dispatch each of the AltUp kernels
+        "altup_predict_kernel",
+        "altup_predict",
+        _decoder(lambda o: o.altup_predict(2), builtin_decoder_config("e4b")),
+    ),
+    ("altup_correct_kernel", "altup_correct", _decoder(lambda o: o.altup_correct(2), builtin_decoder_config("e4b"))),
     (  # E4B's KV-shared sliding layer at a decode step: its attention reads the cache rows in place
         "layer_decode_shared_reading_the_cache",
         "layer",

@@ -3,9 +3,9 @@
 TRITON_INTERPRET is read when `triton.jit` decorates a function and again at each launch, so the
 source is imported under its own module name with the flag set, and each launch sets it again; the
 flag is never left set, so building the real PTX in the same session is unaffected. The kernels'
-shared helpers (`kernels/triton_numerics.py`) are imported the same way and stand in for the real
-module while a source is imported and while its kernels run, so every helper a kernel calls is an
-interpreted one.
+shared helpers (`kernels/triton_numerics.py`, and the row reductions' `kernels/reductions_triton.py` that
+other kernels build on) are imported the same way and stand in for the real modules while a source is
+imported and while its kernels run, so every helper a kernel calls is an interpreted one.
 
 Triton 3.9's interpreter keeps BF16 values as their 16-bit patterns and hands those to numpy's
 matmul as integers; while a kernel runs, `tl.dot` is given the BF16 values instead (exact in F32).
@@ -25,7 +25,8 @@ import pytest
 
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 
-SHARED = "gemma3n_iree.kernels.triton_numerics"
+#: The kernel sources other sources import helpers from, in import order.
+SHARED = ("gemma3n_iree.kernels.triton_numerics", "gemma3n_iree.kernels.reductions_triton")
 
 
 def _dot_of_bf16_values(builder, a, b, d, input_precision, max_num_imprecise_acc):  # noqa: ANN001
@@ -38,10 +39,10 @@ def _dot_of_bf16_values(builder, a, b, d, input_precision, max_num_imprecise_acc
     return TensorHandle(np.matmul(values(a), values(b), dtype=d.data.dtype) + d.data, d.dtype.scalar)
 
 
-def _import_interpreted(path: Path, name: str, patch: pytest.MonkeyPatch, shared: ModuleType | None) -> ModuleType:
+def _import_interpreted(path: Path, name: str, patch: pytest.MonkeyPatch, shared: dict[str, ModuleType]) -> ModuleType:
     patch.setenv("TRITON_INTERPRET", "1")
-    if shared is not None:
-        patch.setitem(sys.modules, SHARED, shared)
+    for module_name, module in shared.items():
+        patch.setitem(sys.modules, module_name, module)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -57,8 +58,11 @@ def interpreted_kernels(source: str | Path) -> Callable[..., None]:
 
     path = KERNEL_DIR / source
     interpret = pytest.MonkeyPatch()
-    with interpret.context() as patch:
-        shared = _import_interpreted(KERNEL_DIR / "triton_numerics.py", SHARED, patch, None)
+    shared: dict[str, ModuleType] = {}
+    for module_name in SHARED:
+        with interpret.context() as patch:
+            file = KERNEL_DIR / f"{module_name.rsplit('.', 1)[1]}.py"
+            shared[module_name] = _import_interpreted(file, module_name, patch, dict(shared))
     with interpret.context() as patch:
         name = f"{path.stem}_interpreted"
         module = _import_interpreted(path, name, patch, shared)
@@ -67,7 +71,8 @@ def interpreted_kernels(source: str | Path) -> Callable[..., None]:
         with interpret.context() as patch:
             patch.setenv("TRITON_INTERPRET", "1")
             patch.setitem(sys.modules, name, module)  # the interpreter resolves helpers through them
-            patch.setitem(sys.modules, SHARED, shared)
+            for module_name, shared_module in shared.items():
+                patch.setitem(sys.modules, module_name, shared_module)
             patch.setattr(InterpreterBuilder, "create_dot", _dot_of_bf16_values)
             getattr(module, kernel)[(grid,)](*args, **constexprs)
 
