@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN, lane_threads
-from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, Launch
+from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, LAUREL_SM90, Launch
 from ..model.decoder_config import DecoderConfig
-from .decoder_norms import DecoderNormOps, bf16_tensor, carrier
+from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
 from .kernels import LinkedKernels
 from .render import Func
@@ -238,15 +238,37 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
+    def _laurel_kernels(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch] | None:
+        """The left linear's decode-linear kernel and the LAuReL tail kernel after it (for a BF16 input: a norm
+        kernel's result), where both are linked and cover the shape; None where IREE's code and the other kernels
+        compute LAuReL."""
+        d, r = self._cfg.hidden_size, self._cfg.laurel_rank
+        gemv = self._decode_linear(tokens, r, d) if x_dtype == BF16 else None
+        if gemv is None:
+            return None
+        c = self.contract
+        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("laurel.residual")}
+        call = LAUREL_SM90.call(
+            lane_threads(d, 8), tokens, d, r, gemv.call.constant("S"), self._cfg.rms_norm_eps, rounds
+        )
+        tail = self.kernels.launch(call)
+        return None if tail is None else (gemv, tail)
+
     def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
-        norm = self.norm(tokens, d)
+        kernels = self._laurel_kernels(tokens, x_dtype)
         func = Func(
-            Laurel(tokens, d, r, x_dtype).symbol,
+            Laurel(tokens, d, r, x_dtype, kernel=kernels is not None).symbol,
             (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
             (f32([tokens, d]),),
         )
+        if kernels is not None:
+            gemv, tail = kernels
+            splits = gemv.call.constant("S")
+            shape = dict(tokens=tokens, d=d, rank=r, x_dtype=x_dtype, splits=splits)
+            return self._add("laurel.kernel.mlir.j2", func, gemv=gemv, tail=tail, **shape)
+        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
+        norm = self.norm(tokens, d)
         return self._add(
             "laurel.mlir.j2",
             func,

@@ -325,6 +325,7 @@ class Laurel(Specialisation):
     d: int = token(Int("D"))
     rank: int = token(Int("R"))
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+    kernel: bool = token(Flag(KERNEL), default=False)  # the left linear's kernel, then the LAuReL tail kernel
 
 
 @dataclass(frozen=True)

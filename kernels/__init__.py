@@ -1,7 +1,7 @@
 """GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
 Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `decode_attention.py`,
-`altup.py`, `conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
+`altup.py`, `laurel.py`, `conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
 generated files.
 """
 
@@ -12,6 +12,7 @@ from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
 from .gemv import GEMV_SM90, GemvKernel, gemv_call
+from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
     LANE_SUMS_SM90,
     PARTIAL_NORMS_SM90,
@@ -53,6 +54,8 @@ __all__ = [
     "KernelFileError",
     "KernelSignature",
     "LANE_SUMS_SM90",
+    "LAUREL_SM90",
+    "LaurelKernels",
     "PARTIAL_NORMS_SM90",
     "Launch",
     "Pointer",

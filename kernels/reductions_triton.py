@@ -175,8 +175,7 @@ def rms_norm_partials(
     linear's one freedom is its accumulation order), the linear's rounding point, then its norm, in one dispatch
     where the partials' sum and the norm took two. The partials are read once, coalesced, every load of a row in
     flight at once (unrolled to MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes
-    no bit); the sum of squares is the 8-read schedule over X in registers, thread t's reads being columns
-    8t .. 8t + 7 in order (each picked out of its thread's eight by a sum with seven zeros, which is exact)."""
+    no bit); the norm is `_mlx_norm_of` X in registers."""
     R: tl.constexpr = ROWS_PER_BLOCK
     row = tl.program_id(0) * R + tl.arange(0, R)
     col = tl.arange(0, THREADS * 8)
@@ -189,6 +188,15 @@ def rms_norm_partials(
         )
     if round_bf16:
         x = _round_to_bf16(x)
+    y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
+    tl.store(y_ptr + at, y, mask=live)
+
+
+@triton.jit
+def _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr):
+    """The text decoder's norm (MLX's two rounding points) of rows X [R, THREADS * 8] held in registers (zeros past
+    `width`): the sum of squares is the 8-read schedule, thread t's reads being columns 8t .. 8t + 7 in order (each
+    picked out of its thread's eight by a sum with seven zeros, which is exact)."""
     squares = tl.reshape(x * x, (R, THREADS, 8))
     read = tl.arange(0, 8)[None, None, :]
     acc = tl.full((R, THREADS), 0.0, tl.float32)
@@ -205,4 +213,4 @@ def rms_norm_partials(
     y = y * w[None, :]
     if round_bf16:
         y = _round_to_bf16(y)
-    tl.store(y_ptr + at, y, mask=live)
+    return y

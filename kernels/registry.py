@@ -15,6 +15,7 @@ from .conv import GLU_DEPTHWISE_SM90
 from .decode_attention import DECODE_ATTENTION_SM90
 from .gemm import GEMM_SM90
 from .gemv import GEMV_SM90
+from .laurel import LAUREL_SM90
 from .reductions import LANE_SUMS_SM90, PARTIAL_NORMS_SM90, RMS_NORMS_SM90
 from .spec import KernelFile
 
@@ -32,6 +33,7 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(DECODE_ATTENTION_SM90.softmax[t] for t in sorted(DECODE_ATTENTION_SM90.softmax)),
     *(ALTUP_SM90.predict[t] for t in sorted(ALTUP_SM90.predict)),
     *(ALTUP_SM90.correct[t] for t in sorted(ALTUP_SM90.correct)),
+    *(LAUREL_SM90.files[t] for t in sorted(LAUREL_SM90.files)),
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),

@@ -241,6 +241,11 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.altup_predict(2), builtin_decoder_config("e4b")),
     ),
     ("altup_correct_kernel", "altup_correct", _decoder(lambda o: o.altup_correct(2), builtin_decoder_config("e4b"))),
+    (  # E4B's LAuReL at a decode step: the left linear's kernel, then the tail kernel
+        "laurel_kernel",
+        "laurel",
+        _decoder(lambda o: o.laurel(2, "bf16"), builtin_decoder_config("e4b")),
+    ),
     (  # E4B's KV-shared sliding layer at a decode step: its attention reads the cache rows in place
         "layer_decode_shared_reading_the_cache",
         "layer",
