@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN, lane_threads
-from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, LAUREL_SM90, Launch
+from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, LAUREL_SM90, Launch, partial_norm_residual_call
 from ..model.decoder_config import DecoderConfig
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -422,16 +422,57 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             mask_value=BF16_MIN,
         )
 
+    def _residual_kernels(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:
+        """A decode linear's kernel (k inputs, the hidden width out) and the partials-norm kernel's `residual` after
+        it (`kernels.reductions.RESIDUALS`), where both are linked and cover the shape; else None."""
+        d, c = self._cfg.hidden_size, self.contract
+        gemv = self._decode_linear(tokens, d, k)
+        if gemv is None:
+            return None
+        points = ("residual.attention", "residual.laurel", "residual.scale") if residual == "attention" else ()
+        rounds = {
+            "round_bf16": c.rounds_at(None),
+            "round_residual": c.rounds_at(points[0] if points else "residual.mlp"),
+            "round_add": bool(points) and c.rounds_at(points[1]),
+            "round_scale": bool(points) and c.rounds_at(points[2]),
+        }
+        call = partial_norm_residual_call(
+            residual,
+            lane_threads(d, 8),
+            tokens,
+            d,
+            gemv.call.constant("S"),
+            self._cfg.rms_norm_eps,
+            self._scalar(2.0**-0.5) if points else 1.0,
+            rounds,
+        )
+        launch = self.kernels.launch(call)
+        return None if launch is None else (gemv, launch)
+
     def attention_residual(self, tokens: int) -> Func:
         cfg = self._cfg
         d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
-        projected = self.projected_norm(tokens, h * hd, d)
+        kernels = self._residual_kernels("attention", tokens, h * hd)
         x = f32([tokens, d])
         func = Func(
-            AttentionResidual(tokens, d, h * hd).symbol,
+            AttentionResidual(tokens, d, h * hd, kernel=kernels is not None).symbol,
             (x, f32([tokens, h, hd]), bf16_tensor([d, h * hd]), bf16_tensor([d]), x),
             (x,),
         )
+        shape = dict(tokens=tokens, d=d, heads=h, head_dim=hd, width=h * hd)
+        if kernels is not None:
+            gemv, residual = kernels
+            splits = gemv.call.constant("S")
+            return self._add(
+                "attention_residual.kernel.mlir.j2",
+                func,
+                gemv=gemv,
+                residual_kernel=residual,
+                splits=splits,
+                scale=self._scalar(2.0**-0.5),
+                **shape,
+            )
+        projected = self.projected_norm(tokens, h * hd, d)
         return self._add(
             "attention_residual.mlir.j2",
             func,
@@ -473,16 +514,15 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
         d = self._cfg.hidden_size
         norm = self.norm(tokens, d, feeds_linear=True)
-        up, down_norm = (
-            self.linear([tokens], d, width, x_dtype=carrier(norm)),
-            self.projected_norm(tokens, width, d),
-        )
+        up = self.linear([tokens], d, width, x_dtype=carrier(norm))
+        tail = self._residual_kernels("mlp", tokens, width)
+        down_norm = self.projected_norm(tokens, width, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, width])
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
-        calls = [norm, up, down_norm, gelu] + ([topk] if topk else [])
+        calls = [norm, up] + ([down_norm] if down_norm else []) + [gelu] + ([topk] if topk else [])
         x = f32([tokens, d])
         func = Func(
-            DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None).symbol,
+            DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None, kernel=tail is not None).symbol,
             (
                 x,
                 bf16_tensor([d]),
@@ -505,6 +545,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             down_norm=down_norm,
             gelu=gelu,
             topk=topk,
+            tail_part=template_variant("decoder_mlp.tail", tail is not None),
+            gemv=tail[0] if tail else None,
+            residual_kernel=tail[1] if tail else None,
+            splits=tail[0].call.constant("S") if tail else None,
         )
 
     def ple_gate(self, tokens: int) -> Func:

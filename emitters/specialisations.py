@@ -395,6 +395,7 @@ class AttentionResidual(Specialisation):
     tokens: int = token(Int("T"))
     d: int = token(Int("D"))
     width: int = token(Int("Q"))
+    kernel: bool = token(Flag(KERNEL), default=False)  # the output projection's kernel, then the residual's
 
 
 @dataclass(frozen=True)
@@ -418,6 +419,7 @@ class DecoderMlp(Specialisation):
     d: int = token(Int("D"))
     width: int = token(Int("F"))
     sparsity: float | None = token(Decimal("s"), default=None)
+    kernel: bool = token(Flag(KERNEL), default=False)  # the down-projection's kernel, then the residual's
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ from .gemv import GEMV_SM90, GemvKernel, gemv_call
 from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
     LANE_SUMS_SM90,
+    PARTIAL_NORM_RESIDUALS_SM90,
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
     RowKernel,
     lane_sum_call,
     partial_norm_call,
+    partial_norm_residual_call,
     rms_norm_call,
 )
 from .registry import KERNEL_FILES
@@ -57,6 +59,7 @@ __all__ = [
     "LAUREL_SM90",
     "LaurelKernels",
     "PARTIAL_NORMS_SM90",
+    "PARTIAL_NORM_RESIDUALS_SM90",
     "Launch",
     "Pointer",
     "PushConstant",
@@ -67,5 +70,6 @@ __all__ = [
     "gemv_call",
     "lane_sum_call",
     "partial_norm_call",
+    "partial_norm_residual_call",
     "rms_norm_call",
 ]

@@ -71,6 +71,29 @@ PARTIAL_NORM = KernelSignature(
     constexprs=_ROWS + ("MAX_SPLITS",),
 )
 
+#: `rms_norm_partials` with the residual after it (`rms_norm_partials_residual`): RES and ADD [rows, width].
+PARTIAL_NORM_RESIDUAL = KernelSignature(
+    "reductions_triton",
+    "rms_norm_partials_residual",
+    inputs=(Pointer("p", "f32"), Pointer("w", "bf16"), Pointer("res", "f32"), Pointer("add", "f32")),
+    output=Pointer("y", "f32"),
+    constants=(
+        PushConstant("rows"),
+        PushConstant("width", multiple_of_16=True),
+        PushConstant("splits"),
+        PushConstant("eps_bits", f32=True),
+        PushConstant("scale_bits", f32=True),
+        PushConstant("round_bf16"),
+        PushConstant("round_residual"),
+        PushConstant("round_add"),
+        PushConstant("round_scale"),
+    ),
+    constexprs=_ROWS + ("MAX_SPLITS", "ADD", "SCALE"),
+)
+#: The residuals after a decoder norm of partials, by name: (ADD, SCALE). "attention": round(round(round(x + norm)
+#: + laurel) * 2^-0.5) (`attention_residual.mlir.j2`); "mlp": round(h + norm) (`decoder_mlp.mlir.j2`).
+RESIDUALS = {"attention": (True, True), "mlp": (False, False)}
+
 #: The plain norm's compile-time switches (`reductions_triton.rms_norm`): the SiLU after it, MLX's rounding
 #: before the weight.
 _NORM_FLAGS = ("SILU", "MLX")
@@ -146,6 +169,26 @@ def _partial_norm_kernel(threads: int) -> RowKernel:
 PARTIAL_NORMS_SM90 = {t: _partial_norm_kernel(t) for t in SCHEDULE_THREADS}
 
 
+def _partial_norm_residual_kernel(residual: str, threads: int) -> RowKernel:
+    """As `_partial_norm_kernel`, with the residual `residual` (`RESIDUALS`) compiled in."""
+    add, scale = RESIDUALS[residual]
+    rows = max(1, 256 // threads)
+    constexprs = (
+        ("THREADS", threads),
+        ("ROWS_PER_BLOCK", rows),
+        ("MAX_SPLITS", MAX_SPLITS),
+        ("ADD", add),
+        ("SCALE", scale),
+    )
+    stem = f"rms_norm_partials_{residual}_t{threads}_sm90"
+    return RowKernel(KernelFile(stem, PARTIAL_NORM_RESIDUAL, 8, constexprs))
+
+
+PARTIAL_NORM_RESIDUALS_SM90 = {
+    (residual, t): _partial_norm_residual_kernel(residual, t) for residual in RESIDUALS for t in SCHEDULE_THREADS
+}
+
+
 def lane_sum_call(threads: int, rows: int, width: int, reads: int, square: bool) -> KernelCall:
     """S = the 32-lane XOR sum of each row of [rows, width] in the schedule of `threads` threads with `reads`
     reads each (of squares)."""
@@ -195,4 +238,25 @@ def partial_norm_call(threads: int, rows: int, width: int, splits: int, eps: flo
     kernel = PARTIAL_NORMS_SM90[threads]
     return kernel.file.call(
         kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, round_bf16=int(rounds)
+    )
+
+
+def partial_norm_residual_call(
+    residual: str,
+    threads: int,
+    rows: int,
+    width: int,
+    splits: int,
+    eps: float,
+    scale: float,
+    rounds: dict[str, bool],
+) -> KernelCall | None:
+    """`partial_norm_call` with the residual `residual` after the norm (`rounds`: round_bf16, round_residual,
+    round_add, round_scale; `scale` read only where the residual scales), or None where its width breaks the
+    kernel's promise."""
+    if width % 16 or not 1 <= splits <= MAX_SPLITS or splits * rows * width >= 2**31:
+        return None
+    kernel = PARTIAL_NORM_RESIDUALS_SM90[residual, threads]
+    return kernel.file.call(
+        kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, scale_bits=scale, **rounds
     )

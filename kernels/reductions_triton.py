@@ -173,14 +173,25 @@ def rms_norm_partials(
     """Y = the text decoder's norm (MLX's two rounding points) of X = round(P[0] + P[1] + ... + P[S-1]): a
     decode-linear kernel's S <= MAX_SPLITS partial sums [S, rows, width], added from +0 in split order (the
     linear's one freedom is its accumulation order), the linear's rounding point, then its norm, in one dispatch
-    where the partials' sum and the norm took two. The partials are read once, coalesced, every load of a row in
-    flight at once (unrolled to MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes
-    no bit); the norm is `_mlx_norm_of` X in registers."""
+    where the partials' sum and the norm took two. The partials are read once, coalesced (`_partials_sum`); the
+    norm is `_mlx_norm_of` X in registers."""
     R: tl.constexpr = ROWS_PER_BLOCK
     row = tl.program_id(0) * R + tl.arange(0, R)
     col = tl.arange(0, THREADS * 8)
     live = (row[:, None] < rows) & (col[None, :] < width)
     at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
+    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
+    tl.store(y_ptr + at, y, mask=live)
+
+
+@triton.jit
+def _partials_sum(
+    p_ptr, at, live, rows, width, splits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr, MAX_SPLITS: tl.constexpr
+):
+    """round(P[0] + ... + P[S-1]) at `at` of [S, rows, width] partials, from +0 in split order, every load in
+    flight at once (unrolled to MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes no
+    bit)."""
     x = tl.full((R, THREADS * 8), 0.0, tl.float32)
     for s in tl.static_range(MAX_SPLITS):
         x = x + tl.load(
@@ -188,7 +199,53 @@ def rms_norm_partials(
         )
     if round_bf16:
         x = _round_to_bf16(x)
-    y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
+    return x
+
+
+@triton.jit
+def rms_norm_partials_residual(
+    p_ptr,
+    w_ptr,
+    res_ptr,
+    add_ptr,
+    y_ptr,
+    rows,
+    width,
+    splits,
+    eps_bits,
+    scale_bits,
+    round_bf16,
+    round_residual,
+    round_add,
+    round_scale,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+    MAX_SPLITS: tl.constexpr,
+    ADD: tl.constexpr,
+    SCALE: tl.constexpr,
+):
+    """`rms_norm_partials`, then the residual after it: Y = round(RES + norm); with ADD, Y = round(Y + ADD_); with
+    SCALE, Y = round(Y * scale) (the attention residual: RES the layer's input, ADD_ its LAuReL output, scale
+    2^-0.5; the MLP's: RES alone). Each rounding is its push constant's (the contract's point)."""
+    R: tl.constexpr = ROWS_PER_BLOCK
+    row = tl.program_id(0) * R + tl.arange(0, R)
+    col = tl.arange(0, THREADS * 8)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
+    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    y = tl.load(res_ptr + at, mask=live, other=0.0) + _mlx_norm_of(
+        x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS
+    )
+    if round_residual:
+        y = _round_to_bf16(y)
+    if ADD:
+        y = y + tl.load(add_ptr + at, mask=live, other=0.0)
+        if round_add:
+            y = _round_to_bf16(y)
+    if SCALE:
+        y = y * scale_bits.to(tl.float32, bitcast=True)
+        if round_scale:
+            y = _round_to_bf16(y)
     tl.store(y_ptr + at, y, mask=live)
 
 

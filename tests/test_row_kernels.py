@@ -26,7 +26,13 @@ from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
-from gemma3n_iree.kernels import LANE_SUMS_SM90, PARTIAL_NORMS_SM90, RMS_NORMS_SM90
+from gemma3n_iree.kernels import (
+    LANE_SUMS_SM90,
+    PARTIAL_NORM_RESIDUALS_SM90,
+    PARTIAL_NORMS_SM90,
+    RMS_NORMS_SM90,
+    partial_norm_residual_call,
+)
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
@@ -37,7 +43,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in (multiply|add):
 
 @pytest.fixture(scope="module")
 def interpreted():
-    """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...)."""
+    """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...),
+    partial_norm(p, w, eps, round_bf16), partial_norm_residual(residual, p, w, res, add, rounds)."""
     run = interpreted_kernels("reductions_triton.py")  # skips without triton and torch
     import torch
 
@@ -98,7 +105,21 @@ def interpreted():
         launch(kernel.file.entry, kernel, rows, *args, int(round_bf16))
         return out.numpy()
 
-    return lane_sum, norm, partial_norm
+    def partial_norm_residual(
+        residual: str, p: np.ndarray, w: np.ndarray, res: np.ndarray, add: np.ndarray, rounds: dict[str, bool]
+    ) -> np.ndarray:
+        splits, rows, width = p.shape
+        out = torch.zeros((rows, width), dtype=torch.float32)
+        as_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+        call = partial_norm_residual_call(
+            residual, lane_threads(width, 8), rows, width, splits, 1e-6, 2.0**-0.5, rounds
+        )
+        f32 = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float32))  # noqa: E731
+        run(call.file.entry, call.workgroups, f32(p), as_bf16, f32(res), f32(add), out, *call.constants,
+            **dict(call.file.constexprs))  # fmt: skip
+        return out.numpy()
+
+    return lane_sum, norm, partial_norm, partial_norm_residual
 
 
 def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
@@ -256,6 +277,37 @@ def test_partials_norm_kernel_is_the_linears_sum_rounding_and_the_decoders_norm(
         assert not np.array_equal(in_order.view(np.uint32), backwards.view(np.uint32))
 
 
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+@pytest.mark.parametrize("residual", ["attention", "mlp"])
+def test_partials_norm_residual_is_the_norm_then_the_templates_residual(interpreted, residual, contract):
+    """The partials-norm kernel's residual variants: the same sum, rounding and norm as `rms_norm_partials`, then
+    the attention residual round(round(round(a + norm) + laurel) * 2^-0.5) or the MLP's round(h + norm), each
+    rounding at the contract's point, bit for bit."""
+    x, w = _norm_case(2048)
+    rng = np.random.default_rng(3)
+    p = (x[None] * rng.uniform(0.0, 2.0, (16, 1, 1)) * np.exp2(rng.integers(-8, 8, (16, *x.shape)))).astype(np.float32)
+    res = (rng.standard_normal(x.shape) * 4).astype(np.float32)
+    add = (rng.standard_normal(x.shape) * 2).astype(np.float32)
+    points = {
+        "round_bf16": contract.rounds_at(None),
+        "round_residual": contract.rounds_at("residual.attention" if residual == "attention" else "residual.mlp"),
+        "round_add": residual == "attention" and contract.rounds_at("residual.laurel"),
+        "round_scale": residual == "attention" and contract.rounds_at("residual.scale"),
+    }
+    got = interpreted[3](residual, p, w, res, add, points)
+    cfg = builtin_decoder_config("e4b")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.zeros(x.shape, np.float32)
+        for part in p:
+            total = (total + part).astype(np.float32)
+        normed = decoder_rms_norm(contract, cfg, rnd(contract, total), w)
+        want = rnd(contract, (res + normed).astype(np.float32))
+        if residual == "attention":
+            want = rnd(contract, (want + add).astype(np.float32))
+            want = rnd(contract, (want * np.float32(2.0**-0.5)).astype(np.float32))
+    assert _same(got, want)
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -276,6 +328,8 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm", "silu_bf16", [".u64"] * 3 + [".u32"] * 5),
         ("rms_norm", "mlx", [".u64"] * 3 + [".u32"] * 5),
         ("rms_norm_partials", "partials", [".u64"] * 3 + [".u32"] * 5),
+        ("rms_norm_partials_residual", "attention", [".u64"] * 5 + [".u32"] * 9),
+        ("rms_norm_partials_residual", "mlp", [".u64"] * 5 + [".u32"] * 9),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
@@ -283,7 +337,8 @@ def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kin
     if variant is None:
         kernel = LANE_SUMS_SM90[threads]
     else:
-        kernel = PARTIAL_NORMS_SM90[threads] if variant == "partials" else RMS_NORMS_SM90[variant, threads]
+        kernel = PARTIAL_NORMS_SM90[threads] if variant == "partials" else RMS_NORMS_SM90.get((variant, threads))
+        kernel = kernel or PARTIAL_NORM_RESIDUALS_SM90[variant, threads]
     ptx = rebuilt_ptx(kernel.file, tmp_path)
     assert entry_parameters(ptx, kind) == params
     if variant == "silu_bf16":  # IREE's exp in the SiLU: its fused multiply-adds and floor, nothing else

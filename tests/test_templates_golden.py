@@ -241,6 +241,12 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.altup_predict(2), builtin_decoder_config("e4b")),
     ),
     ("altup_correct_kernel", "altup_correct", _decoder(lambda o: o.altup_correct(2), builtin_decoder_config("e4b"))),
+    (  # E4B's attention residual and MLP at a decode step: each projection's kernel, then the residual's
+        "attention_residual_kernel",
+        "attention_residual",
+        _decoder(lambda o: o.attention_residual(2), builtin_decoder_config("e4b")),
+    ),
+    ("mlp_kernel", "mlp", _decoder(lambda o: o.mlp(2, 16384, 0.95), builtin_decoder_config("e4b"))),
     (  # E4B's LAuReL at a decode step: the left linear's kernel, then the tail kernel
         "laurel_kernel",
         "laurel",
