@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN, lane_threads
-from ..kernels import ALTUP_SM90, DECODE_ATTENTION_SM90, LAUREL_SM90, Launch, partial_norm_residual_call
+from ..kernels import (
+    ALTUP_SM90,
+    DECODE_ATTENTION_SM90,
+    LAUREL_SM90,
+    Launch,
+    partial_norm_residual_call,
+    partial_norm_streams_call,
+)
 from ..model.decoder_config import DecoderConfig
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -551,13 +558,30 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             splits=tail[0].call.constant("S") if tail else None,
         )
 
+    def _ple_tail_kernels(self, tokens: int) -> tuple[Launch, Launch] | None:
+        """The per-layer projection's decode-linear kernel and the partials-norm kernel's streams variant after it,
+        where both are linked and cover the shape; else None."""
+        cfg, c = self._cfg, self.contract
+        n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
+        gemv = self._decode_linear(tokens, d, p)
+        if gemv is None:
+            return None
+        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("ple_gate.residual")}
+        call = partial_norm_streams_call(
+            lane_threads(d, 8), n, tokens, d, gemv.call.constant("S"), cfg.rms_norm_eps, rounds
+        )
+        launch = self.kernels.launch(call)
+        return None if launch is None else (gemv, launch)
+
     def ple_gate(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
-        gate, projection = self.linear([tokens], d, p), self.projected_norm(tokens, p, d)
+        tail = self._ple_tail_kernels(tokens)
+        gate = self.linear([tokens], d, p)
+        projection = self.projected_norm(tokens, p, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, p])
         func = Func(
-            PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale).symbol,
+            PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale, kernel=tail is not None).symbol,
             (
                 f32([n, tokens, d]),
                 f32([tokens, p]),
@@ -571,7 +595,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         return self._add(
             "ple_gate.mlir.j2",
             func,
-            calls=[gate, projection, gelu],
+            calls=[gate] + ([projection] if projection else []) + [gelu],
             tokens=tokens,
             d=d,
             streams=n,
@@ -581,6 +605,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             gate=gate,
             projection=projection,
             gelu=gelu,
+            tail_part=template_variant("ple_gate.tail", tail is not None),
+            gemv=tail[0] if tail else None,
+            streams_kernel=tail[1] if tail else None,
+            splits=tail[0].call.constant("S") if tail else None,
         )
 
     # ------------------------------------------------------------------ the model's ends

@@ -431,6 +431,7 @@ class PleGate(Specialisation):
     per_layer: int = token(Int("P"))
     active: int = token(Int("A"))
     scaled: bool = token(Switch("scaled", "noscale"))
+    kernel: bool = token(Flag(KERNEL), default=False)  # the projection's kernel, then the streams' norm kernel
 
 
 @dataclass(frozen=True)

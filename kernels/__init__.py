@@ -16,12 +16,14 @@ from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
     LANE_SUMS_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
+    PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
     RowKernel,
     lane_sum_call,
     partial_norm_call,
     partial_norm_residual_call,
+    partial_norm_streams_call,
     rms_norm_call,
 )
 from .registry import KERNEL_FILES
@@ -60,6 +62,7 @@ __all__ = [
     "LaurelKernels",
     "PARTIAL_NORMS_SM90",
     "PARTIAL_NORM_RESIDUALS_SM90",
+    "PARTIAL_NORM_STREAMS_SM90",
     "Launch",
     "Pointer",
     "PushConstant",
@@ -71,5 +74,6 @@ __all__ = [
     "lane_sum_call",
     "partial_norm_call",
     "partial_norm_residual_call",
+    "partial_norm_streams_call",
     "rms_norm_call",
 ]

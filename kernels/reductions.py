@@ -90,6 +90,25 @@ PARTIAL_NORM_RESIDUAL = KernelSignature(
     ),
     constexprs=_ROWS + ("MAX_SPLITS", "ADD", "SCALE"),
 )
+#: `rms_norm_partials` added to AltUp's streams after the first (`rms_norm_partials_streams`): S, Y [N, rows, width].
+PARTIAL_NORM_STREAMS = KernelSignature(
+    "reductions_triton",
+    "rms_norm_partials_streams",
+    inputs=(Pointer("p", "f32"), Pointer("w", "bf16"), Pointer("s", "f32")),
+    output=Pointer("y", "f32"),
+    constants=(
+        PushConstant("rows"),
+        PushConstant("width", multiple_of_16=True),
+        PushConstant("splits"),
+        PushConstant("eps_bits", f32=True),
+        PushConstant("round_bf16"),
+        PushConstant("round_residual"),
+    ),
+    constexprs=_ROWS + ("MAX_SPLITS", "N"),
+)
+#: AltUp's streams: 4 in every Gemma 3n configuration, compiled into the streams files.
+STREAMS = 4
+
 #: The residuals after a decoder norm of partials, by name: (ADD, SCALE). "attention": round(round(round(x + norm)
 #: + laurel) * 2^-0.5) (`attention_residual.mlir.j2`); "mlp": round(h + norm) (`decoder_mlp.mlir.j2`).
 RESIDUALS = {"attention": (True, True), "mlp": (False, False)}
@@ -184,6 +203,18 @@ def _partial_norm_residual_kernel(residual: str, threads: int) -> RowKernel:
     return RowKernel(KernelFile(stem, PARTIAL_NORM_RESIDUAL, 8, constexprs))
 
 
+PARTIAL_NORM_STREAMS_SM90 = {
+    t: RowKernel(
+        KernelFile(
+            f"rms_norm_partials_streams_t{t}_sm90",
+            PARTIAL_NORM_STREAMS,
+            8,
+            (("THREADS", t), ("ROWS_PER_BLOCK", max(1, 256 // t)), ("MAX_SPLITS", MAX_SPLITS), ("N", STREAMS)),
+        )
+    )
+    for t in SCHEDULE_THREADS
+}
+
 PARTIAL_NORM_RESIDUALS_SM90 = {
     (residual, t): _partial_norm_residual_kernel(residual, t) for residual in RESIDUALS for t in SCHEDULE_THREADS
 }
@@ -260,3 +291,16 @@ def partial_norm_residual_call(
     return kernel.file.call(
         kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, scale_bits=scale, **rounds
     )
+
+
+def partial_norm_streams_call(
+    threads: int, streams: int, rows: int, width: int, splits: int, eps: float, rounds: dict[str, bool]
+) -> KernelCall | None:
+    """`partial_norm_call` added to the streams after the first of [streams, rows, width] (`rounds`: round_bf16,
+    round_residual), or None where the files do not cover it."""
+    if streams != STREAMS or width % 16 or not 1 <= splits <= MAX_SPLITS:
+        return None
+    if max(splits, streams) * rows * width >= 2**31:
+        return None
+    kernel = PARTIAL_NORM_STREAMS_SM90[threads]
+    return kernel.file.call(kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, **rounds)

@@ -271,3 +271,37 @@ def _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R: tl.constexpr, TH
     if round_bf16:
         y = _round_to_bf16(y)
     return y
+
+
+@triton.jit
+def rms_norm_partials_streams(
+    p_ptr,
+    w_ptr,
+    s_ptr,
+    y_ptr,
+    rows,
+    width,
+    splits,
+    eps_bits,
+    round_bf16,
+    round_residual,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+    MAX_SPLITS: tl.constexpr,
+    N: tl.constexpr,
+):
+    """`rms_norm_partials` added to AltUp's streams after the first: S and Y are [N, rows, width], Y[0] = S[0] and
+    Y[i] = round(S[i] + norm) (the per-layer input's injection, `ple_gate.mlir.j2`)."""
+    R: tl.constexpr = ROWS_PER_BLOCK
+    row = tl.program_id(0) * R + tl.arange(0, R)
+    col = tl.arange(0, THREADS * 8)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None] * width + col[None, :]  # the call keeps N x rows x width < 2^31
+    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
+    tl.store(y_ptr + at, tl.load(s_ptr + at, mask=live, other=0.0), mask=live)
+    for i in tl.static_range(1, N):
+        out = tl.load(s_ptr + i * rows * width + at, mask=live, other=0.0) + y
+        if round_residual:
+            out = _round_to_bf16(out)
+        tl.store(y_ptr + i * rows * width + at, out, mask=live)

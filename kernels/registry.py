@@ -16,7 +16,13 @@ from .decode_attention import DECODE_ATTENTION_SM90
 from .gemm import GEMM_SM90
 from .gemv import GEMV_SM90
 from .laurel import LAUREL_SM90
-from .reductions import LANE_SUMS_SM90, PARTIAL_NORM_RESIDUALS_SM90, PARTIAL_NORMS_SM90, RMS_NORMS_SM90
+from .reductions import (
+    LANE_SUMS_SM90,
+    PARTIAL_NORM_RESIDUALS_SM90,
+    PARTIAL_NORM_STREAMS_SM90,
+    PARTIAL_NORMS_SM90,
+    RMS_NORMS_SM90,
+)
 from .spec import KernelFile
 
 #: The Triton sources (kernels/*_triton.py).
@@ -40,4 +46,5 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(RMS_NORMS_SM90[key].file for key in sorted(RMS_NORMS_SM90)),
     *(PARTIAL_NORMS_SM90[t].file for t in sorted(PARTIAL_NORMS_SM90)),
     *(PARTIAL_NORM_RESIDUALS_SM90[key].file for key in sorted(PARTIAL_NORM_RESIDUALS_SM90)),
+    *(PARTIAL_NORM_STREAMS_SM90[t].file for t in sorted(PARTIAL_NORM_STREAMS_SM90)),
 )

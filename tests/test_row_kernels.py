@@ -29,9 +29,11 @@ from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import (
     LANE_SUMS_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
+    PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
     partial_norm_residual_call,
+    partial_norm_streams_call,
 )
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
@@ -44,7 +46,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in (multiply|add):
 @pytest.fixture(scope="module")
 def interpreted():
     """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...),
-    partial_norm(p, w, eps, round_bf16), partial_norm_residual(residual, p, w, res, add, rounds)."""
+    partial_norm(p, w, eps, round_bf16), partial_norm_residual(residual, p, w, res, add, rounds),
+    partial_norm_streams(p, w, streams, rounds)."""
     run = interpreted_kernels("reductions_triton.py")  # skips without triton and torch
     import torch
 
@@ -119,7 +122,17 @@ def interpreted():
             **dict(call.file.constexprs))  # fmt: skip
         return out.numpy()
 
-    return lane_sum, norm, partial_norm, partial_norm_residual
+    def partial_norm_streams(p: np.ndarray, w: np.ndarray, streams: np.ndarray, rounds: dict[str, bool]) -> np.ndarray:
+        splits, rows, width = p.shape
+        out = torch.zeros(streams.shape, dtype=torch.float32)
+        as_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+        call = partial_norm_streams_call(lane_threads(width, 8), streams.shape[0], rows, width, splits, 1e-6, rounds)
+        f32 = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float32))  # noqa: E731
+        run(call.file.entry, call.workgroups, f32(p), as_bf16, f32(streams), out, *call.constants,
+            **dict(call.file.constexprs))  # fmt: skip
+        return out.numpy()
+
+    return lane_sum, norm, partial_norm, partial_norm_residual, partial_norm_streams
 
 
 def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
@@ -308,6 +321,25 @@ def test_partials_norm_residual_is_the_norm_then_the_templates_residual(interpre
     assert _same(got, want)
 
 
+@pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
+def test_partials_norm_streams_adds_the_norm_to_the_streams_after_the_first(interpreted, contract):
+    """The per-layer input's injection: the partials' sum, its rounding and the decoder's norm as
+    `rms_norm_partials`, then stream 0 unchanged (bit for bit, NaN and -0 included) and round(S_i + norm) for the
+    others, bit for bit."""
+    x, w = _norm_case(2048)
+    rng = np.random.default_rng(5)
+    p = (x[None] * rng.uniform(0.0, 2.0, (2, 1, 1))).astype(np.float32)
+    streams = (rng.standard_normal((4, *x.shape)) * 3).astype(np.float32)
+    streams[0, 0, :3] = [np.nan, -0.0, np.inf]
+    rounds = {"round_bf16": contract.rounds_at(None), "round_residual": contract.rounds_at("ple_gate.residual")}
+    got = interpreted[4](p, w, streams, rounds)
+    cfg = builtin_decoder_config("e4b")
+    with np.errstate(over="ignore", invalid="ignore"):
+        normed = decoder_rms_norm(contract, cfg, rnd(contract, (p[0] + p[1]).astype(np.float32)), w)
+        want = np.concatenate([streams[:1], rnd(contract, (streams[1:] + normed).astype(np.float32))])
+    assert _same(got, want)
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -330,6 +362,7 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_partials", "partials", [".u64"] * 3 + [".u32"] * 5),
         ("rms_norm_partials_residual", "attention", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_residual", "mlp", [".u64"] * 5 + [".u32"] * 9),
+        ("rms_norm_partials_streams", "streams", [".u64"] * 4 + [".u32"] * 6),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
@@ -338,6 +371,8 @@ def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kin
         kernel = LANE_SUMS_SM90[threads]
     else:
         kernel = PARTIAL_NORMS_SM90[threads] if variant == "partials" else RMS_NORMS_SM90.get((variant, threads))
+        if variant == "streams":
+            kernel = PARTIAL_NORM_STREAMS_SM90[threads]
         kernel = kernel or PARTIAL_NORM_RESIDUALS_SM90[variant, threads]
     ptx = rebuilt_ptx(kernel.file, tmp_path)
     assert entry_parameters(ptx, kind) == params

@@ -247,6 +247,7 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.attention_residual(2), builtin_decoder_config("e4b")),
     ),
     ("mlp_kernel", "mlp", _decoder(lambda o: o.mlp(2, 16384, 0.95), builtin_decoder_config("e4b"))),
+    ("ple_gate_kernel", "ple_gate", _decoder(lambda o: o.ple_gate(2), builtin_decoder_config("e4b"))),
     (  # E4B's LAuReL at a decode step: the left linear's kernel, then the tail kernel
         "laurel_kernel",
         "laurel",
