@@ -363,7 +363,8 @@ class _ProgramEmitter:
             "core": ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type),
         }
         if owns:
-            calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm))
+            cache_rows = self.cache_dtype if phase == "decode" else None  # a decode step's K/V only feed the cache
+            calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm), cache_rows)
         x = tensor_type([n, queries, d], "f32")
         args = [
             ("%streams", x),

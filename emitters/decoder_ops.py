@@ -21,6 +21,7 @@ from ..kernels import (
     DECODE_ATTENTION_SM90,
     LAUREL_SM90,
     Launch,
+    partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
 )
@@ -323,9 +324,58 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             rope=rope,
         )
 
-    def key_value_projection(self, tokens: int, x_dtype: str = "f32") -> Func:
+    def _cache_row_kernels(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch, Launch] | None:
+        """The keys' and values' decode-linear kernel and the partials-norm kernel's cache variants after it (keys
+        with RoPE, values), where all are linked and cover the shape; else None."""
+        cfg, c = self._cfg, self.contract
+        k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        gemv = self._decode_linear(tokens, k * hd, d) if x_dtype == BF16 else None
+        if gemv is None:
+            return None
+        rounds = {
+            "round_bf16": c.rounds_at(None),
+            "round_x_cos": c.rounds_at("rope.x_cos"),
+            "round_rot_sin": c.rounds_at("rope.rot_sin"),
+            "round_sum": c.rounds_at("rope.sum"),
+        }
+        splits = gemv.call.constant("S")
+        keys, values = (
+            self.kernels.launch(
+                partial_norm_kv_call(rope, lane_threads(hd, 8), tokens * k, k, hd, splits, cfg.rms_norm_eps, rounds)
+            )
+            for rope in (True, False)
+        )
+        return None if keys is None or values is None else (gemv, keys, values)
+
+    def key_value_projection(self, tokens: int, x_dtype: str = "f32", cache_dtype: str | None = None) -> Func:
+        """Keys (k_norm, RoPE) and values (v_norm) [tokens, kv_heads, head_dim], F32; with `cache_dtype` (a decode
+        step's, whose only reader is the cache write), in that dtype where the cache-row kernels serve it."""
         cfg = self._cfg
         k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        kernels = self._cache_row_kernels(tokens, x_dtype) if cache_dtype == BF16 else None
+        if kernels is not None:
+            gemv, keys, values = kernels
+            kv = tensor([tokens, k, hd], BF16)
+            func = Func(
+                KeyValueProjection(tokens, d, k, hd, x_dtype, cache_dtype=BF16).symbol,
+                (tensor([tokens, d], x_dtype), bf16_tensor([k * hd, d]), bf16_tensor([k * hd, d]), bf16_tensor([hd]))
+                + (f32([tokens, hd]), f32([tokens, hd])),
+                (kv, kv),
+            )
+            return self._add(
+                "key_value_projection.kernel.mlir.j2",
+                func,
+                tokens=tokens,
+                d=d,
+                kv_heads=k,
+                head_dim=hd,
+                x_dtype=x_dtype,
+                cache_dtype=BF16,
+                splits=gemv.call.constant("S"),
+                gemv=gemv,
+                keys_kernel=keys,
+                values_kernel=values,
+            )
         projected, rope = self.projected_norm(tokens, d, k * hd, k, x_dtype), self.rope(tokens, k)
         kv = f32([tokens, k, hd])
         func = Func(

@@ -368,6 +368,8 @@ class KeyValueProjection(Specialisation):
     kv_heads: int = token(Int("K"))
     head_dim: int = token(Int("hd"))
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+    # the rows' dtype: F32, or the cache's (a decode step's, from the partials-norm kernel's cache variants)
+    cache_dtype: str = token(Choice("C", DTYPES, omitted="f32"), default="f32")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from .gemv import GEMV_SM90, GemvKernel, gemv_call
 from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
     LANE_SUMS_SM90,
+    PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
     PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
@@ -22,6 +23,7 @@ from .reductions import (
     RowKernel,
     lane_sum_call,
     partial_norm_call,
+    partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
     rms_norm_call,
@@ -61,6 +63,7 @@ __all__ = [
     "LAUREL_SM90",
     "LaurelKernels",
     "PARTIAL_NORMS_SM90",
+    "PARTIAL_NORM_KV_SM90",
     "PARTIAL_NORM_RESIDUALS_SM90",
     "PARTIAL_NORM_STREAMS_SM90",
     "Launch",
@@ -73,6 +76,7 @@ __all__ = [
     "gemv_call",
     "lane_sum_call",
     "partial_norm_call",
+    "partial_norm_kv_call",
     "partial_norm_residual_call",
     "partial_norm_streams_call",
     "rms_norm_call",

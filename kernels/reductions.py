@@ -106,6 +106,27 @@ PARTIAL_NORM_STREAMS = KernelSignature(
     ),
     constexprs=_ROWS + ("MAX_SPLITS", "N"),
 )
+#: `rms_norm_partials` of a decode step's key or value heads as the KV cache stores them (`rms_norm_partials_kv`):
+#: RoPE after the norm for the keys (cos and sin [tokens, width]), the result BF16 [rows, width].
+PARTIAL_NORM_KV = KernelSignature(
+    "reductions_triton",
+    "rms_norm_partials_kv",
+    inputs=(Pointer("p", "f32"), Pointer("w", "bf16"), Pointer("cos", "f32"), Pointer("sin", "f32")),
+    output=Pointer("y", "bf16"),
+    constants=(
+        PushConstant("rows"),
+        PushConstant("width", multiple_of_16=True),
+        PushConstant("splits"),
+        PushConstant("heads"),
+        PushConstant("eps_bits", f32=True),
+        PushConstant("round_bf16"),
+        PushConstant("round_x_cos"),
+        PushConstant("round_rot_sin"),
+        PushConstant("round_sum"),
+    ),
+    constexprs=_ROWS + ("MAX_SPLITS", "ROPE"),
+)
+
 #: AltUp's streams: 4 in every Gemma 3n configuration, compiled into the streams files.
 STREAMS = 4
 
@@ -215,6 +236,20 @@ PARTIAL_NORM_STREAMS_SM90 = {
     for t in SCHEDULE_THREADS
 }
 
+PARTIAL_NORM_KV_SM90 = {
+    (rope, t): RowKernel(
+        KernelFile(
+            f"rms_norm_partials_{'keys' if rope else 'values'}_t{t}_sm90",
+            PARTIAL_NORM_KV,
+            8,
+            (("THREADS", t), ("ROWS_PER_BLOCK", max(1, 256 // t)), ("MAX_SPLITS", MAX_SPLITS), ("ROPE", rope)),
+            bf16_rounding_only=True,  # its result is the BF16 cache's
+        )
+    )
+    for rope in (True, False)
+    for t in SCHEDULE_THREADS
+}
+
 PARTIAL_NORM_RESIDUALS_SM90 = {
     (residual, t): _partial_norm_residual_kernel(residual, t) for residual in RESIDUALS for t in SCHEDULE_THREADS
 }
@@ -304,3 +339,16 @@ def partial_norm_streams_call(
         return None
     kernel = PARTIAL_NORM_STREAMS_SM90[threads]
     return kernel.file.call(kernel.workgroups(rows), rows=rows, width=width, splits=splits, eps_bits=eps, **rounds)
+
+
+def partial_norm_kv_call(
+    rope: bool, threads: int, rows: int, heads: int, width: int, splits: int, eps: float, rounds: dict[str, bool]
+) -> KernelCall | None:
+    """`partial_norm_call` of `rows` = tokens x `heads` key (`rope`) or value rows of `width`, as BF16 (`rounds`:
+    round_bf16, round_x_cos, round_rot_sin, round_sum), or None where a row is not the schedule's whole block."""
+    if width != threads * 8 or not 1 <= splits <= MAX_SPLITS or splits * rows * width >= 2**31:
+        return None
+    kernel = PARTIAL_NORM_KV_SM90[rope, threads]
+    return kernel.file.call(
+        kernel.workgroups(rows), rows=rows, width=width, splits=splits, heads=heads, eps_bits=eps, **rounds
+    )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _add, _iree_exp, _lane_total, _round_to_bf16
+from gemma3n_iree.kernels.triton_numerics import _add, _as_bf16, _iree_exp, _lane_total, _round_to_bf16
 
 
 @triton.jit
@@ -305,3 +305,54 @@ def rms_norm_partials_streams(
         if round_residual:
             out = _round_to_bf16(out)
         tl.store(y_ptr + i * rows * width + at, out, mask=live)
+
+
+@triton.jit
+def rms_norm_partials_kv(
+    p_ptr,
+    w_ptr,
+    cos_ptr,
+    sin_ptr,
+    y_ptr,
+    rows,
+    width,
+    splits,
+    heads,
+    eps_bits,
+    round_bf16,
+    round_x_cos,
+    round_rot_sin,
+    round_sum,
+    THREADS: tl.constexpr,
+    ROWS_PER_BLOCK: tl.constexpr,
+    MAX_SPLITS: tl.constexpr,
+    ROPE: tl.constexpr,
+):
+    """`rms_norm_partials` of a decode step's key or value heads, handed to the KV cache as BF16: rows are
+    (token, head) pairs of `width` = THREADS x 8 values; with ROPE, RoPE after the norm (`rope.mlir.j2`: round(x cos)
+    + round(rotate_half(x) sin), rounded; rotate_half(x) = (-x2, x1), cos and sin the token's rows of
+    [tokens, width] tables). The BF16 store is the cache's round-to-nearest-even conversion."""
+    R: tl.constexpr = ROWS_PER_BLOCK
+    C: tl.constexpr = THREADS * 8
+    row = tl.program_id(0) * R + tl.arange(0, R)
+    col = tl.arange(0, C)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
+    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
+    if ROPE:
+        table = (row // heads)[:, None] * width + col[None, :]
+        cos = tl.load(cos_ptr + table, mask=live, other=0.0)
+        sin = tl.load(sin_ptr + table, mask=live, other=0.0)
+        first, second = tl.split(tl.permute(tl.reshape(y, (R, 2, C // 2)), (0, 2, 1)))  # the two halves
+        rotated = tl.reshape(tl.permute(tl.join(-second, first), (0, 2, 1)), (R, C))
+        a = y * cos
+        if round_x_cos:
+            a = _round_to_bf16(a)
+        b = rotated * sin
+        if round_rot_sin:
+            b = _round_to_bf16(b)
+        y = a + b
+        if round_sum:
+            y = _round_to_bf16(y)
+    tl.store(y_ptr + at, _as_bf16(_round_to_bf16(y)), mask=live)

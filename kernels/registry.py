@@ -18,6 +18,7 @@ from .gemv import GEMV_SM90
 from .laurel import LAUREL_SM90
 from .reductions import (
     LANE_SUMS_SM90,
+    PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
     PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
@@ -47,4 +48,5 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(PARTIAL_NORMS_SM90[t].file for t in sorted(PARTIAL_NORMS_SM90)),
     *(PARTIAL_NORM_RESIDUALS_SM90[key].file for key in sorted(PARTIAL_NORM_RESIDUALS_SM90)),
     *(PARTIAL_NORM_STREAMS_SM90[t].file for t in sorted(PARTIAL_NORM_STREAMS_SM90)),
+    *(PARTIAL_NORM_KV_SM90[key].file for key in sorted(PARTIAL_NORM_KV_SM90)),
 )

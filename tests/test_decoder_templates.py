@@ -413,8 +413,10 @@ def test_a_decode_steps_attention_is_three_kernels_reading_the_cache_in_place():
 def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     """At E4B's shapes with the Hopper kernels linked: the norm before the attention projections and LAuReL (and
     the one before the MLP) hands its linears BF16, no F32 pass between; the projections whose only reader is a
-    norm (q/k/v per head, the output projection, the down-projection, the per-layer projection) hand it the
-    decode-linear kernel's partials; the decode layer calls them so."""
+    norm hand it the decode-linear kernel's partials: the queries' to the partials-norm kernel, the output and
+    down-projections' to its residual variant (the norm and the residual after it in one dispatch), the per-layer
+    projection's to its streams variant, the keys' and values' to its cache variant (norm, RoPE, BF16 rows); the
+    decode layer calls them so."""
     from gemma3n_iree.emitters.compile import parse_target
     from gemma3n_iree.emitters.decoder_norms import carrier
     from gemma3n_iree.emitters.kernels import select_kernels
@@ -426,27 +428,30 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     o = DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=e4b)
     norm = o.norm(1, 2048, feeds_linear=True)
     assert carrier(norm) == "bf16" and carrier(o.norm(1, 2048)) == "f32"
-    readers = [o.laurel(1, "bf16"), o.query_projection(1, "bf16"), o.key_value_projection(1, "bf16")]
+    readers = [o.laurel(1, "bf16"), o.query_projection(1, "bf16"), o.key_value_projection(1, "bf16", "bf16")]
     residual, mlp, ple = o.attention_residual(1), o.mlp(1, 16384, 0.95), o.ple_gate(1)
     texts = {key: f.text for key, f in builder.fragments.items()}
     for reader in readers:
-        assert "(%xn: tensor<1x2048xbf16>" in texts[reader.symbol]
+        assert reader.signature.startswith("(tensor<1x2048xbf16>"), reader.symbol
+    assert readers[2].signature.endswith("-> (tensor<1x2x256xbf16>, tensor<1x2x256xbf16>)")  # the cache's rows
+    # queries, 8 heads: the only projection whose norm is the plain partials-norm kernel
     assert sorted(k for k in texts if k.startswith("projected_norm")) == [
-        "projected_norm_T1_K16384_N2048_G1_Ksm90",  # the down-projection
-        "projected_norm_T1_K2048_N2048_G1_Ksm90",  # the output projection
-        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16",  # queries, 8 heads
-        "projected_norm_T1_K2048_N512_G2_Ksm90_Xbf16",  # keys and values, 2 heads each
-        "projected_norm_T1_K256_N2048_G1_Ksm90",  # the per-layer projection
+        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
     ]
-    for key in (k for k in texts if k.startswith("projected_norm")):
-        assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
-        assert ("stablehlo.convert %x" in texts[key]) == (not key.endswith("_Xbf16"))
+    key = "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
+    assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
+    assert "stablehlo.convert %x" not in texts[key]
     calls = " ".join(texts[f.symbol] for f in (residual, mlp, ple))
-    assert calls.count("@projected_norm_") == 3 and "@linear_1_K2048_N16384_Ibf16_Xbf16_Ksm90_P1" in calls
+    assert "@projected_norm_" not in calls and "@linear_1_K2048_N16384_Ibf16_Xbf16_Ksm90_P1" in calls
+    assert calls.count('"gemv_bf16_nt_splitk"') == 3
+    assert calls.count('"rms_norm_partials_residual"') == 2 and calls.count('"rms_norm_partials_streams"') == 1
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
     layer = _e4b_decode_program()
     own = sum(e4b.owns_kv(i) for i in range(e4b.num_hidden_layers))
-    # per layer: q, o, down, per-layer projection, and k, v where the layer owns its K/V; two BF16 norms
-    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == 4 * e4b.num_hidden_layers + 2 * own
+    # per layer: q, the two residuals, the per-layer projection, and k, v where the layer owns its K/V; two BF16 norms
+    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == e4b.num_hidden_layers
+    assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 2 * e4b.num_hidden_layers
+    assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
+    assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own
     bf16_norms = re.findall(r'extern "rms_norm"\([^)]*\) : \([^)]*\) -> tensor<1x2048xbf16>', layer)
     assert len(bf16_norms) == 2 * e4b.num_hidden_layers

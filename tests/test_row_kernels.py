@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from kernel_files import entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
+from gemma3n_iree.contracts import decoder_ops as D
 from gemma3n_iree.contracts.decoder_ops import rms_norm as decoder_rms_norm
 from gemma3n_iree.contracts.emulation import BF16_MIN, lane_threads, lane_xor_sum, rms_norm, rnd
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
@@ -28,10 +29,12 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import (
     LANE_SUMS_SM90,
+    PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
     PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
+    partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
 )
@@ -47,7 +50,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in (multiply|add):
 def interpreted():
     """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...),
     partial_norm(p, w, eps, round_bf16), partial_norm_residual(residual, p, w, res, add, rounds),
-    partial_norm_streams(p, w, streams, rounds)."""
+    partial_norm_streams(p, w, streams, rounds), partial_norm_kv(p, w, cos, sin, heads, rope, rounds)."""
     run = interpreted_kernels("reductions_triton.py")  # skips without triton and torch
     import torch
 
@@ -132,7 +135,19 @@ def interpreted():
             **dict(call.file.constexprs))  # fmt: skip
         return out.numpy()
 
-    return lane_sum, norm, partial_norm, partial_norm_residual, partial_norm_streams
+    def partial_norm_kv(
+        p: np.ndarray, w: np.ndarray, cos: np.ndarray, sin: np.ndarray, heads: int, rope: bool, rounds: dict[str, bool]
+    ) -> np.ndarray:
+        splits, rows, width = p.shape
+        out = torch.zeros((rows, width), dtype=torch.bfloat16)
+        as_bf16 = torch.from_numpy(w.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+        call = partial_norm_kv_call(rope, lane_threads(width, 8), rows, heads, width, splits, 1e-6, rounds)
+        f32 = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float32))  # noqa: E731
+        run(call.file.entry, call.workgroups, f32(p), as_bf16, f32(cos), f32(sin), out, *call.constants,
+            **dict(call.file.constexprs))  # fmt: skip
+        return (out.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
+
+    return lane_sum, norm, partial_norm, partial_norm_residual, partial_norm_streams, partial_norm_kv
 
 
 def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
@@ -340,6 +355,40 @@ def test_partials_norm_streams_adds_the_norm_to_the_streams_after_the_first(inte
     assert _same(got, want)
 
 
+@pytest.mark.parametrize("rope", [True, False], ids=["keys", "values"])
+def test_partials_norm_kv_is_the_cache_rows_of_a_decode_step(interpreted, rope):
+    """A decode step's keys (the partials' sum and rounding, k_norm, RoPE at each token's position) or values
+    (v_norm, a weight of ones), as the BF16 the cache stores: bit for bit `decoder_ops.project_keys_values`'s
+    arithmetic after the linear (E4B: 2 KV heads of 256, 3 tokens at different positions)."""
+    tokens, heads, hd = 3, 2, 256
+    cfg = builtin_decoder_config("e4b")
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((tokens * heads, hd)) * np.exp2(rng.integers(-6, 6, (tokens * heads, 1)))).astype(
+        np.float32
+    )
+    p = (x[None] * rng.uniform(0.0, 2.0, (4, 1, 1))).astype(np.float32)
+    w = (1 + 0.1 * rng.standard_normal(hd)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    if not rope:
+        w = np.ones(hd, np.float32)
+    c = MLX_CUDA_V1
+    cos, sin = D.rope_tables(c, cfg.rope_theta_full, hd, np.array([0, 37, 4000]))
+    rounds = {
+        "round_bf16": c.rounds_at(None),
+        "round_x_cos": c.rounds_at("rope.x_cos"),
+        "round_rot_sin": c.rounds_at("rope.rot_sin"),
+        "round_sum": c.rounds_at("rope.sum"),
+    }
+    got = interpreted[5](p, w, cos, sin, heads, rope, rounds)
+    total = np.zeros(x.shape, np.float32)
+    for part in p:
+        total = (total + part).astype(np.float32)
+    want = decoder_rms_norm(c, cfg, rnd(c, total), w).reshape(tokens, heads, hd)
+    if rope:
+        want = D.apply_rope(c, want, cos, sin)
+    want = want.reshape(tokens * heads, hd).astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert _same(got, want)
+
+
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -363,6 +412,8 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_partials_residual", "attention", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_residual", "mlp", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_streams", "streams", [".u64"] * 4 + [".u32"] * 6),
+        ("rms_norm_partials_kv", "keys", [".u64"] * 5 + [".u32"] * 9),
+        ("rms_norm_partials_kv", "values", [".u64"] * 5 + [".u32"] * 9),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
@@ -373,6 +424,8 @@ def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kin
         kernel = PARTIAL_NORMS_SM90[threads] if variant == "partials" else RMS_NORMS_SM90.get((variant, threads))
         if variant == "streams":
             kernel = PARTIAL_NORM_STREAMS_SM90[threads]
+        if variant in ("keys", "values"):
+            kernel = PARTIAL_NORM_KV_SM90[variant == "keys", threads]
         kernel = kernel or PARTIAL_NORM_RESIDUALS_SM90[variant, threads]
     ptx = rebuilt_ptx(kernel.file, tmp_path)
     assert entry_parameters(ptx, kind) == params
