@@ -14,13 +14,14 @@ import math
 from dataclasses import dataclass
 
 from ..contracts import decoder_ops as D
-from ..contracts.decoder_policy import DENOMINATOR_READS
+from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
 from ..contracts.emulation import BF16_MIN, lane_threads
 from ..kernels import (
     ALTUP_SM90,
     DECODE_ATTENTION_SM90,
     LAUREL_SM90,
     Launch,
+    gaussian_topk_call,
     partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
@@ -55,6 +56,18 @@ from .specialisations import (
     TokenSelect,
 )
 
+#: The rounding points of the Gaussian top-k and its means (`gaussian_topk.mlir.j2`, `row_mean.mlir.j2`): its kernel
+#: rounds at all of them, so it serves a contract only where each rounds.
+TOPK_POINTS = (
+    "mean.sum",
+    "mean.scale",
+    "sparsity.centered",
+    "sparsity.square",
+    "sparsity.std",
+    "sparsity.std_scaled",
+    "sparsity.cutoff",
+    "sparsity.shifted",
+)
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
 
@@ -555,8 +568,17 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
+        z = float(D.sparsity_multiplier(self.contract, sparsity))
+        kernel = None
+        if all(self.contract.rounds_at(point) for point in TOPK_POINTS):
+            threads, passes = D.block_schedule(width, MEAN_READS)
+            scale = self._scalar(1.0 / width)
+            kernel = self.kernels.launch(gaussian_topk_call(tokens, width, threads, passes, MEAN_READS, scale, z))
+        symbol = GaussianTopk(tokens, width, sparsity, kernel=kernel is not None).symbol
+        func = Func(symbol, (f32([tokens, width]),), (f32([tokens, width]),))
+        if kernel is not None:
+            return self._add("gaussian_topk.kernel.mlir.j2", func, tokens=tokens, width=width, kernel=kernel)
         mean = self.row_mean(tokens, width)
-        func = Func(GaussianTopk(tokens, width, sparsity).symbol, (f32([tokens, width]),), (f32([tokens, width]),))
         return self._add(
             "gaussian_topk.mlir.j2",
             func,
@@ -565,7 +587,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             width=width,
             sparsity=sparsity,
             mean=mean,
-            z=float(D.sparsity_multiplier(self.contract, sparsity)),
+            z=z,
         )
 
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:

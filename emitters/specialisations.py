@@ -412,6 +412,7 @@ class GaussianTopk(Specialisation):
     tokens: int = token(Int("T"))
     width: int = token(Int("F"))
     sparsity: float = token(Decimal("s"))
+    kernel: bool = token(Flag(KERNEL), default=False)  # the whole top-k in one committed kernel
 
 
 @dataclass(frozen=True)

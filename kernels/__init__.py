@@ -14,6 +14,7 @@ from .gemm import GEMM_SM90, GemmKernel
 from .gemv import GEMV_SM90, GemvKernel, gemv_call
 from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
+    GAUSSIAN_TOPKS_SM90,
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
@@ -21,6 +22,7 @@ from .reductions import (
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
     RowKernel,
+    gaussian_topk_call,
     lane_sum_call,
     partial_norm_call,
     partial_norm_kv_call,
@@ -51,6 +53,7 @@ __all__ = [
     "ElementwiseKernel",
     "GEMM_SM90",
     "GEMV_SM90",
+    "GAUSSIAN_TOPKS_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
     "GemvKernel",
@@ -73,6 +76,7 @@ __all__ = [
     "RowKernel",
     "SILU_SM90",
     "VerifiedKernel",
+    "gaussian_topk_call",
     "gemv_call",
     "lane_sum_call",
     "partial_norm_call",

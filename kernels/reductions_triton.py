@@ -356,3 +356,49 @@ def rms_norm_partials_kv(
         if round_sum:
             y = _round_to_bf16(y)
     tl.store(y_ptr + at, _as_bf16(_round_to_bf16(y)), mask=live)
+
+
+@triton.jit
+def _block_total(acc, THREADS: tl.constexpr):
+    """The [THREADS] per-thread sums' total through the warps' butterflies, as a scalar."""
+    return tl.reshape(_lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS), ())
+
+
+@triton.jit
+def gaussian_topk(g_ptr, y_ptr, width, passes, scale_bits, z_bits, THREADS: tl.constexpr, READS: tl.constexpr):
+    """MLX's Gaussian top-k of one row of G [rows, width] per program (`gaussian_topk.mlir.j2`, every point
+    rounding): mu = mean(g), std = sqrt(mean(round(round(g - mu)^2))), cutoff = round(mu + round(std z)), then
+    max(round(g - cutoff), 0). Each mean is the block sum of THREADS threads of READS adjacent values, `passes`
+    blocks a row (thread t adds its values of every pass serially), rounded, times round(1/width) (`scale`),
+    rounded; the square root is correctly rounded (the template's F64 square root rounded to F32). Each pass is
+    one coalesced [THREADS, READS] load; a value is picked out of its thread's READS by a sum with zeros, exact
+    here (a thread's sum starts at +0, so it is never -0 and a -0 read as +0 adds the same)."""
+    row = tl.program_id(0)
+    base = row.to(tl.int64) * width
+    thread = tl.arange(0, THREADS)[:, None]
+    read = tl.arange(0, READS)[None, :]
+    span = THREADS * READS
+    scale = scale_bits.to(tl.float32, bitcast=True)
+    acc = tl.full((THREADS,), 0.0, tl.float32)
+    for k in range(passes):
+        col = k * span + thread * READS + read
+        g = tl.load(g_ptr + base + col, mask=col < width, other=0.0)
+        for r in tl.static_range(READS):
+            acc = acc + tl.reduce(tl.where(read == r, g, 0.0), 1, _add)
+    mu = _round_to_bf16(_round_to_bf16(_block_total(acc, THREADS)) * scale)
+    acc = tl.full((THREADS,), 0.0, tl.float32)
+    for k in range(passes):
+        col = k * span + thread * READS + read
+        g = tl.load(g_ptr + base + col, mask=col < width, other=0.0)
+        centered = _round_to_bf16(g - mu)
+        square = tl.where(col < width, _round_to_bf16(centered * centered), 0.0)
+        for r in tl.static_range(READS):
+            acc = acc + tl.reduce(tl.where(read == r, square, 0.0), 1, _add)
+    variance = _round_to_bf16(_round_to_bf16(_block_total(acc, THREADS)) * scale)
+    std = _round_to_bf16(tl.math.sqrt_rn(variance))
+    cutoff = _round_to_bf16(mu + _round_to_bf16(std * z_bits.to(tl.float32, bitcast=True)))
+    for k in range(passes):
+        col = k * span + thread * READS + read
+        g = tl.load(g_ptr + base + col, mask=col < width, other=0.0)
+        kept = tl.maximum(_round_to_bf16(g - cutoff), 0.0, propagate_nan=tl.PropagateNan.ALL)
+        tl.store(y_ptr + base + col, kept, mask=col < width)

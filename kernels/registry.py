@@ -17,6 +17,7 @@ from .gemm import GEMM_SM90
 from .gemv import GEMV_SM90
 from .laurel import LAUREL_SM90
 from .reductions import (
+    GAUSSIAN_TOPKS_SM90,
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
@@ -49,4 +50,5 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(PARTIAL_NORM_RESIDUALS_SM90[key].file for key in sorted(PARTIAL_NORM_RESIDUALS_SM90)),
     *(PARTIAL_NORM_STREAMS_SM90[t].file for t in sorted(PARTIAL_NORM_STREAMS_SM90)),
     *(PARTIAL_NORM_KV_SM90[key].file for key in sorted(PARTIAL_NORM_KV_SM90)),
+    *(GAUSSIAN_TOPKS_SM90[t] for t in sorted(GAUSSIAN_TOPKS_SM90)),
 )
