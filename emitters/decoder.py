@@ -56,8 +56,9 @@ from ..contracts.policy import NumericContract
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
+from .decoder_kernels import attention_launches
 from .decoder_norms import carrier
-from .decoder_ops import DecoderOpEmitter, attention_launches
+from .decoder_ops import DecoderOpEmitter
 from .entries import (
     DecoderCacheEntry,
     DecoderDecodeEntry,

@@ -11,25 +11,13 @@ same computations) with the decoder's families. Every method returns a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..contracts import decoder_ops as D
-from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
-from ..contracts.emulation import BF16_MIN, lane_threads
-from ..kernels import (
-    ALTUP_SM90,
-    DECODE_ATTENTION_SM90,
-    LAUREL_SM90,
-    Launch,
-    gaussian_topk_call,
-    partial_norm_kv_call,
-    partial_norm_residual_call,
-    partial_norm_streams_call,
-)
-from ..model.decoder_config import DecoderConfig
+from ..contracts.decoder_policy import DENOMINATOR_READS
+from ..contracts.emulation import BF16_MIN
+from .decoder_kernels import LayerKernels, attention_launches
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
-from .kernels import LinkedKernels
 from .render import Func
 from .render import tensor_type as tensor
 from .shared_ops import f32, template_variant
@@ -56,60 +44,17 @@ from .specialisations import (
     TokenSelect,
 )
 
-#: The rounding points of the Gaussian top-k and its means (`gaussian_topk.mlir.j2`, `row_mean.mlir.j2`): its kernel
-#: rounds at all of them, so it serves a contract only where each rounds.
-TOPK_POINTS = (
-    "mean.sum",
-    "mean.scale",
-    "sparsity.centered",
-    "sparsity.square",
-    "sparsity.std",
-    "sparsity.std_scaled",
-    "sparsity.cutoff",
-    "sparsity.shifted",
-)
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
 
 
-@dataclass(frozen=True)
-class AttentionLaunches:
-    """The decode-attention kernels serving one attention core: its two products, and at a decode step the
-    softmax between them (a prompt's single row keeps IREE's softmax: its mask is the prompt's)."""
-
-    scores: Launch
-    values: Launch
-    softmax: Launch | None
-
-
-def attention_launches(
-    kernels: LinkedKernels, cfg: DecoderConfig, phase: str, queries: int, columns: int, sliding: bool
-) -> AttentionLaunches | None:
-    """The decode-attention kernels where they serve an attention core (a decode step, and a prompt's single query
-    row: a KV-shared layer's) and are all linked; None where IREE's code computes it."""
-    h, k = cfg.num_attention_heads, cfg.num_key_value_heads
-    decode = phase == "decode"
-    calls = DECODE_ATTENTION_SM90.calls(queries, k, h // k, columns, cfg.head_dim) if decode or queries == 1 else None
-    if calls is None:
-        return None
-    scores, values = (kernels.launch(call) for call in calls)
-    window = cfg.sliding_window if sliding else None
-    softmax = (
-        kernels.launch(
-            DECODE_ATTENTION_SM90.softmax_call(
-                queries, h, columns, window, DENOMINATOR_READS, *D.block_schedule(columns, DENOMINATOR_READS), BF16_MIN
-            )
-        )
-        if decode
-        else None
-    )
-    if scores is None or values is None or (decode and softmax is None):
-        return None
-    return AttentionLaunches(scores, values, softmax)
-
-
 class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
+
+    @property
+    def _layer_kernels(self) -> LayerKernels:
+        """Which committed kernels serve this program's layer families (emitters/decoder_kernels.py)."""
+        return LayerKernels(self.kernels, self.contract, self._cfg)
 
     # ------------------------------------------------------------------ AltUp
     def rms_magnitude(self, rows: int, d: int, floor: bool) -> Func:
@@ -193,27 +138,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             scale=self._scalar(1.0 / d),
         )
 
-    def _altup_kernel(self, step: str, tokens: int) -> Launch | None:
-        """AltUp's `step` ("predict" or "correct") with its router in one dispatch of the committed AltUp kernel,
-        where it is linked and covers the width; None where IREE's code and the other kernels compute it."""
-        cfg, c = self._cfg, self.contract
-        n, d = cfg.altup_num_inputs, cfg.hidden_size
-        rounds = {"round_bf16": c.rounds_at(None), "round_scale": c.rounds_at("router.scale")}
-        if step == "predict":
-            make, rounds = ALTUP_SM90.predict_call, {**rounds, "round_out": c.rounds_at("predict.out")}
-        else:
-            make = ALTUP_SM90.correct_call
-            rounds = {**rounds, "round_innovation": c.rounds_at("correct.innovation")}
-            rounds["round_out"] = c.rounds_at("correct.out")
-        threads = lane_threads(d, 8)  # the router norm's schedule (`_norm_kernel`)
-        scale = self._scalar(1.0 / d)
-        call = make(threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds)
-        return self.kernels.launch(call)
-
     def altup_predict(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
-        kernel = self._altup_kernel("predict", tokens)
+        kernel = self._layer_kernels.altup("predict", tokens)
         func = Func(
             AltupPredict(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip, kernel=kernel is not None).symbol,
             (f32([n, tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n * n, n])),
@@ -237,7 +165,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def altup_correct(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d = cfg.altup_num_inputs, cfg.hidden_size
-        kernel = self._altup_kernel("correct", tokens)
+        kernel = self._layer_kernels.altup("correct", tokens)
         func = Func(
             AltupCorrect(tokens, d, n, cfg.altup_active_idx, cfg.altup_coef_clip, kernel=kernel is not None).symbol,
             (f32([n, tokens, d]), f32([tokens, d]), bf16_tensor([d]), bf16_tensor([n, d]), bf16_tensor([n, n])),
@@ -259,25 +187,9 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
-    def _laurel_kernels(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch] | None:
-        """The left linear's decode-linear kernel and the LAuReL tail kernel after it (for a BF16 input: a norm
-        kernel's result), where both are linked and cover the shape; None where IREE's code and the other kernels
-        compute LAuReL."""
-        d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        gemv = self._decode_linear(tokens, r, d) if x_dtype == BF16 else None
-        if gemv is None:
-            return None
-        c = self.contract
-        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("laurel.residual")}
-        call = LAUREL_SM90.call(
-            lane_threads(d, 8), tokens, d, r, gemv.call.constant("S"), self._cfg.rms_norm_eps, rounds
-        )
-        tail = self.kernels.launch(call)
-        return None if tail is None else (gemv, tail)
-
     def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        kernels = self._laurel_kernels(tokens, x_dtype)
+        kernels = self._layer_kernels.laurel(tokens, x_dtype)
         func = Func(
             Laurel(tokens, d, r, x_dtype, kernel=kernels is not None).symbol,
             (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
@@ -337,83 +249,37 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             rope=rope,
         )
 
-    def _cache_row_kernels(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch, Launch] | None:
-        """The keys' and values' decode-linear kernel and the partials-norm kernel's cache variants after it (keys
-        with RoPE, values), where all are linked and cover the shape; else None."""
-        cfg, c = self._cfg, self.contract
-        k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
-        gemv = self._decode_linear(tokens, k * hd, d) if x_dtype == BF16 else None
-        if gemv is None:
-            return None
-        rounds = {
-            "round_bf16": c.rounds_at(None),
-            "round_x_cos": c.rounds_at("rope.x_cos"),
-            "round_rot_sin": c.rounds_at("rope.rot_sin"),
-            "round_sum": c.rounds_at("rope.sum"),
-        }
-        splits = gemv.call.constant("S")
-        keys, values = (
-            self.kernels.launch(
-                partial_norm_kv_call(rope, lane_threads(hd, 8), tokens * k, k, hd, splits, cfg.rms_norm_eps, rounds)
-            )
-            for rope in (True, False)
-        )
-        return None if keys is None or values is None else (gemv, keys, values)
-
     def key_value_projection(self, tokens: int, x_dtype: str = "f32", cache_dtype: str | None = None) -> Func:
         """Keys (k_norm, RoPE) and values (v_norm) [tokens, kv_heads, head_dim], F32; with `cache_dtype` (a decode
         step's, whose only reader is the cache write), in that dtype where the cache-row kernels serve it."""
         cfg = self._cfg
         k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
-        kernels = self._cache_row_kernels(tokens, x_dtype) if cache_dtype == BF16 else None
+        kernels = self._layer_kernels.cache_rows(tokens, x_dtype) if cache_dtype == BF16 else None
+        rows = BF16 if kernels is not None else "f32"
+        kv = tensor([tokens, k, hd], rows)
+        weights = (bf16_tensor([k * hd, d]), bf16_tensor([k * hd, d]), bf16_tensor([hd]))
+        func = Func(
+            KeyValueProjection(tokens, d, k, hd, x_dtype, cache_dtype=rows).symbol,
+            (tensor([tokens, d], x_dtype), *weights, f32([tokens, hd]), f32([tokens, hd])),
+            (kv, kv),
+        )
+        shape = dict(tokens=tokens, d=d, kv_heads=k, head_dim=hd, x_dtype=x_dtype)
         if kernels is not None:
             gemv, keys, values = kernels
-            kv = tensor([tokens, k, hd], BF16)
-            func = Func(
-                KeyValueProjection(tokens, d, k, hd, x_dtype, cache_dtype=BF16).symbol,
-                (tensor([tokens, d], x_dtype), bf16_tensor([k * hd, d]), bf16_tensor([k * hd, d]), bf16_tensor([hd]))
-                + (f32([tokens, hd]), f32([tokens, hd])),
-                (kv, kv),
-            )
+            splits = gemv.call.constant("S")
             return self._add(
                 "key_value_projection.kernel.mlir.j2",
                 func,
-                tokens=tokens,
-                d=d,
-                kv_heads=k,
-                head_dim=hd,
-                x_dtype=x_dtype,
-                cache_dtype=BF16,
-                splits=gemv.call.constant("S"),
+                cache_dtype=rows,
+                splits=splits,
                 gemv=gemv,
                 keys_kernel=keys,
                 values_kernel=values,
+                **shape,
             )
         projected, rope = self.projected_norm(tokens, d, k * hd, k, x_dtype), self.rope(tokens, k)
-        kv = f32([tokens, k, hd])
-        func = Func(
-            KeyValueProjection(tokens, d, k, hd, x_dtype).symbol,
-            (
-                tensor([tokens, d], x_dtype),
-                bf16_tensor([k * hd, d]),
-                bf16_tensor([k * hd, d]),
-                bf16_tensor([hd]),
-                f32([tokens, hd]),
-                f32([tokens, hd]),
-            ),
-            (kv, kv),
-        )
         return self._add(
-            "key_value_projection.mlir.j2",
-            func,
-            calls=[projected, rope],
-            tokens=tokens,
-            d=d,
-            kv_heads=k,
-            head_dim=hd,
-            x_dtype=x_dtype,
-            projected=projected,
-            rope=rope,
+            "key_value_projection.mlir.j2", func, calls=[projected, rope], projected=projected, rope=rope, **shape
         )
 
     # ------------------------------------------------------------------ attention
@@ -492,37 +358,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             mask_value=BF16_MIN,
         )
 
-    def _residual_kernels(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:
-        """A decode linear's kernel (k inputs, the hidden width out) and the partials-norm kernel's `residual` after
-        it (`kernels.reductions.RESIDUALS`), where both are linked and cover the shape; else None."""
-        d, c = self._cfg.hidden_size, self.contract
-        gemv = self._decode_linear(tokens, d, k)
-        if gemv is None:
-            return None
-        points = ("residual.attention", "residual.laurel", "residual.scale") if residual == "attention" else ()
-        rounds = {
-            "round_bf16": c.rounds_at(None),
-            "round_residual": c.rounds_at(points[0] if points else "residual.mlp"),
-            "round_add": bool(points) and c.rounds_at(points[1]),
-            "round_scale": bool(points) and c.rounds_at(points[2]),
-        }
-        call = partial_norm_residual_call(
-            residual,
-            lane_threads(d, 8),
-            tokens,
-            d,
-            gemv.call.constant("S"),
-            self._cfg.rms_norm_eps,
-            self._scalar(2.0**-0.5) if points else 1.0,
-            rounds,
-        )
-        launch = self.kernels.launch(call)
-        return None if launch is None else (gemv, launch)
-
     def attention_residual(self, tokens: int) -> Func:
         cfg = self._cfg
         d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
-        kernels = self._residual_kernels("attention", tokens, h * hd)
+        kernels = self._layer_kernels.residual("attention", tokens, h * hd)
         x = f32([tokens, d])
         func = Func(
             AttentionResidual(tokens, d, h * hd, kernel=kernels is not None).symbol,
@@ -569,11 +408,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
 
     def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
         z = float(D.sparsity_multiplier(self.contract, sparsity))
-        kernel = None
-        if all(self.contract.rounds_at(point) for point in TOPK_POINTS):
-            threads, passes = D.block_schedule(width, MEAN_READS)
-            scale = self._scalar(1.0 / width)
-            kernel = self.kernels.launch(gaussian_topk_call(tokens, width, threads, passes, MEAN_READS, scale, z))
+        kernel = self._layer_kernels.gaussian_topk(tokens, width, z)
         symbol = GaussianTopk(tokens, width, sparsity, kernel=kernel is not None).symbol
         func = Func(symbol, (f32([tokens, width]),), (f32([tokens, width]),))
         if kernel is not None:
@@ -594,7 +429,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         d = self._cfg.hidden_size
         norm = self.norm(tokens, d, feeds_linear=True)
         up = self.linear([tokens], d, width, x_dtype=carrier(norm))
-        tail = self._residual_kernels("mlp", tokens, width)
+        tail = self._layer_kernels.residual("mlp", tokens, width)
         down_norm = self.projected_norm(tokens, width, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, width])
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
@@ -630,25 +465,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             splits=tail[0].call.constant("S") if tail else None,
         )
 
-    def _ple_tail_kernels(self, tokens: int) -> tuple[Launch, Launch] | None:
-        """The per-layer projection's decode-linear kernel and the partials-norm kernel's streams variant after it,
-        where both are linked and cover the shape; else None."""
-        cfg, c = self._cfg, self.contract
-        n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
-        gemv = self._decode_linear(tokens, d, p)
-        if gemv is None:
-            return None
-        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("ple_gate.residual")}
-        call = partial_norm_streams_call(
-            lane_threads(d, 8), n, tokens, d, gemv.call.constant("S"), cfg.rms_norm_eps, rounds
-        )
-        launch = self.kernels.launch(call)
-        return None if launch is None else (gemv, launch)
-
     def ple_gate(self, tokens: int) -> Func:
         cfg = self._cfg
         n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
-        tail = self._ple_tail_kernels(tokens)
+        tail = self._layer_kernels.ple_tail(tokens)
         gate = self.linear([tokens], d, p)
         projection = self.projected_norm(tokens, p, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, p])

@@ -1,0 +1,191 @@
+"""Which committed kernels serve a decoder layer's op families on a target (kernels/), as launches.
+
+Each function answers for one family and shape: the launches where every kernel it needs is linked and covers the
+shape, else None, and the family's template then keeps IREE's code (and the other kernels). The kernels' rounding
+points are push constants read off the contract here, so a template's variant rounds exactly where its IREE form
+does. The decode-step kernels fold a layer's small operations into few launches, since a decode step is bound by
+its launches (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..contracts import decoder_ops as D
+from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
+from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
+from ..contracts.policy import NumericContract
+from ..kernels import (
+    ALTUP_SM90,
+    DECODE_ATTENTION_SM90,
+    LAUREL_SM90,
+    Launch,
+    gaussian_topk_call,
+    gemv_call,
+    partial_norm_kv_call,
+    partial_norm_residual_call,
+    partial_norm_streams_call,
+)
+from ..model.decoder_config import DecoderConfig
+from .kernels import LinkedKernels
+
+#: The rounding points of the Gaussian top-k and its means (`gaussian_topk.mlir.j2`, `row_mean.mlir.j2`): its kernel
+#: rounds at all of them, so it serves a contract only where each rounds.
+TOPK_POINTS = (
+    "mean.sum",
+    "mean.scale",
+    "sparsity.centered",
+    "sparsity.square",
+    "sparsity.std",
+    "sparsity.std_scaled",
+    "sparsity.cutoff",
+    "sparsity.shifted",
+)
+
+
+@dataclass(frozen=True)
+class AttentionLaunches:
+    """The decode-attention kernels serving one attention core: its two products, and at a decode step the
+    softmax between them (a prompt's single row keeps IREE's softmax: its mask is the prompt's)."""
+
+    scores: Launch
+    values: Launch
+    softmax: Launch | None
+
+
+def attention_launches(
+    kernels: LinkedKernels, cfg: DecoderConfig, phase: str, queries: int, columns: int, sliding: bool
+) -> AttentionLaunches | None:
+    """The decode-attention kernels where they serve an attention core (a decode step, and a prompt's single query
+    row: a KV-shared layer's) and are all linked; None where IREE's code computes it."""
+    h, k = cfg.num_attention_heads, cfg.num_key_value_heads
+    decode = phase == "decode"
+    calls = DECODE_ATTENTION_SM90.calls(queries, k, h // k, columns, cfg.head_dim) if decode or queries == 1 else None
+    if calls is None:
+        return None
+    scores, values = (kernels.launch(call) for call in calls)
+    window = cfg.sliding_window if sliding else None
+    softmax = (
+        kernels.launch(
+            DECODE_ATTENTION_SM90.softmax_call(
+                queries, h, columns, window, DENOMINATOR_READS, *D.block_schedule(columns, DENOMINATOR_READS), BF16_MIN
+            )
+        )
+        if decode
+        else None
+    )
+    if scores is None or values is None or (decode and softmax is None):
+        return None
+    return AttentionLaunches(scores, values, softmax)
+
+
+@dataclass(frozen=True)
+class LayerKernels:
+    """The kernel choices of one decoder program's layers: its linked kernels, contract and configuration."""
+
+    kernels: LinkedKernels
+    contract: NumericContract
+    cfg: DecoderConfig
+
+    def decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
+        """A decode step's linear (up to 64 rows) in the decode-linear kernel, where linked and it covers the
+        shape (`kernels/gemv.py`)."""
+        return self.kernels.launch(gemv_call(rows, out, k))
+
+    def altup(self, step: str, tokens: int) -> Launch | None:
+        """AltUp's `step` ("predict" or "correct") with its router in one dispatch of the AltUp kernel."""
+        cfg, c = self.cfg, self.contract
+        n, d = cfg.altup_num_inputs, cfg.hidden_size
+        rounds = {"round_bf16": c.rounds_at(None), "round_scale": c.rounds_at("router.scale")}
+        if step == "predict":
+            make, rounds = ALTUP_SM90.predict_call, {**rounds, "round_out": c.rounds_at("predict.out")}
+        else:
+            make = ALTUP_SM90.correct_call
+            rounds = {**rounds, "round_innovation": c.rounds_at("correct.innovation")}
+            rounds["round_out"] = c.rounds_at("correct.out")
+        threads = lane_threads(d, 8)  # the router norm's schedule (the norm kernel's)
+        scale = float(contract_scalar(c, 1.0 / d))
+        call = make(threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds)
+        return self.kernels.launch(call)
+
+    def laurel(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch] | None:
+        """The left linear's decode-linear kernel and the LAuReL tail kernel after it (for a BF16 input: a norm
+        kernel's result)."""
+        d, r = self.cfg.hidden_size, self.cfg.laurel_rank
+        gemv = self.decode_linear(tokens, r, d) if x_dtype == "bf16" else None
+        if gemv is None:
+            return None
+        c = self.contract
+        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("laurel.residual")}
+        tail = self.kernels.launch(
+            LAUREL_SM90.call(lane_threads(d, 8), tokens, d, r, gemv.call.constant("S"), self.cfg.rms_norm_eps, rounds)
+        )
+        return None if tail is None else (gemv, tail)
+
+    def residual(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:
+        """A decode linear's kernel (k inputs, the hidden width out) and the partials-norm kernel's `residual`
+        after it (`kernels.reductions.RESIDUALS`: the attention's or the MLP's)."""
+        d, c = self.cfg.hidden_size, self.contract
+        gemv = self.decode_linear(tokens, d, k)
+        if gemv is None:
+            return None
+        points = ("residual.attention", "residual.laurel", "residual.scale") if residual == "attention" else ()
+        rounds = {
+            "round_bf16": c.rounds_at(None),
+            "round_residual": c.rounds_at(points[0] if points else "residual.mlp"),
+            "round_add": bool(points) and c.rounds_at(points[1]),
+            "round_scale": bool(points) and c.rounds_at(points[2]),
+        }
+        scale = float(contract_scalar(c, 2.0**-0.5)) if points else 1.0
+        splits = gemv.call.constant("S")
+        launch = self.kernels.launch(
+            partial_norm_residual_call(
+                residual, lane_threads(d, 8), tokens, d, splits, self.cfg.rms_norm_eps, scale, rounds
+            )
+        )
+        return None if launch is None else (gemv, launch)
+
+    def ple_tail(self, tokens: int) -> tuple[Launch, Launch] | None:
+        """The per-layer projection's decode-linear kernel and the partials-norm kernel's streams variant after it."""
+        cfg, c = self.cfg, self.contract
+        n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
+        gemv = self.decode_linear(tokens, d, p)
+        if gemv is None:
+            return None
+        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("ple_gate.residual")}
+        splits = gemv.call.constant("S")
+        launch = self.kernels.launch(
+            partial_norm_streams_call(lane_threads(d, 8), n, tokens, d, splits, cfg.rms_norm_eps, rounds)
+        )
+        return None if launch is None else (gemv, launch)
+
+    def cache_rows(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch, Launch] | None:
+        """The keys' and values' decode-linear kernel and the partials-norm kernel's cache variants after it (keys
+        with RoPE, values), BF16 rows as the cache stores them."""
+        cfg, c = self.cfg, self.contract
+        k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        gemv = self.decode_linear(tokens, k * hd, d) if x_dtype == "bf16" else None
+        if gemv is None:
+            return None
+        rounds = {
+            "round_bf16": c.rounds_at(None),
+            "round_x_cos": c.rounds_at("rope.x_cos"),
+            "round_rot_sin": c.rounds_at("rope.rot_sin"),
+            "round_sum": c.rounds_at("rope.sum"),
+        }
+        splits = gemv.call.constant("S")
+        keys, values = (
+            self.kernels.launch(
+                partial_norm_kv_call(rope, lane_threads(hd, 8), tokens * k, k, hd, splits, cfg.rms_norm_eps, rounds)
+            )
+            for rope in (True, False)
+        )
+        return None if keys is None or values is None else (gemv, keys, values)
+
+    def gaussian_topk(self, tokens: int, width: int, z: float) -> Launch | None:
+        """The Gaussian top-k in one dispatch of its kernel, where the contract rounds at all its points."""
+        if not all(self.contract.rounds_at(point) for point in TOPK_POINTS):
+            return None
+        threads, passes = D.block_schedule(width, MEAN_READS)
+        scale = float(contract_scalar(self.contract, 1.0 / width))
+        return self.kernels.launch(gaussian_topk_call(tokens, width, threads, passes, MEAN_READS, scale, z))
