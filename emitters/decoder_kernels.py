@@ -12,15 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..contracts import decoder_ops as D
-from ..contracts.decoder_policy import DENOMINATOR_READS, MEAN_READS
+from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN, contract_scalar, lane_threads
 from ..contracts.policy import NumericContract
 from ..kernels import (
     ALTUP_SM90,
     DECODE_ATTENTION_SM90,
-    LAUREL_SM90,
     Launch,
-    gaussian_topk_call,
     gemv_call,
     partial_norm_kv_call,
     partial_norm_residual_call,
@@ -28,19 +26,6 @@ from ..kernels import (
 )
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels
-
-#: The rounding points of the Gaussian top-k and its means (`gaussian_topk.mlir.j2`, `row_mean.mlir.j2`): its kernel
-#: rounds at all of them, so it serves a contract only where each rounds.
-TOPK_POINTS = (
-    "mean.sum",
-    "mean.scale",
-    "sparsity.centered",
-    "sparsity.square",
-    "sparsity.std",
-    "sparsity.std_scaled",
-    "sparsity.cutoff",
-    "sparsity.shifted",
-)
 
 
 @dataclass(frozen=True)
@@ -108,20 +93,6 @@ class LayerKernels:
         call = make(threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds)
         return self.kernels.launch(call)
 
-    def laurel(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch] | None:
-        """The left linear's decode-linear kernel and the LAuReL tail kernel after it (for a BF16 input: a norm
-        kernel's result)."""
-        d, r = self.cfg.hidden_size, self.cfg.laurel_rank
-        gemv = self.decode_linear(tokens, r, d) if x_dtype == "bf16" else None
-        if gemv is None:
-            return None
-        c = self.contract
-        rounds = {"round_bf16": c.rounds_at(None), "round_residual": c.rounds_at("laurel.residual")}
-        tail = self.kernels.launch(
-            LAUREL_SM90.call(lane_threads(d, 8), tokens, d, r, gemv.call.constant("S"), self.cfg.rms_norm_eps, rounds)
-        )
-        return None if tail is None else (gemv, tail)
-
     def residual(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:
         """A decode linear's kernel (k inputs, the hidden width out) and the partials-norm kernel's `residual`
         after it (`kernels.reductions.RESIDUALS`: the attention's or the MLP's)."""
@@ -181,11 +152,3 @@ class LayerKernels:
             for rope in (True, False)
         )
         return None if keys is None or values is None else (gemv, keys, values)
-
-    def gaussian_topk(self, tokens: int, width: int, z: float) -> Launch | None:
-        """The Gaussian top-k in one dispatch of its kernel, where the contract rounds at all its points."""
-        if not all(self.contract.rounds_at(point) for point in TOPK_POINTS):
-            return None
-        threads, passes = D.block_schedule(width, MEAN_READS)
-        scale = float(contract_scalar(self.contract, 1.0 / width))
-        return self.kernels.launch(gaussian_topk_call(tokens, width, threads, passes, MEAN_READS, scale, z))

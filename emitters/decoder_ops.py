@@ -189,19 +189,13 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
     def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        kernels = self._layer_kernels.laurel(tokens, x_dtype)
+        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
+        norm = self.norm(tokens, d)
         func = Func(
-            Laurel(tokens, d, r, x_dtype, kernel=kernels is not None).symbol,
+            Laurel(tokens, d, r, x_dtype).symbol,
             (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
             (f32([tokens, d]),),
         )
-        if kernels is not None:
-            gemv, tail = kernels
-            splits = gemv.call.constant("S")
-            shape = dict(tokens=tokens, d=d, rank=r, x_dtype=x_dtype, splits=splits)
-            return self._add("laurel.kernel.mlir.j2", func, gemv=gemv, tail=tail, **shape)
-        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
-        norm = self.norm(tokens, d)
         return self._add(
             "laurel.mlir.j2",
             func,
@@ -407,13 +401,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
-        z = float(D.sparsity_multiplier(self.contract, sparsity))
-        kernel = self._layer_kernels.gaussian_topk(tokens, width, z)
-        symbol = GaussianTopk(tokens, width, sparsity, kernel=kernel is not None).symbol
-        func = Func(symbol, (f32([tokens, width]),), (f32([tokens, width]),))
-        if kernel is not None:
-            return self._add("gaussian_topk.kernel.mlir.j2", func, tokens=tokens, width=width, kernel=kernel)
         mean = self.row_mean(tokens, width)
+        func = Func(GaussianTopk(tokens, width, sparsity).symbol, (f32([tokens, width]),), (f32([tokens, width]),))
         return self._add(
             "gaussian_topk.mlir.j2",
             func,
@@ -422,7 +411,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             width=width,
             sparsity=sparsity,
             mean=mean,
-            z=z,
+            z=float(D.sparsity_multiplier(self.contract, sparsity)),
         )
 
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:

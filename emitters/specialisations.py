@@ -325,7 +325,6 @@ class Laurel(Specialisation):
     d: int = token(Int("D"))
     rank: int = token(Int("R"))
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
-    kernel: bool = token(Flag(KERNEL), default=False)  # the left linear's kernel, then the LAuReL tail kernel
 
 
 @dataclass(frozen=True)
@@ -412,7 +411,6 @@ class GaussianTopk(Specialisation):
     tokens: int = token(Int("T"))
     width: int = token(Int("F"))
     sparsity: float = token(Decimal("s"))
-    kernel: bool = token(Flag(KERNEL), default=False)  # the whole top-k in one committed kernel
 
 
 @dataclass(frozen=True)

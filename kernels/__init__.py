@@ -1,7 +1,7 @@
 """GPU kernels built ahead of time and linked into modules through IREE's custom-dispatch path.
 
 Each family's specification (`gemm.py`, `gemv.py`, `reductions.py`, `attention.py`, `decode_attention.py`,
-`altup.py`, `laurel.py`, `conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
+`altup.py`, `conv.py`, `activation.py`) sits next to its Triton source (`*_triton.py`, build time only); `ptx/` holds the
 generated files.
 """
 
@@ -12,9 +12,7 @@ from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
 from .gemv import GEMV_SM90, GemvKernel, gemv_call
-from .laurel import LAUREL_SM90, LaurelKernels
 from .reductions import (
-    GAUSSIAN_TOPKS_SM90,
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
@@ -22,7 +20,6 @@ from .reductions import (
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
     RowKernel,
-    gaussian_topk_call,
     lane_sum_call,
     partial_norm_call,
     partial_norm_kv_call,
@@ -53,7 +50,6 @@ __all__ = [
     "ElementwiseKernel",
     "GEMM_SM90",
     "GEMV_SM90",
-    "GAUSSIAN_TOPKS_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
     "GemvKernel",
@@ -63,8 +59,6 @@ __all__ = [
     "KernelFileError",
     "KernelSignature",
     "LANE_SUMS_SM90",
-    "LAUREL_SM90",
-    "LaurelKernels",
     "PARTIAL_NORMS_SM90",
     "PARTIAL_NORM_KV_SM90",
     "PARTIAL_NORM_RESIDUALS_SM90",
@@ -76,7 +70,6 @@ __all__ = [
     "RowKernel",
     "SILU_SM90",
     "VerifiedKernel",
-    "gaussian_topk_call",
     "gemv_call",
     "lane_sum_call",
     "partial_norm_call",

@@ -127,21 +127,6 @@ PARTIAL_NORM_KV = KernelSignature(
     constexprs=_ROWS + ("MAX_SPLITS", "ROPE"),
 )
 
-#: MLX's Gaussian top-k of the MLP's gate rows (`gaussian_topk`), every rounding point rounding: G, Y [rows, width].
-GAUSSIAN_TOPK = KernelSignature(
-    "reductions_triton",
-    "gaussian_topk",
-    inputs=(Pointer("g", "f32"),),
-    output=Pointer("y", "f32"),
-    constants=(
-        PushConstant("width"),
-        PushConstant("passes"),
-        PushConstant("scale_bits", f32=True),
-        PushConstant("z_bits", f32=True),
-    ),
-    constexprs=("THREADS", "READS"),
-)
-
 #: AltUp's streams: 4 in every Gemma 3n configuration, compiled into the streams files.
 STREAMS = 4
 
@@ -265,18 +250,6 @@ PARTIAL_NORM_KV_SM90 = {
     for t in SCHEDULE_THREADS
 }
 
-#: One file per block size; READS is the decoder's mean schedule (`decoder_policy.MEAN_READS`).
-GAUSSIAN_TOPKS_SM90 = {
-    t: KernelFile(
-        f"gaussian_topk_t{t}_sm90",
-        GAUSSIAN_TOPK,
-        warps=t // 32,  # a hardware thread per schedule thread: its READS values are one vector load
-        constexprs=(("THREADS", t), ("READS", 8)),
-        bf16_rounding_only=True,  # every point of the template rounds in it
-    )
-    for t in SCHEDULE_THREADS
-}
-
 PARTIAL_NORM_RESIDUALS_SM90 = {
     (residual, t): _partial_norm_residual_kernel(residual, t) for residual in RESIDUALS for t in SCHEDULE_THREADS
 }
@@ -379,14 +352,3 @@ def partial_norm_kv_call(
     return kernel.file.call(
         kernel.workgroups(rows), rows=rows, width=width, splits=splits, heads=heads, eps_bits=eps, **rounds
     )
-
-
-def gaussian_topk_call(
-    rows: int, width: int, threads: int, passes: int, reads: int, scale: float, z: float
-) -> KernelCall | None:
-    """The Gaussian top-k of `rows` rows of `width` whose means are the block sum of `threads` threads of `reads`
-    values in `passes` blocks, or None for a schedule the files do not hold."""
-    file = GAUSSIAN_TOPKS_SM90.get(threads)
-    if file is None or reads != file.constexpr("READS") or rows * width >= 2**31:
-        return None
-    return file.call(rows, width=width, passes=passes, scale_bits=scale, z_bits=z)

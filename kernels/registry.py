@@ -15,9 +15,7 @@ from .conv import GLU_DEPTHWISE_SM90
 from .decode_attention import DECODE_ATTENTION_SM90
 from .gemm import GEMM_SM90
 from .gemv import GEMV_SM90
-from .laurel import LAUREL_SM90
 from .reductions import (
-    GAUSSIAN_TOPKS_SM90,
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
@@ -41,7 +39,6 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(DECODE_ATTENTION_SM90.softmax[t] for t in sorted(DECODE_ATTENTION_SM90.softmax)),
     *(ALTUP_SM90.predict[t] for t in sorted(ALTUP_SM90.predict)),
     *(ALTUP_SM90.correct[t] for t in sorted(ALTUP_SM90.correct)),
-    *(LAUREL_SM90.files[t] for t in sorted(LAUREL_SM90.files)),
     GLU_DEPTHWISE_SM90.file,
     SILU_SM90.file,
     *(LANE_SUMS_SM90[t].file for t in sorted(LANE_SUMS_SM90)),
@@ -50,5 +47,4 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(PARTIAL_NORM_RESIDUALS_SM90[key].file for key in sorted(PARTIAL_NORM_RESIDUALS_SM90)),
     *(PARTIAL_NORM_STREAMS_SM90[t].file for t in sorted(PARTIAL_NORM_STREAMS_SM90)),
     *(PARTIAL_NORM_KV_SM90[key].file for key in sorted(PARTIAL_NORM_KV_SM90)),
-    *(GAUSSIAN_TOPKS_SM90[t] for t in sorted(GAUSSIAN_TOPKS_SM90)),
 )

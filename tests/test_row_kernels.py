@@ -22,22 +22,18 @@ from triton_interpreter import interpreted_kernels
 
 from gemma3n_iree.contracts import decoder_ops as D
 from gemma3n_iree.contracts.decoder_ops import rms_norm as decoder_rms_norm
-from gemma3n_iree.contracts.decoder_policy import MEAN_READS
-from gemma3n_iree.contracts.emulation import BF16_MIN, contract_scalar, lane_threads, lane_xor_sum, rms_norm, rnd
+from gemma3n_iree.contracts.emulation import BF16_MIN, lane_threads, lane_xor_sum, rms_norm, rnd
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import (
-    GAUSSIAN_TOPKS_SM90,
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
     PARTIAL_NORM_RESIDUALS_SM90,
     PARTIAL_NORM_STREAMS_SM90,
     PARTIAL_NORMS_SM90,
     RMS_NORMS_SM90,
-    RowKernel,
-    gaussian_topk_call,
     partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
@@ -54,8 +50,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in (multiply|add):
 def interpreted():
     """The reduction kernels run by Triton's interpreter: lane_sum(x, reads, square), norm(x, w, eps, ...),
     partial_norm(p, w, eps, round_bf16), partial_norm_residual(residual, p, w, res, add, rounds),
-    partial_norm_streams(p, w, streams, rounds), partial_norm_kv(p, w, cos, sin, heads, rope, rounds),
-    topk(g, sparsity)."""
+    partial_norm_streams(p, w, streams, rounds), partial_norm_kv(p, w, cos, sin, heads, rope, rounds)."""
     run = interpreted_kernels("reductions_triton.py")  # skips without triton and torch
     import torch
 
@@ -152,18 +147,7 @@ def interpreted():
             **dict(call.file.constexprs))  # fmt: skip
         return (out.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
 
-    def topk(g: np.ndarray, sparsity: float) -> np.ndarray:
-        rows, width = g.shape
-        threads, passes = D.block_schedule(width, MEAN_READS)
-        scale = float(contract_scalar(MLX_CUDA_V1, 1.0 / width))
-        z = float(D.sparsity_multiplier(MLX_CUDA_V1, sparsity))
-        call = gaussian_topk_call(rows, width, threads, passes, MEAN_READS, scale, z)
-        out = torch.zeros((rows, width), dtype=torch.float32)
-        run(call.file.entry, call.workgroups, torch.from_numpy(np.ascontiguousarray(g)), out, *call.constants,
-            **dict(call.file.constexprs))  # fmt: skip
-        return out.numpy()
-
-    return lane_sum, norm, partial_norm, partial_norm_residual, partial_norm_streams, partial_norm_kv, topk
+    return lane_sum, norm, partial_norm, partial_norm_residual, partial_norm_streams, partial_norm_kv
 
 
 def _many_binades(rng: np.random.Generator, rows: int, width: int) -> np.ndarray:
@@ -405,20 +389,6 @@ def test_partials_norm_kv_is_the_cache_rows_of_a_decode_step(interpreted, rope):
     assert _same(got, want)
 
 
-@pytest.mark.parametrize("width", [16384, 8192, 96], ids=["e4b", "e2b", "tiny"])
-def test_gaussian_topk_kernel_is_the_emulations_bit_for_bit(interpreted, width):
-    """MLX's Gaussian top-k of the gate rows (E4B's 16,384: two passes of the mean's block; E2B's 8,192: one; the
-    tiny model's 96), every rounding point of the template, bit for bit `decoder_ops.gaussian_topk`; the rows'
-    values span binades, so a mean in another order gives other bits."""
-    rng = np.random.default_rng(width)
-    g = (rng.standard_normal((3, width)) * np.exp2(rng.integers(-6, 6, (3, width)))).astype(np.float32)
-    g = g.astype(ml_dtypes.bfloat16).astype(np.float32)
-    g[2] *= 1e-3
-    want = D.gaussian_topk(MLX_CUDA_V1, g, 0.95)
-    got = interpreted[6](g, 0.95)
-    assert _same(got, want) and (want > 0).any() and (want == 0).any()
-
-
 def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted):
     x, w = _norm_case(1536)
     got = interpreted[1](x, w, 1e-6, True, clip=10.0, out_bf16=True)
@@ -444,7 +414,6 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_partials_streams", "streams", [".u64"] * 4 + [".u32"] * 6),
         ("rms_norm_partials_kv", "keys", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_kv", "values", [".u64"] * 5 + [".u32"] * 9),
-        ("gaussian_topk", "topk", [".u64"] * 2 + [".u32"] * 4),
     ],
 )
 @pytest.mark.parametrize("threads", sorted(LANE_SUMS_SM90))
@@ -457,8 +426,6 @@ def test_rebuilding_gives_the_committed_bytes_and_the_dispatch_abi(tmp_path, kin
             kernel = PARTIAL_NORM_STREAMS_SM90[threads]
         if variant in ("keys", "values"):
             kernel = PARTIAL_NORM_KV_SM90[variant == "keys", threads]
-        if variant == "topk":
-            kernel = RowKernel(GAUSSIAN_TOPKS_SM90[threads])
         kernel = kernel or PARTIAL_NORM_RESIDUALS_SM90[variant, threads]
     ptx = rebuilt_ptx(kernel.file, tmp_path)
     assert entry_parameters(ptx, kind) == params

@@ -248,20 +248,10 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
     ),
     ("mlp_kernel", "mlp", _decoder(lambda o: o.mlp(2, 16384, 0.95), builtin_decoder_config("e4b"))),
     ("ple_gate_kernel", "ple_gate", _decoder(lambda o: o.ple_gate(2), builtin_decoder_config("e4b"))),
-    (
-        "gaussian_topk_kernel",
-        "gaussian_topk",
-        _decoder(lambda o: o.gaussian_topk(2, 16384, 0.95), builtin_decoder_config("e4b")),
-    ),
     (  # E4B's keys and values at a decode step, as the BF16 cache stores them
         "key_value_projection_kernel",
         "key_value_projection",
         _decoder(lambda o: o.key_value_projection(2, "bf16", "bf16"), builtin_decoder_config("e4b")),
-    ),
-    (  # E4B's LAuReL at a decode step: the left linear's kernel, then the tail kernel
-        "laurel_kernel",
-        "laurel",
-        _decoder(lambda o: o.laurel(2, "bf16"), builtin_decoder_config("e4b")),
     ),
     (  # E4B's KV-shared sliding layer at a decode step: its attention reads the cache rows in place
         "layer_decode_shared_reading_the_cache",
