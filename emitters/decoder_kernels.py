@@ -3,8 +3,8 @@
 Each function answers for one family and shape: the launches where every kernel it needs is linked and covers the
 shape, else None, and the family's template then keeps IREE's code (and the other kernels). The kernels' rounding
 points are push constants read off the contract here, so a template's variant rounds exactly where its IREE form
-does. The decode-step kernels fold a layer's small operations into few launches, since a decode step is bound by
-its launches (BENCHMARKS.md).
+does. The decode-step kernels fold a layer's small operations into fewer launches; a fold stays only where its
+kernel costs no more than the dispatches it replaces (BENCHMARKS.md: two that did not were removed).
 """
 
 from __future__ import annotations
