@@ -82,15 +82,14 @@ class LayerKernels:
         cfg, c = self.cfg, self.contract
         n, d = cfg.altup_num_inputs, cfg.hidden_size
         rounds = {"round_bf16": c.rounds_at(None), "round_scale": c.rounds_at("router.scale")}
-        if step == "predict":
-            make, rounds = ALTUP_SM90.predict_call, {**rounds, "round_out": c.rounds_at("predict.out")}
-        else:
-            make = ALTUP_SM90.correct_call
-            rounds = {**rounds, "round_innovation": c.rounds_at("correct.innovation")}
-            rounds["round_out"] = c.rounds_at("correct.out")
+        if step == "correct":
+            rounds["round_innovation"] = c.rounds_at("correct.innovation")
+        rounds["round_out"] = c.rounds_at(f"{step}.out")
         threads = lane_threads(d, 8)  # the router norm's schedule (the norm kernel's)
         scale = float(contract_scalar(c, 1.0 / d))
-        call = make(threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds)
+        call = ALTUP_SM90.call(
+            step, threads, tokens, n, d, cfg.altup_active_idx, cfg.rms_norm_eps, scale, cfg.altup_coef_clip, rounds
+        )
         return self.kernels.launch(call)
 
     def residual(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:

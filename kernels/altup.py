@@ -62,8 +62,9 @@ class AltupKernels:
     def supports(streams: int, width: int, threads: int) -> bool:
         return streams == STREAMS and width <= threads * 8 and threads in SCHEDULE_THREADS
 
-    def predict_call(
+    def call(
         self,
+        step: str,
         threads: int,
         tokens: int,
         streams: int,
@@ -74,28 +75,12 @@ class AltupKernels:
         clip: float | None,
         rounds: dict[str, bool],
     ) -> KernelCall | None:
-        """AltUp predict of [streams, tokens, width] (`rounds`: round_bf16, round_scale, round_out), or None."""
+        """AltUp's `step` ("predict" or "correct") of [streams, tokens, width], or None for a shape the files do not
+        cover; `rounds`: round_bf16, round_scale, (correct) round_innovation, round_out."""
         if not self.supports(streams, width, threads):
             return None
-        return self.predict[threads].call(tokens, **_constants(tokens, width, active, eps, scale, clip), **rounds)
-
-    def correct_call(
-        self,
-        threads: int,
-        tokens: int,
-        streams: int,
-        width: int,
-        active: int,
-        eps: float,
-        scale: float,
-        clip: float | None,
-        rounds: dict[str, bool],
-    ) -> KernelCall | None:
-        """AltUp correct of [streams, tokens, width] (`rounds`: round_bf16, round_scale, round_innovation,
-        round_out), or None."""
-        if not self.supports(streams, width, threads):
-            return None
-        return self.correct[threads].call(tokens, **_constants(tokens, width, active, eps, scale, clip), **rounds)
+        file = (self.predict if step == "predict" else self.correct)[threads]
+        return file.call(tokens, **_constants(tokens, width, active, eps, scale, clip), **rounds)
 
 
 def _constants(tokens: int, width: int, active: int, eps: float, scale: float, clip: float | None) -> dict[str, float]:

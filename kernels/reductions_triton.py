@@ -173,25 +173,26 @@ def rms_norm_partials(
     """Y = the text decoder's norm (MLX's two rounding points) of X = round(P[0] + P[1] + ... + P[S-1]): a
     decode-linear kernel's S <= MAX_SPLITS partial sums [S, rows, width], added from +0 in split order (the
     linear's one freedom is its accumulation order), the linear's rounding point, then its norm, in one dispatch
-    where the partials' sum and the norm took two. The partials are read once, coalesced (`_partials_sum`); the
+    where the partials' sum and the norm took two. The partials are read once, coalesced (`_partials_rows`); the
     norm is `_mlx_norm_of` X in registers."""
     R: tl.constexpr = ROWS_PER_BLOCK
-    row = tl.program_id(0) * R + tl.arange(0, R)
-    col = tl.arange(0, THREADS * 8)
-    live = (row[:, None] < rows) & (col[None, :] < width)
-    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
-    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    x, row, col, live, at = _partials_rows(p_ptr, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
     y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
     tl.store(y_ptr + at, y, mask=live)
 
 
 @triton.jit
-def _partials_sum(
-    p_ptr, at, live, rows, width, splits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr, MAX_SPLITS: tl.constexpr
+def _partials_rows(
+    p_ptr, rows, width, splits, round_bf16, R: tl.constexpr, THREADS: tl.constexpr, MAX_SPLITS: tl.constexpr
 ):
-    """round(P[0] + ... + P[S-1]) at `at` of [S, rows, width] partials, from +0 in split order, every load in
-    flight at once (unrolled to MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes no
-    bit)."""
+    """This program's R rows of a decode linear's [S, rows, width] partials (the call keeps max(S, N) x rows x width
+    < 2^31): X = round(P[0] + ... + P[S-1]) from +0 in split order, every load in flight at once (unrolled to
+    MAX_SPLITS, the absent ones masked: adding +0 to a sum that began at +0 changes no bit), with the rows, the
+    columns (THREADS x 8), the mask of real elements and their offsets."""
+    row = tl.program_id(0) * R + tl.arange(0, R)
+    col = tl.arange(0, THREADS * 8)
+    live = (row[:, None] < rows) & (col[None, :] < width)
+    at = row[:, None] * width + col[None, :]
     x = tl.full((R, THREADS * 8), 0.0, tl.float32)
     for s in tl.static_range(MAX_SPLITS):
         x = x + tl.load(
@@ -199,7 +200,7 @@ def _partials_sum(
         )
     if round_bf16:
         x = _round_to_bf16(x)
-    return x
+    return x, row, col, live, at
 
 
 @triton.jit
@@ -228,11 +229,7 @@ def rms_norm_partials_residual(
     SCALE, Y = round(Y * scale) (the attention residual: RES the layer's input, ADD_ its LAuReL output, scale
     2^-0.5; the MLP's: RES alone). Each rounding is its push constant's (the contract's point)."""
     R: tl.constexpr = ROWS_PER_BLOCK
-    row = tl.program_id(0) * R + tl.arange(0, R)
-    col = tl.arange(0, THREADS * 8)
-    live = (row[:, None] < rows) & (col[None, :] < width)
-    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
-    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    x, row, col, live, at = _partials_rows(p_ptr, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
     y = tl.load(res_ptr + at, mask=live, other=0.0) + _mlx_norm_of(
         x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS
     )
@@ -293,11 +290,7 @@ def rms_norm_partials_streams(
     """`rms_norm_partials` added to AltUp's streams after the first: S and Y are [N, rows, width], Y[0] = S[0] and
     Y[i] = round(S[i] + norm) (the per-layer input's injection, `ple_gate.mlir.j2`)."""
     R: tl.constexpr = ROWS_PER_BLOCK
-    row = tl.program_id(0) * R + tl.arange(0, R)
-    col = tl.arange(0, THREADS * 8)
-    live = (row[:, None] < rows) & (col[None, :] < width)
-    at = row[:, None] * width + col[None, :]  # the call keeps N x rows x width < 2^31
-    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    x, row, col, live, at = _partials_rows(p_ptr, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
     y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
     tl.store(y_ptr + at, tl.load(s_ptr + at, mask=live, other=0.0), mask=live)
     for i in tl.static_range(1, N):
@@ -334,11 +327,7 @@ def rms_norm_partials_kv(
     [tokens, width] tables). The BF16 store is the cache's round-to-nearest-even conversion."""
     R: tl.constexpr = ROWS_PER_BLOCK
     C: tl.constexpr = THREADS * 8
-    row = tl.program_id(0) * R + tl.arange(0, R)
-    col = tl.arange(0, C)
-    live = (row[:, None] < rows) & (col[None, :] < width)
-    at = row[:, None] * width + col[None, :]  # the call keeps S x rows x width < 2^31
-    x = _partials_sum(p_ptr, at, live, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
+    x, row, col, live, at = _partials_rows(p_ptr, rows, width, splits, round_bf16, R, THREADS, MAX_SPLITS)
     y = _mlx_norm_of(x, w_ptr, col, width, eps_bits, round_bf16, R, THREADS)
     if ROPE:
         table = (row // heads)[:, None] * width + col[None, :]

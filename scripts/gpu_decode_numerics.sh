@@ -14,22 +14,9 @@ set -u
 V=${1:-e4b}
 WIDTHS=${2:-1}
 STEPS=${3:-8}
-R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=${OUT:-/tmp/out}
-W=/tmp/w
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_decoder_env.sh"
 L=/tmp/logits
-mkdir -p "$OUT" "$W" "$L"
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$R"/.whl/*.whl || exit 1
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --upgrade --target /tmp/pkg "$R" || exit 1
-export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pkg:/tmp/site:$R/tests:$R/scripts
-BUDGET=${BUDGET:-570}
-source "$R/scripts/gpu_budget.sh"
-step() { local limit; limit=$(cap "$1"); shift; echo "== [$(( $(date +%s) - T0 )) s] $*" >&2; timeout "$limit" "$@"
-         echo "rc=$?" >&2; }
-cd /tmp && step 240 python3 -c "
-from synthetic_text import ensure_random_decoder
-from gemma3n_iree.model.decoder_config import builtin_decoder_config
-ensure_random_decoder('$W/decoder-$V', builtin_decoder_config('$V'), seed=0)"
+mkdir -p "$L"
 step 200 python3 "$R/scripts/decode_logits.py" reference --checkpoint "$W/decoder-$V" --widths $WIDTHS \
   --steps "$STEPS" --dtype fp32 bf16 --out "$L/${V}_transformers_{dtype}.npz"
 FIRST=""

@@ -77,11 +77,11 @@ def run():
         )
         weights = [as_bf16(w[at + "router_norm"]), as_bf16(w[at + "modality_router"])]
         if step == "predict":
-            call = ALTUP_SM90.predict_call(**args, rounds={**ROUNDS, "round_out": True})
+            call = ALTUP_SM90.call("predict", **args, rounds={**ROUNDS, "round_out": True})
             inputs = [f32(streams), *weights, as_bf16(w[at + "prediction_coefs"])]
         else:
             rounds = {**ROUNDS, "round_innovation": True, "round_out": True}
-            call = ALTUP_SM90.correct_call(**args, rounds=rounds)
+            call = ALTUP_SM90.call("correct", **args, rounds=rounds)
             inputs = [f32(streams), f32(activated), *weights, as_bf16(w[at + "correction_coefs"])]
         out = torch.zeros(streams.shape, dtype=torch.float32)
         launch(call.file.entry, call.workgroups, *inputs, out, *call.constants, **dict(call.file.constexprs))
