@@ -46,6 +46,9 @@ from .specialisations import (
 
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
+#: Columns per chunk of the token selection's exact row reductions (maxima, the non-finite count): a row of logits
+#: reduces chunk by chunk, then across chunks, so a row of 262,400 spreads over 257 workgroups, not one.
+SELECT_CHUNK = 1024
 
 
 class DecoderOpEmitter(SamplingOps, DecoderNormOps):
@@ -558,6 +561,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             rows=rows,
             vocab=v,
             reads=DENOMINATOR_READS,
+            chunk=SELECT_CHUNK,
             denominator=denominator,
         )
         if not top_k:

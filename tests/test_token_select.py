@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from gemma3n_iree.contracts import MLX_CUDA_V1
 from gemma3n_iree.contracts import decoder_ops as D
+from gemma3n_iree.emitters.decoder_ops import SELECT_CHUNK
 from gemma3n_iree.emitters.probe import decoder_probe_module
 from gemma3n_iree.emitters.specialisations import TokenSelect
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
@@ -173,6 +174,44 @@ def test_the_compiled_selection_counts_non_finite_logits(compiled):
     assert nonfinite.tolist() == [2, 1, 3, 0] and first.tolist() == [12, 999, 3, VOCAB]
     assert token[0] == VOCAB  # a NaN row has no token
     assert token[1] == 999 and token[3] == np.argmax(x[3])
+
+
+LONG = 2 * SELECT_CHUNK + 452  # two whole chunks and a padded one
+
+
+@pytest.fixture(scope="module")
+def compiled_long():
+    """The greedy probe of rows longer than `SELECT_CHUNK`: its maxima and count reduce chunk by chunk."""
+    return probe(lambda o: o.token_select(ROWS, vocab=LONG))
+
+
+def test_rows_longer_than_a_chunk_select_as_the_emulation(compiled_long):
+    """The two-stage reductions (chunks, then across them; the last chunk padded) give the emulation's bits:
+    maxima and ties in every chunk, the padded one included, and non-finite logits anywhere."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((ROWS, LONG)) * 5).astype(F32)
+    top = x.max() + 1
+    x[0, [LONG - 1, SELECT_CHUNK + 3]] = top  # a tie across chunks: the lower index, in the middle chunk
+    x[1, [LONG - 2, LONG - 1]] = top  # the maximum twice in the padded chunk
+    x[2, [5, 2 * SELECT_CHUNK + 7]] = [np.nan, -np.inf]  # non-finite in the first and the padded chunk
+    x[3, :] = -np.inf
+    x[3, SELECT_CHUNK] = np.inf
+    token, logprob, nonfinite, first = compiled_long(x)
+    want = D.token_select(x, D.IREE_MATH)
+    for got, expected in zip(
+        (token, logprob, nonfinite, first), (want.token, want.logprob, want.nonfinite, want.first_nonfinite)
+    ):
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+    assert token.tolist() == [SELECT_CHUNK + 3, LONG - 2, LONG, SELECT_CHUNK]
+    assert nonfinite.tolist() == [0, 0, 2, LONG] and first.tolist() == [LONG, LONG, 5, 0]
+
+
+def test_long_rows_reduce_chunk_by_chunk():
+    """Each of the greedy selection's three F32 maxima and its count is two reductions past `SELECT_CHUNK`."""
+    module = decoder_probe_module(MLX_CUDA_V1, CFG, lambda o: o.token_select(ROWS, vocab=LONG))
+    reductions = [line for line in module.splitlines() if "stablehlo.reduce(" in line and "block" not in line]
+    chunked = [line for line in reductions if f"x3x{SELECT_CHUNK}x" in line]
+    assert len(chunked) == 4 and sum("stablehlo.maximum" in line for line in chunked) == 3
 
 
 def test_indices_are_found_by_an_f32_maximum_not_an_i32_minimum():

@@ -5,7 +5,7 @@
 !row_i = tensor<2xi32>
 func.func private @token_select_R2_V300(%x: !x) -> (!row_i, !row, !row_i, !row_i) {
   %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %top = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (!x, tensor<f32>) -> !row
+  %top = stablehlo.reduce(%x init: %lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x300xf32>, tensor<f32>) -> tensor<2xf32>
   %top_b = stablehlo.broadcast_in_dim %top, dims = [0] : (!row) -> !x
   %column = stablehlo.iota dim = 1 : !columns
   %is_top = stablehlo.compare EQ, %x, %top_b, FLOAT : (!x, !x) -> !mask
@@ -34,7 +34,7 @@ func.func private @token_select_R2_V300(%x: !x) -> (!row_i, !row, !row_i, !row_i
   %one_i = stablehlo.constant dense<1> : tensor<i32>
   %one_b = stablehlo.broadcast_in_dim %one_i, dims = [] : (tensor<i32>) -> !columns
   %bad = stablehlo.select %finite, %zero_b, %one_b : !mask, !columns
-  %nonfinite = stablehlo.reduce(%bad init: %zero_i) applies stablehlo.add across dimensions = [1] : (!columns, tensor<i32>) -> !row_i
+  %nonfinite = stablehlo.reduce(%bad init: %zero_i) applies stablehlo.add across dimensions = [1] : (tensor<2x300xi32>, tensor<i32>) -> tensor<2xi32>
   %true = stablehlo.constant dense<true> : !mask
   %nonfinite_at = stablehlo.xor %finite, %true : !mask
   %first_nonfinite_bound = stablehlo.constant dense<300> : tensor<2x300xi32>
