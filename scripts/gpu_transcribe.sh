@@ -11,11 +11,12 @@
 #
 # Carry .whl/ (as scripts/gpu_pipeline.sh: iree-base-runtime 3.13.0, soundfile, soxr, cffi, pycparser,
 # threadpoolctl for cp312; aiohttp and its dependencies in .whl/aio/) and .gpu/t17/, built here (CPU machine):
-#   emit-gemma3n --builtin e4b --target cuda --frames 2997 --clips 1 --clips 8 --clips 32 --mel host \
-#     -o .gpu/t17/encoder.vmfb
-#   emit-gemma3n --builtin e4b --stage prefill --target cuda --capacity 256 --clips 1 -o .gpu/t17/prefill.vmfb
+#   emit-gemma3n --builtin e4b --target cuda --frames 2997 --clips 1 --clips 8 --clips 32 -o .gpu/t17/encoder.vmfb
+#     (the log-mel on the device, cuda's default: `--mel host` leaves it to the host, 3.4 s for 64 clips)
+#   emit-gemma3n --builtin e4b --stage prefill --target cuda --capacity 256 --capacity 2048 --clips 1 --clips 8 \
+#     -o .gpu/t17/prefill.vmfb
 #   emit-gemma3n --builtin e4b --stage decoder --target cuda --slots 64 --capacity 320 --prompt 256 \
-#     --batch 1 --batch 8 --batch 32 --batch 64 --prompt-batch 8 --context 320 -o .gpu/t17/decoder.vmfb
+#     --batch 1 --batch 8 --batch 32 --batch 64 --prompt-batch 8 --context 320 --sampling -o .gpu/t17/decoder.vmfb
 # (the decoder program `runtime/transcribe_decoder.py` sizes for 30 s windows and 64 new tokens: one prompt
 # bucket of 256, capacity 256 + 64, decode widths 1/8/32/64 over 64 slots, 8 windows per batched prefill call;
 # contract mlx-cuda-v1, kernels auto.)
