@@ -192,8 +192,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
     def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        left, right = self.linear([tokens], d, r, x_dtype=x_dtype), self.linear([tokens], r, d)
-        norm = self.norm(tokens, d)
+        left = self.linear([tokens], d, r, x_dtype=x_dtype)
+        right = self.projected_norm(tokens, r, d)  # the right linear's only reader is the post-LAuReL norm
         func = Func(
             Laurel(tokens, d, r, x_dtype).symbol,
             (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
@@ -202,14 +202,13 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         return self._add(
             "laurel.mlir.j2",
             func,
-            calls=[left, right, norm],
+            calls=[left, right],
             tokens=tokens,
             d=d,
             rank=r,
             x_dtype=x_dtype,
             left=left,
             right=right,
-            norm=norm,
         )
 
     def rope(self, tokens: int, heads: int) -> Func:

@@ -77,31 +77,38 @@ class GemvKernel(TiledKernel):
         return self.file.call(workgroups, M=rows, N=cols, K=k, S=s)
 
 
-def _file(bm: int, bn: int = 64, narrow: bool = False) -> KernelFile:
+def _file(name: str, bm: int, bn: int = 64, bk: int = 128, narrow: bool = False) -> KernelFile:
     return KernelFile(
-        f"gemv_bf16_nt_{'narrow' if narrow else f'm{bm}'}_sm90",
+        f"gemv_bf16_nt_{name}_sm90",
         _signature(narrow),
         warps=4,
         stages=3,
         bf16_rounding_only=True,  # BF16 operands: linked only under a contract whose linears read BF16
-        constexprs=(("BM", bm), ("BN", bn), ("BK", 128), ("NARROW", narrow)),
+        constexprs=(("BM", bm), ("BN", bn), ("BK", bk), ("NARROW", narrow)),
     )
 
 
 #: 16 x 64 tiles, K tile 128, 4 warps, 3 stages (the survey's best single tiling over E4B's decode shapes).
-GEMV_ROWS16_SM90 = GemvKernel(_file(16), max_rows=16)
+GEMV_ROWS16_SM90 = GemvKernel(_file("m16", 16), max_rows=16)
 #: 64-row tiles for 17 to 64 rows (one weight read for a whole batch of 64).
-GEMV_ROWS64_SM90 = GemvKernel(_file(64), max_rows=64)
+GEMV_ROWS64_SM90 = GemvKernel(_file("m64", 64), max_rows=64)
 #: 16 x 16 tiles, the columns past N masked, for any output width up to 64 rows: what no whole 64-column
 #: tile covers (the weight is a few rows, so re-reading it for each 16 rows costs nothing).
-GEMV_NARROW_SM90 = GemvKernel(_file(16, bn=16, narrow=True), max_rows=64)
+GEMV_NARROW_SM90 = GemvKernel(_file("narrow", 16, bn=16, narrow=True), max_rows=64)
+#: 16 x 64 tiles with a K tile of 64, up to 64 rows: linears of 64 inputs, which no K tile of 128 covers
+#: (LAuReL's right linear, rank 64: IREE's `vecmat_2048x64` took 9.4 us a launch on an H100).
+GEMV_K64_SM90 = GemvKernel(_file("k64", 16, bk=64), max_rows=64)
 #: The files of whole 64-column tiles, the narrowest that serves a linear of `rows` rows first.
 GEMV_WIDE_SM90 = (GEMV_ROWS16_SM90, GEMV_ROWS64_SM90)
-GEMV_SM90 = (*GEMV_WIDE_SM90, GEMV_NARROW_SM90)
+GEMV_SM90 = (*GEMV_WIDE_SM90, GEMV_NARROW_SM90, GEMV_K64_SM90)
 
 
 def gemv_call(rows: int, cols: int, k: int) -> KernelCall | None:
     """The decode linear's launch: on the narrowest whole-tile file that serves `rows` rows, else on the narrow
-    file (None: not covered)."""
+    file, else on the file of 64-column K tiles (None: not covered)."""
     wide = next((kernel for kernel in GEMV_WIDE_SM90 if rows <= kernel.max_rows), None)
-    return (wide.call(rows, cols, k) if wide else None) or GEMV_NARROW_SM90.call(rows, cols, k)
+    return (
+        (wide.call(rows, cols, k) if wide else None)
+        or GEMV_NARROW_SM90.call(rows, cols, k)
+        or GEMV_K64_SM90.call(rows, cols, k)
+    )

@@ -353,7 +353,7 @@ def test_gemm_kernel_serves_prompt_sized_linears_only():
     kernels = select_kernels("auto", parse_target("cuda", "sm_90"), MLX_CUDA_V1)
     builder = ModuleBuilder("kernels")
     o = DecoderOpEmitter(builder, MLX_CUDA_V1, kernels, cfg=CFG)
-    decode, uncovered = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS - 1], 64, 64)
+    decode, uncovered = o.linear([GEMM_MIN_ROWS - 1], 128, 64), o.linear([GEMM_MIN_ROWS - 1], 64, 48)
     large = o.linear([GEMV_SM90[-1].max_rows + 1], 128, 64)
     assert Linear.from_symbol(decode.symbol).splits and "gemv_bf16" in builder.fragments[decode.symbol].text
     assert (
@@ -413,7 +413,8 @@ def test_a_decode_steps_attention_is_three_kernels_reading_the_cache_in_place():
 def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     """At E4B's shapes with the Hopper kernels linked: the norm before the attention projections and LAuReL (and
     the one before the MLP) hands its linears BF16, no F32 pass between; the projections whose only reader is a
-    norm hand it the decode-linear kernel's partials: the queries' to the partials-norm kernel, the output and
+    norm hand it the decode-linear kernel's partials: the queries' and LAuReL's right linear's to the partials-norm
+    kernel, the output and
     down-projections' to its residual variant (the norm and the residual after it in one dispatch), the per-layer
     projection's to its streams variant, the keys' and values' to its cache variant (norm, RoPE, BF16 rows); the
     decode layer calls them so."""
@@ -434,13 +435,15 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     for reader in readers:
         assert reader.signature.startswith("(tensor<1x2048xbf16>"), reader.symbol
     assert readers[2].signature.endswith("-> (tensor<1x2x256xbf16>, tensor<1x2x256xbf16>)")  # the cache's rows
-    # queries, 8 heads: the only projection whose norm is the plain partials-norm kernel
+    # the queries (8 heads) and LAuReL's right linear (its 64 inputs F32 from the left linear): the projections
+    # whose norm is the plain partials-norm kernel
     assert sorted(k for k in texts if k.startswith("projected_norm")) == [
-        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
+        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16",
+        "projected_norm_T1_K64_N2048_G1_Ksm90",
     ]
-    key = "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
-    assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
-    assert "stablehlo.convert %x" not in texts[key]
+    for key in ("projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16", "projected_norm_T1_K64_N2048_G1_Ksm90"):
+        assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
+    assert "stablehlo.convert %x" not in texts["projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"]
     calls = " ".join(texts[f.symbol] for f in (residual, mlp, ple))
     assert "@projected_norm_" not in calls and "@linear_1_K2048_N16384_Ibf16_Xbf16_Ksm90_P1" in calls
     assert calls.count('"gemv_bf16_nt_splitk"') == 3
@@ -448,8 +451,9 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
     layer = _e4b_decode_program()
     own = sum(e4b.owns_kv(i) for i in range(e4b.num_hidden_layers))
-    # per layer: q, the two residuals, the per-layer projection, and k, v where the layer owns its K/V; two BF16 norms
-    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == e4b.num_hidden_layers
+    # per layer: q, LAuReL's right linear, the two residuals, the per-layer projection, and k, v where the layer
+    # owns its K/V; two BF16 norms
+    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == 2 * e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 2 * e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own

@@ -24,6 +24,7 @@ from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
 from gemma3n_iree.kernels import GEMV_SM90, gemv_call
 from gemma3n_iree.kernels.gemv import (
+    GEMV_K64_SM90,
     GEMV_NARROW_SM90,
     GEMV_ROWS16_SM90,
     GEMV_ROWS64_SM90,
@@ -121,8 +122,13 @@ def test_calls_pick_the_narrowest_file_and_refuse_shapes_they_do_not_cover():
     assert gemv_call(16, 2048, 2048).file is GEMV_ROWS16_SM90.file
     assert gemv_call(17, 2048, 2048).file is GEMV_ROWS64_SM90.file
     assert gemv_call(64, 262400, 2048).file is GEMV_ROWS64_SM90.file
-    for rows, n, k in [(65, 2048, 2048), (1, 2048, 64), (1, 4, 2000), (65, 4, 2048)]:
+    for rows, n, k in [(65, 2048, 2048), (1, 48, 64), (1, 4, 2000), (65, 4, 2048), (1, 2048, 96)]:
         assert gemv_call(rows, n, k) is None
+    # 64 inputs (LAuReL's right linear) take the file of 64-column K tiles, unsplit
+    for rows in (1, 8, 64):
+        right = gemv_call(rows, 2048, 64)
+        assert right.file is GEMV_K64_SM90.file and right.constant("S") == 1
+        assert right.workgroups == -(-rows // 16) * (2048 // 64)
     # widths no whole 64-column tile covers take the narrow file (AltUp's router: 4 outputs), split as the others
     for rows, n, k, s in [(1, 4, 2048, 16), (64, 4, 2048, 16), (1, 48, 128, 1), (8, 100, 256, 2)]:
         narrow = gemv_call(rows, n, k)
