@@ -4,11 +4,12 @@ The linear of a decode step has a handful of rows (one per sequence), so the Hop
 left most of each tile empty and gave a [2048, 16384] weight 8 programs; IREE's own matvec code read it at
 ~31 GB/s. This kernel streams BN weight rows per program along K (BK columns at a time, through a
 multi-stage copy pipeline) and splits K into S ranges where the output alone gives too few programs; the
-template adds the S partials and rounds (`linear.gemv.mlir.j2`). Two files: 16-row tiles for up to 16 rows,
+template adds the S partials and rounds (`linear.gemv.mlir.j2`). Four files: 16-row tiles for up to 16 rows,
 64-row tiles for up to 64 (a 16-row tile re-reads a weight once per 16 rows, which the 1 GB tied head cannot
-afford at batch 64), and a narrow file for outputs no whole 64-column tile covers (AltUp's 4-output router,
-which IREE's own `vecmat_4x2048` took 36 µs for). Tilings chosen from `scripts/gemv_survey.py` on the H200
-(BENCHMARKS.md, "The decode linear").
+afford at batch 64), a narrow file for outputs no whole 64-column tile covers (AltUp's 4-output router,
+which IREE's own `vecmat_4x2048` took 36 µs for), and one of 64-column K tiles for linears of 64 inputs
+(LAuReL's right linear). Tilings chosen from `scripts/gemv_survey.py` on the H200 (BENCHMARKS.md, "The decode
+linear").
 """
 
 from __future__ import annotations
