@@ -14,10 +14,11 @@ nothing here is first run on the GPU.
   `runtime/synthetic.py`; every decoder tensor, `tests/synthetic_text.py: add_random_decoder_tensors`, streamed:
   13.7 GB for E4B) with the test tokenizer (Gemma 3n's special tokens at their real ids; random weights
   produce ids it has no text for, which decode to nothing: the text is meaningless, the token counts are real).
-* `ours`: `runtime.text.transcribe.Transcriber` (host mel -> encoder -> prefill stage -> compiled decoder) on N
+* `ours`: `runtime.text.transcribe.Transcriber` (log-mel -> encoder -> prefill stage -> compiled decoder) on N
   clips of 30 s (the bundled speech tiled), each its own window, exactly `--new-tokens` tokens each (stop ids
   off: random weights emit EOS at any time).  Per N: wall time (median of --repeats after a warm-up), the
-  real-time factor (wall / audio seconds) and tokens/s (N x new tokens / wall), and the stages' split.
+  real-time factor (wall / audio seconds) and tokens/s (N x new tokens / wall), and the stages' split with the
+  time to the first token (`stages_s.first_token`: from the call's start).
 * `torch`: transformers' `Gemma3nForConditionalGeneration` (the tests' no-vision subclass: timm is not
   needed, everything else transformers' own) with random weights of the same shapes (its own init, on the
   GPU, bf16, SDPA), the same N clips through its feature extractor and `generate(do_sample=False,

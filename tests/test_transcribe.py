@@ -219,6 +219,8 @@ def test_cli_prints_the_text_and_json(case):
     assert first["windows"][0]["finish_reason"] in ("stop", "length")
     assert doc["files"][1]["windows"][0]["tokens"] == tokens  # the same audio, batched with the first
     assert doc["timings_s"]["generate"] > 0 and doc["tokens_per_s"] > 0 and doc["real_time_factor"] > 0
+    timings = doc["timings_s"]  # the first token after the files' reading, the encoder and the prefill stage
+    assert timings["load"] + timings["encode"] + timings["prefill"] < timings["first_token"] < timings["total"]
     assert "window 1/1" in run.stderr and "real-time factor" in run.stderr
     prebuilt = ["--decoder-artifact", _program_path(cache)]
     plain = CliRunner().invoke(main, args + prebuilt + ["--max-new-tokens", "3", str(SPEECH)])
