@@ -146,29 +146,34 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Files measured to take 40 s or more on a 2-core CPU (seconds: setup + call + teardown of all their tests,
-#: compiles included, with the other worker busy; test-seconds.tsv of a full run, 2026-12-06, commit 9f9e380),
+#: compiles included, with the other worker busy; test-seconds.tsv of full runs on 2026-12-07 with the real-size
+#: audio tests sharing their references: test_generate_command measured with one decoder program fewer than it
+#: compiles here, about 150 s more; also those over 40 s in a run at 9a37828 with another job loading the machine),
 #: longest first.
 #: They are handed to the workers first, in this order (greedy longest-first); every other file follows in
 #: collection order.  A new file that takes minutes belongs here, or it may start last and run alone.
 HEAVY_FILES = {
-    "tests/test_generate_command.py": 320,
-    "tests/test_transcribe.py": 299,
-    "tests/test_decoder_program.py": 202,
-    "tests/test_device_mel_encoder.py": 168,
-    "tests/test_row_kernels.py": 90,
-    "tests/test_real_speech_parity.py": 122,
-    "tests/test_encode.py": 103,
-    "tests/test_decode_attention_kernel.py": 96,
-    "tests/test_readme_commands.py": 92,
-    "tests/test_end_to_end.py": 82,
+    "tests/test_generate_command.py": 560,
+    "tests/test_transcribe.py": 458,
+    "tests/test_real_speech_parity.py": 244,
+    "tests/test_decoder_program.py": 222,
+    "tests/test_row_kernels.py": 106,
+    "tests/test_encode.py": 92,
+    "tests/test_readme_commands.py": 88,
+    "tests/test_decoder_conditioning.py": 76,
     "tests/test_cli.py": 73,
-    "tests/test_decoder_conditioning.py": 70,
-    "tests/test_diagnose.py": 66,
-    "tests/test_fma_free.py": 61,
-    "tests/test_prefill.py": 57,
-    "tests/test_dispatch_counts.py": 49,
-    "tests/test_decoder_templates.py": 49,
-    "tests/test_command_buffers.py": 47,
+    "tests/test_end_to_end.py": 70,
+    "tests/test_diagnose.py": 59,
+    "tests/test_prefill.py": 51,
+    "tests/test_fma_free.py": 44,
+    "tests/test_decoder_templates.py": 41,
+    "tests/test_decode_attention_kernel.py": 36,
+    "tests/test_device_mel_cli.py": 33,
+    "tests/test_command_buffers.py": 29,
+    "tests/test_schedules_property.py": 21,
+    "tests/test_device_mel.py": 18,
+    "tests/test_decoder_numerics.py": 18,
+    "tests/test_chat_completions.py": 18,
 }
 
 
