@@ -209,9 +209,11 @@ def test_rows_longer_than_a_chunk_select_as_the_emulation(compiled_long):
 def test_long_rows_reduce_chunk_by_chunk():
     """Each of the greedy selection's three F32 maxima and its count is two reductions past `SELECT_CHUNK`."""
     module = decoder_probe_module(MLX_CUDA_V1, CFG, lambda o: o.token_select(ROWS, vocab=LONG))
-    reductions = [line for line in module.splitlines() if "stablehlo.reduce(" in line and "block" not in line]
+    reductions = [line for line in module.splitlines() if "stablehlo.reduce(" in line]
     chunked = [line for line in reductions if f"x3x{SELECT_CHUNK}x" in line]
     assert len(chunked) == 4 and sum("stablehlo.maximum" in line for line in chunked) == 3
+    across = [line for line in reductions if f"(tensor<{ROWS}x3xf32>" in line or f"(tensor<{ROWS}x3xi32>" in line]
+    assert len(across) == 4  # then each across the 3 chunks
 
 
 def test_indices_are_found_by_an_f32_maximum_not_an_i32_minimum():
