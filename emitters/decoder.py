@@ -72,7 +72,7 @@ from .kernels import IREE_CODEGEN, LinkedKernels
 from .lowering import DEFAULT_LOWERING, Lowering
 from .render import Func, ModuleBuilder, tensor_type
 from .shared_ops import template_variant
-from .specialisations import DecoderLayer
+from .specialisations import DecodeLinears, DecoderLayer
 
 PARAMETER_SCOPE = "model"
 DEFAULT_PROMPT_BUCKETS: tuple[int, ...] = (64, 256, 1024, 4096)
@@ -352,11 +352,15 @@ class _ProgramEmitter:
         queries = per_prompt * prompts
         attn_columns = (ring if sliding else columns) if phase == "decode" else columns
         norm = ops.norm(queries, d, feeds_linear=True)  # its only readers are linears (and LAuReL's residual)
+        x_dtype = carrier(norm)
+        cache_rows = self.cache_dtype if phase == "decode" else None  # a decode step's K/V only feed the cache
+        inputs = ops.attention_inputs(queries, x_dtype, cache_rows if owns else None) if phase == "decode" else None
+        splits = DecodeLinears.from_symbol(inputs.symbol).splits if inputs else None
         calls = {
             "predict": ops.altup_predict(queries),
             "norm": norm,
-            "laurel": ops.laurel(queries, carrier(norm)),
-            "query": ops.query_projection(queries, carrier(norm)),
+            "laurel": ops.laurel(queries, x_dtype, splits),
+            "query": ops.query_projection(queries, x_dtype, splits),
             "residual": ops.attention_residual(queries),
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
@@ -364,8 +368,19 @@ class _ProgramEmitter:
             "core": ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type),
         }
         if owns:
-            cache_rows = self.cache_dtype if phase == "decode" else None  # a decode step's K/V only feed the cache
-            calls["kv_proj"] = ops.key_value_projection(queries, carrier(norm), cache_rows)
+            calls["kv_proj"] = ops.key_value_projection(queries, x_dtype, cache_rows, splits)
+        # the readers of the normalized input: its linears, or their partial sums from one launch (`inputs`)
+        linears = {
+            "laurel": ["%w_laurel_linear_left"],
+            "query": ["%w_self_attn_q_proj"],
+            "kv_proj": ["%w_self_attn_k_proj", "%w_self_attn_v_proj"] if owns else [],
+        }
+        if inputs is None:
+            reads = {name: ["%xn", *weights] for name, weights in linears.items()}
+        else:  # LAuReL reads xn for its residual as well
+            members = iter(f"%inputs#{i}" for i in range(len(inputs.result_types)))
+            reads = {name: [next(members) for _ in weights] for name, weights in linears.items()}
+            reads["laurel"].insert(0, "%xn")
         x = tensor_type([n, queries, d], "f32")
         args = [
             ("%streams", x),
@@ -411,7 +426,7 @@ class _ProgramEmitter:
         return self.module.add(
             "decoder_layer.mlir.j2",
             func,
-            calls=list(calls.values()),
+            calls=[*([inputs] if inputs else []), *calls.values()],
             c=self.spec.contract,
             args=args,
             results=results,
@@ -438,6 +453,11 @@ class _ProgramEmitter:
             cache_type=self.cache_type,
             flat_type=self.flat_type,
             slot_rows=self.slot_rows,
+            inputs=inputs,
+            inputs_args=["%xn", *(w for weights in linears.values() for w in weights)],
+            laurel_args=[*reads["laurel"], "%w_laurel_linear_right", "%w_laurel_post_laurel_norm"],
+            query_args=[*reads["query"], "%w_self_attn_q_norm", "%cos", "%sin"],
+            kv_args=[*reads["kv_proj"], "%w_self_attn_k_norm", "%cos", "%sin"],
             **calls,
         )
 

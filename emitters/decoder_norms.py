@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import MEAN_READS
 from ..contracts.emulation import contract_scalar, lane_threads
-from ..kernels import GEMM_SM90, Launch, gemv_call, partial_norm_call
+from ..kernels import GEMM_SM90, Launch, gemv_call, gemv_group_call, partial_norm_call
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels, bf16_rounding
 from .ops import OpEmitter
@@ -27,7 +27,9 @@ from .render import tensor_type as tensor
 from .shared_ops import f32
 from .specialisations import (
     BlockSum,
+    DecodeLinears,
     MlxRmsNorm,
+    PartialsSum,
     ProjectedNorm,
     RowMean,
 )
@@ -83,6 +85,27 @@ class DecoderNormOps(OpEmitter):
         shape (`kernels/gemv.py`)."""
         return self.kernels.launch(gemv_call(rows, out, k))
 
+    def decode_linears(self, tokens: int, k: int, outs: tuple[int, ...], x_dtype: str = "f32") -> Func | None:
+        """The partial sums of a decode step's linears of one input (`outs` outputs each) in one launch of a
+        decode-linear group file (`kernels/gemv.py` `GemvGroupKernel`), where one is linked and covers them;
+        None: each stays its own launch. Each member's partials are its own launch's bits."""
+        launch = self.kernels.launch(gemv_group_call(tokens, outs, k))
+        if launch is None:
+            return None
+        splits = launch.call.constant("S")
+        func = Func(
+            DecodeLinears(tokens, k, outs, splits, x_dtype).symbol,
+            (tensor([tokens, k], x_dtype), *(bf16_tensor([n, k]) for n in outs)),
+            tuple(f32([splits, tokens, n]) for n in outs),
+        )
+        shape = dict(tokens=tokens, k=k, outs=list(outs), splits=splits, x_dtype=x_dtype)
+        return self._add("decode_linears.kernel.mlir.j2", func, gemv=launch, results=func.result_types, **shape)
+
+    def partials_sum(self, splits: int, tokens: int, out: int) -> Func:
+        """A decode linear from its partial sums (`decode_linears`): `linear.gemv.mlir.j2`'s sum and rounding."""
+        func = Func(PartialsSum(splits, tokens, out).symbol, (f32([splits, tokens, out]),), (f32([tokens, out]),))
+        return self._add("partials_sum.mlir.j2", func, splits=splits, tokens=tokens, out=out)
+
     # ------------------------------------------------------------------ reductions and norms
     def block_sum(self, rows: int, width: int, reads: int) -> Func:
         """`decoder_ops.block_sum`: the lane/XOR sum when the row fits one block, else passes of 1024 threads."""
@@ -136,6 +159,14 @@ class DecoderNormOps(OpEmitter):
             "rms_norm.kernel.mlir.j2", func, lead=[rows], n=rows, d=d, w_dtype=BF16, result_dtype=output, kernel=kernel
         )
 
+    def _partials_norm(self, rows: int, width: int, splits: int) -> Launch | None:
+        """The partials-norm kernel for a decode linear's `splits` partial sums read as [rows, width] (its sum, the
+        linear's rounding, the decoder's norm), where linked."""
+        rounds = self.contract.rounds_at(None)
+        return self.kernels.launch(
+            partial_norm_call(lane_threads(width, 8), rows, width, splits, self._cfg.rms_norm_eps, rounds)
+        )
+
     def projected_norm(self, tokens: int, k: int, out: int, groups: int = 1, x_dtype: str = "f32") -> Func:
         """norm(round(x @ W^T)) on [tokens * groups, out / groups] (a linear whose only reader is the decoder's
         norm: q/k/v per head, the output projection, the MLP's down-projection, the per-layer projection). A
@@ -145,13 +176,7 @@ class DecoderNormOps(OpEmitter):
         width, rows = out // groups, tokens * groups
         gemv = self._decode_linear(tokens, out, k)
         splits = gemv.call.constant("S") if gemv is not None else None
-        norm_kernel = None
-        if gemv is not None:
-            norm_kernel = self.kernels.launch(
-                partial_norm_call(
-                    lane_threads(width, 8), rows, width, splits, self._cfg.rms_norm_eps, self.contract.rounds_at(None)
-                )
-            )
+        norm_kernel = self._partials_norm(rows, width, splits) if gemv is not None else None
         spec = ProjectedNorm(tokens, k, out, groups, kernel=norm_kernel is not None, x_dtype=x_dtype)
         x = tensor([tokens, k], x_dtype)
         func = Func(spec.symbol, (x, bf16_tensor([out, k]), bf16_tensor([width])), (f32([rows, width]),))

@@ -15,6 +15,7 @@ import math
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN
+from ..kernels import gemv_group_call
 from .decoder_kernels import LayerKernels, attention_launches
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -29,6 +30,7 @@ from .specialisations import (
     AltupRescale,
     AltupRouter,
     AttentionResidual,
+    DecodeLinears,
     DecoderAttention,
     DecoderEmbedding,
     DecoderHead,
@@ -46,6 +48,8 @@ from .specialisations import (
 
 #: transformers' floor on the AltUp magnitudes' mean square (the contract holds it as its scalar).
 MAGNITUDE_FLOOR = 1e-5
+#: The K/V projections' partial sums to the cache's rows (both kernel forms of `key_value_projection`).
+CACHE_ROWS_PART = "key_value_projection.rows.kernel.mlir.j2"
 #: Columns per chunk of the token selection's exact row reductions (maxima, the non-finite count): a row of logits
 #: reduces chunk by chunk, then across chunks, so a row of 262,400 spreads over 257 workgroups, not one.
 SELECT_CHUNK = 1024
@@ -190,25 +194,35 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
-    def laurel(self, tokens: int, x_dtype: str = "f32") -> Func:
+    def laurel(self, tokens: int, x_dtype: str = "f32", partials: int | None = None) -> Func:
+        """LAuReL; with `partials`, its left linear's partial sums of that many K ranges arrive (`attention_inputs`)."""
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        left = self.linear([tokens], d, r, x_dtype=x_dtype)
+        if partials is None:
+            left, left_type, template = self.linear([tokens], d, r, x_dtype=x_dtype), bf16_tensor([r, d]), "laurel"
+        else:
+            left, left_type, template = (
+                self.partials_sum(partials, tokens, r),
+                f32([partials, tokens, r]),
+                "laurel.partials",
+            )
         right = self.projected_norm(tokens, r, d)  # the right linear's only reader is the post-LAuReL norm
         func = Func(
-            Laurel(tokens, d, r, x_dtype).symbol,
-            (tensor([tokens, d], x_dtype), bf16_tensor([r, d]), bf16_tensor([d, r]), bf16_tensor([d])),
+            Laurel(tokens, d, r, x_dtype, partials).symbol,
+            (tensor([tokens, d], x_dtype), left_type, bf16_tensor([d, r]), bf16_tensor([d])),
             (f32([tokens, d]),),
         )
         return self._add(
-            "laurel.mlir.j2",
+            f"{template}.mlir.j2",
             func,
             calls=[left, right],
             tokens=tokens,
             d=d,
             rank=r,
             x_dtype=x_dtype,
+            partials=partials,
             left=left,
             right=right,
+            residual_part="laurel.residual.mlir.j2",
         )
 
     def rope(self, tokens: int, heads: int) -> Func:
@@ -217,9 +231,29 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         func = Func(Rope(tokens, heads, hd).symbol, (x, f32([tokens, hd]), f32([tokens, hd])), (x,))
         return self._add("rope.mlir.j2", func, tokens=tokens, heads=heads, head_dim=hd)
 
-    def query_projection(self, tokens: int, x_dtype: str = "f32") -> Func:
+    def query_projection(self, tokens: int, x_dtype: str = "f32", partials: int | None = None) -> Func:
+        """Queries; with `partials`, the q projection's partial sums of that many K ranges arrive (`attention_inputs`)
+        and go straight to the partials-norm kernel."""
         cfg = self._cfg
         h, hd, d = cfg.num_attention_heads, cfg.head_dim, cfg.hidden_size
+        if partials is not None:
+            rope = self.rope(tokens, h)
+            func = Func(
+                QueryProjection(tokens, d, h, hd, x_dtype, partials).symbol,
+                (f32([partials, tokens, h * hd]), bf16_tensor([hd]), f32([tokens, hd]), f32([tokens, hd])),
+                (f32([tokens, h, hd]),),
+            )
+            return self._add(
+                "query_projection.partials.kernel.mlir.j2",
+                func,
+                calls=[rope],
+                tokens=tokens,
+                heads=h,
+                head_dim=hd,
+                partials=partials,
+                norm_kernel=self._partials_norm(tokens * h, hd, partials),
+                rope=rope,
+            )
         projected, rope = self.projected_norm(tokens, d, h * hd, h, x_dtype), self.rope(tokens, h)
         func = Func(
             QueryProjection(tokens, d, h, hd, x_dtype).symbol,
@@ -245,12 +279,37 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             rope=rope,
         )
 
-    def key_value_projection(self, tokens: int, x_dtype: str = "f32", cache_dtype: str | None = None) -> Func:
+    def key_value_projection(
+        self, tokens: int, x_dtype: str = "f32", cache_dtype: str | None = None, partials: int | None = None
+    ) -> Func:
         """Keys (k_norm, RoPE) and values (v_norm) [tokens, kv_heads, head_dim], F32; with `cache_dtype` (a decode
-        step's, whose only reader is the cache write), in that dtype where the cache-row kernels serve it."""
+        step's, whose only reader is the cache write), in that dtype where the cache-row kernels serve it; with
+        `partials` (there), the projections' partial sums of that many K ranges arrive (`attention_inputs`)."""
         cfg = self._cfg
         k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
         kernels = self._layer_kernels.cache_rows(tokens, x_dtype) if cache_dtype == BF16 else None
+        if partials is not None:
+            if kernels is None:
+                raise ValueError("the K/V projections take partial sums only where the cache-row kernels serve them")
+            _, keys, values = kernels
+            kv = tensor([tokens, k, hd], BF16)
+            func = Func(
+                KeyValueProjection(tokens, d, k, hd, x_dtype, cache_dtype=BF16, partials=partials).symbol,
+                (*(f32([partials, tokens, k * hd]),) * 2, bf16_tensor([hd]), f32([tokens, hd]), f32([tokens, hd])),
+                (kv, kv),
+            )
+            return self._add(
+                "key_value_projection.partials.kernel.mlir.j2",
+                func,
+                cache_dtype=BF16,
+                splits=partials,
+                rows_part=CACHE_ROWS_PART,
+                keys_kernel=keys,
+                values_kernel=values,
+                tokens=tokens,
+                kv_heads=k,
+                head_dim=hd,
+            )
         rows = BF16 if kernels is not None else "f32"
         kv = tensor([tokens, k, hd], rows)
         weights = (bf16_tensor([k * hd, d]), bf16_tensor([k * hd, d]), bf16_tensor([hd]))
@@ -269,6 +328,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
                 cache_dtype=rows,
                 splits=splits,
                 gemv=gemv,
+                rows_part=CACHE_ROWS_PART,
                 keys_kernel=keys,
                 values_kernel=values,
                 **shape,
@@ -277,6 +337,22 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         return self._add(
             "key_value_projection.mlir.j2", func, calls=[projected, rope], projected=projected, rope=rope, **shape
         )
+
+    def attention_inputs(self, tokens: int, x_dtype: str, cache_dtype: str | None) -> Func | None:
+        """A decode step's linears of the normalized input in one launch (`decode_linears`): LAuReL's left linear and
+        q, and k and v in a layer that owns its K/V (`cache_dtype`: its cache's), where a group file covers them and
+        each reader takes partial sums (q's partials-norm kernel; the cache-row kernels); None: each its own
+        launch."""
+        cfg = self._cfg
+        h, k, hd, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        owns = cache_dtype is not None
+        outs = (cfg.laurel_rank, h * hd) + ((k * hd,) * 2 if owns else ())
+        call = gemv_group_call(tokens, outs, d)
+        if call is None or self._partials_norm(tokens * h, hd, call.constant("S")) is None:
+            return None
+        if owns and (cache_dtype != BF16 or self._layer_kernels.cache_rows(tokens, x_dtype) is None):
+            return None
+        return self.decode_linears(tokens, d, outs, x_dtype)
 
     # ------------------------------------------------------------------ attention
     def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int, rows: str = "") -> Func:
@@ -419,12 +495,23 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
         d = self._cfg.hidden_size
         norm = self.norm(tokens, d, feeds_linear=True)
-        up = self.linear([tokens], d, width, x_dtype=carrier(norm))
+        pair = self.decode_linears(tokens, d, (width, width), carrier(norm))
+        if pair is None:
+            up = self.linear([tokens], d, width, x_dtype=carrier(norm))
+            inputs = {"gate_args": ["%f", "%w_gate"], "up_args": ["%f", "%w_up"]}
+        else:
+            up = self.partials_sum(DecodeLinears.from_symbol(pair.symbol).splits, tokens, width)
+            inputs = {"gate_args": ["%gate_up#0"], "up_args": ["%gate_up#1"]}
         tail = self._layer_kernels.residual("mlp", tokens, width)
         down_norm = self.projected_norm(tokens, width, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, width])
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
-        calls = [norm, up] + ([down_norm] if down_norm else []) + [gelu] + ([topk] if topk else [])
+        calls = (
+            [norm, *([pair] if pair else []), up]
+            + ([down_norm] if down_norm else [])
+            + [gelu]
+            + ([topk] if topk else [])
+        )
         x = f32([tokens, d])
         func = Func(
             DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None, kernel=tail is not None).symbol,
@@ -446,10 +533,12 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             d=d,
             width=width,
             norm=norm,
+            pair=pair,
             up=up,
             down_norm=down_norm,
             gelu=gelu,
             topk=topk,
+            **inputs,
             tail_part=template_variant("decoder_mlp.tail", tail is not None),
             gemv=tail[0] if tail else None,
             residual_kernel=tail[1] if tail else None,

@@ -325,6 +325,31 @@ class Laurel(Specialisation):
     d: int = token(Int("D"))
     rank: int = token(Int("R"))
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+    # a decode step's: its linear's partial sums of this many K ranges arrive from `DecodeLinears`
+    partials: int | None = token(OptionalInt("P"), default=None)
+
+
+@dataclass(frozen=True)
+class DecodeLinears(Specialisation):
+    """Linears of one input at a decode step in one launch of a decode-linear group file: each one's F32
+    partial sums of `splits` K ranges."""
+
+    family: ClassVar[str] = "decode_linears"
+    tokens: int = token(Int("T"))
+    k: int = token(Int("K"))
+    outs: tuple[int, ...] = token(Dims("N"))
+    splits: int = token(Int("P"))
+    x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+
+
+@dataclass(frozen=True)
+class PartialsSum(Specialisation):
+    """A decode linear from its `splits` partial sums: added in split order, then the linear's rounding."""
+
+    family: ClassVar[str] = "partials_sum"
+    splits: int = token(Int("P"))
+    tokens: int = token(Int("T"))
+    out: int = token(Int("N"))
 
 
 @dataclass(frozen=True)
@@ -357,6 +382,8 @@ class QueryProjection(Specialisation):
     heads: int = token(Int("H"))
     head_dim: int = token(Int("hd"))
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
+    # a decode step's: its linear's partial sums of this many K ranges arrive from `DecodeLinears`
+    partials: int | None = token(OptionalInt("P"), default=None)
 
 
 @dataclass(frozen=True)
@@ -369,6 +396,8 @@ class KeyValueProjection(Specialisation):
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
     # the rows' dtype: F32, or the cache's (a decode step's, from the partials-norm kernel's cache variants)
     cache_dtype: str = token(Choice("C", DTYPES, omitted="f32"), default="f32")
+    # a decode step's: its linear's partial sums of this many K ranges arrive from `DecodeLinears`
+    partials: int | None = token(OptionalInt("P"), default=None)
 
 
 @dataclass(frozen=True)

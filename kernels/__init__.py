@@ -11,7 +11,7 @@ from .attention import ATTENTION_SM90, AttentionKernel
 from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
-from .gemv import GEMV_SM90, GemvKernel, gemv_call
+from .gemv import GEMV_GROUPS_SM90, GEMV_SM90, GemvGroupKernel, GemvKernel, gemv_call, gemv_group_call
 from .reductions import (
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
@@ -49,9 +49,11 @@ __all__ = [
     "DecodeAttentionKernels",
     "ElementwiseKernel",
     "GEMM_SM90",
+    "GEMV_GROUPS_SM90",
     "GEMV_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
+    "GemvGroupKernel",
     "GemvKernel",
     "KERNEL_FILES",
     "KernelCall",
@@ -71,6 +73,7 @@ __all__ = [
     "SILU_SM90",
     "VerifiedKernel",
     "gemv_call",
+    "gemv_group_call",
     "lane_sum_call",
     "partial_norm_call",
     "partial_norm_kv_call",

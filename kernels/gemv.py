@@ -9,7 +9,7 @@ template adds the S partials and rounds (`linear.gemv.mlir.j2`). Four files: 16-
 afford at batch 64), a narrow file for outputs no whole 64-column tile covers (AltUp's 4-output router,
 which IREE's own `vecmat_4x2048` took 36 µs for), and one of 64-column K tiles for linears of 64 inputs
 (LAuReL's right linear). Tilings chosen from `scripts/gemv_survey.py` on the H200 (BENCHMARKS.md, "The decode
-linear").
+linear"). Two more entries serve two or four linears of one input in one launch (`GemvGroupKernel`).
 """
 
 from __future__ import annotations
@@ -113,3 +113,80 @@ def gemv_call(rows: int, cols: int, k: int) -> KernelCall | None:
         or GEMV_NARROW_SM90.call(rows, cols, k)
         or GEMV_K64_SM90.call(rows, cols, k)
     )
+
+
+#: The group entries by member count.
+GROUP_ENTRIES = {2: "pair", 4: "quad"}
+
+
+def _group_signature(members: int) -> KernelSignature:
+    """The single entry's parameters with one weight pointer and one width per member; the members' partials
+    lie one after the other in P."""
+    return KernelSignature(
+        source="gemv_triton",
+        entry=f"gemv_bf16_nt_splitk_{GROUP_ENTRIES[members]}",
+        inputs=(Pointer("a", "bf16"), *(Pointer(f"b{i}", "bf16") for i in range(members))),
+        output=Pointer("p", "f32"),
+        constants=(
+            PushConstant("M"),
+            *(PushConstant(f"N{i}", multiple_of_16=True) for i in range(members)),
+            PushConstant("K", multiple_of_16=True),
+            PushConstant("S"),
+        ),
+        constexprs=("BM", "BN", "BK"),
+    )
+
+
+@dataclass(frozen=True)
+class GemvGroupKernel(TiledKernel):
+    """`members` linears of one input in one launch, each on the tiles of `single` (the same BM, BN, BK and K
+    split), so each member's partials are the single launch's bits; one launch where there were `members`."""
+
+    single: GemvKernel
+
+    @property
+    def members(self) -> int:
+        return len([p for p in self.file.signature.inputs if p.name != "a"])
+
+    def call(self, rows: int, outs: tuple[int, ...], k: int) -> KernelCall | None:
+        """P, the members' [S, rows, outs[i]] partials one after the other, or None where the members' single
+        launches would not all be this file's single file with one K split (then they stay single launches)."""
+        if len(outs) != self.members or gemv_call(rows, outs[0], k) is None:
+            return None
+        singles = [gemv_call(rows, n, k) for n in outs]
+        if any(c is None or c.file is not self.single.file for c in singles):
+            return None
+        splits = {c.constant("S") for c in singles}
+        if len(splits) != 1:
+            return None
+        widths = {f"N{i}": n for i, n in enumerate(outs)}
+        return self.file.call(sum(c.workgroups for c in singles), M=rows, K=k, S=splits.pop(), **widths)
+
+
+def _group(single: GemvKernel, members: int, name: str) -> GemvGroupKernel:
+    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
+    return GemvGroupKernel(
+        KernelFile(
+            f"gemv_bf16_nt_{GROUP_ENTRIES[members]}_{name}_sm90",
+            _group_signature(members),
+            warps=single.file.warps,
+            stages=single.file.stages,
+            bf16_rounding_only=True,
+            constexprs=constexprs,
+        ),
+        single,
+    )
+
+
+#: Pairs (the MLP's gate and up) and quads (LAuReL's left linear, q, k, v) on the 16- and 64-row tiles.
+GEMV_GROUPS_SM90 = tuple(
+    _group(single, members, name)
+    for members in GROUP_ENTRIES
+    for single, name in ((GEMV_ROWS16_SM90, "m16"), (GEMV_ROWS64_SM90, "m64"))
+)
+
+
+def gemv_group_call(rows: int, outs: tuple[int, ...], k: int) -> KernelCall | None:
+    """One launch for the linears of one input with `outs` outputs each, where a group file covers them (None:
+    they stay one launch each)."""
+    return next((c for kernel in GEMV_GROUPS_SM90 if (c := kernel.call(rows, outs, k)) is not None), None)

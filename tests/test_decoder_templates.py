@@ -445,7 +445,9 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
         assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
     assert "stablehlo.convert %x" not in texts["projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"]
     calls = " ".join(texts[f.symbol] for f in (residual, mlp, ple))
-    assert "@projected_norm_" not in calls and "@linear_1_K2048_N16384_Ibf16_Xbf16_Ksm90_P1" in calls
+    # the MLP's gate and up in one launch of the decode-linear kernel's pair entry, each summed and rounded alone
+    assert "@projected_norm_" not in calls and "@decode_linears_T1_K2048_N16384x16384_P1_Xbf16" in calls
+    assert calls.count("@partials_sum_P1_T1_N16384") == 2
     assert calls.count('"gemv_bf16_nt_splitk"') == 3
     assert calls.count('"rms_norm_partials_residual"') == 2 and calls.count('"rms_norm_partials_streams"') == 1
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
@@ -457,5 +459,9 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 2 * e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own
+    # the normalized input's linears in one launch: LAuReL's left, q, k, v (a quad) where the layer owns its K/V,
+    # LAuReL's left and q (a pair) where it shares them; the MLP's gate and up (a pair) in every layer
+    assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_quad"') == own
+    assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_pair"') == 2 * e4b.num_hidden_layers - own
     bf16_norms = re.findall(r'extern "rms_norm"\([^)]*\) : \([^)]*\) -> tensor<1x2048xbf16>', layer)
     assert len(bf16_norms) == 2 * e4b.num_hidden_layers

@@ -22,7 +22,7 @@ from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
-from gemma3n_iree.kernels import GEMV_SM90, gemv_call
+from gemma3n_iree.kernels import GEMV_GROUPS_SM90, GEMV_SM90, gemv_call, gemv_group_call
 from gemma3n_iree.kernels.gemv import (
     GEMV_K64_SM90,
     GEMV_NARROW_SM90,
@@ -101,6 +101,76 @@ def test_interpreted_narrow_kernel_computes_any_width_without_touching_past_it(r
     call = gemv_call(rows, n, k)
     assert call is not None and call.file is which.file
     _assert_exact_partials(call, rows, n, k, seed)
+
+
+@pytest.mark.parametrize("group", GEMV_GROUPS_SM90, ids=lambda k: k.file.stem)
+def test_committed_group_ptx_rebuilds_and_takes_each_members_weight_and_width(group, tmp_path):
+    ptx = rebuilt_ptx(group.file, tmp_path)
+    members = group.members
+    # A, B0..B(G-1), P; M, N0..N(G-1), K, S
+    assert entry_parameters(ptx, group.file.entry) == [".u64"] * (members + 2) + [".u32"] * (members + 3)
+    assert {key: value for key, value in group.file.constexprs} == {
+        key: value for key, value in group.single.file.constexprs if key != "NARROW"
+    }
+    assert (group.file.warps, group.file.stages) == (group.single.file.warps, group.single.file.stages)
+    assert "cvt.rn.bf16" not in ptx
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    members=st.sampled_from([2, 4]),
+    rows=st.integers(1, 64),
+    tiles=st.lists(st.integers(1, 3), min_size=4, max_size=4),
+    k_tiles=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_group_stores_each_members_single_launch_partials_one_after_another(
+    members, rows, tiles, k_tiles, seed
+):
+    """Random BF16 operands: each member's slice of the group's P is bit for bit the single entry's partials
+    of that member (same tiles, same K ranges), and every element of P is written (P starts as NaN)."""
+    import torch
+
+    outs = tuple(64 * t for t in tiles[:members])
+    k = 128 * k_tiles
+    call = gemv_group_call(rows, outs, k)
+    singles = [gemv_call(rows, n, k) for n in outs]
+    if call is None:  # the members split K differently (one launch each): the policy test covers it
+        assert len({c.constant("S") for c in singles}) > 1
+        return
+    assert call.workgroups == sum(c.workgroups for c in singles)
+    rng = np.random.default_rng(seed)
+    a = torch.from_numpy(rng.standard_normal((rows, k), dtype=np.float32)).to(torch.bfloat16)
+    weights = [torch.from_numpy(rng.standard_normal((n, k), dtype=np.float32)).to(torch.bfloat16) for n in outs]
+    s = call.constant("S")
+    launch = interpreted_kernels("gemv_triton.py")
+    flat = torch.full((s * rows * sum(outs),), float("nan"))
+    launch(call.file.entry, call.workgroups, a, *weights, flat, *call.constants, **dict(call.file.constexprs))
+    at = 0
+    for n, w, single in zip(outs, weights, singles, strict=True):
+        alone = torch.full((s, rows, n), float("nan"))
+        launch(single.file.entry, single.workgroups, a, w, alone, *single.constants, **dict(single.file.constexprs))
+        member = flat[at : at + s * rows * n].reshape(s, rows, n)
+        np.testing.assert_array_equal(member.numpy().view(np.uint32), alone.numpy().view(np.uint32))
+        at += s * rows * n
+    assert not torch.isnan(flat).any()
+
+
+def test_group_policy_groups_only_linears_their_single_launches_would_split_alike():
+    # E4B's decode step: LAuReL's left linear, q, k, v (16 K ranges each); the MLP's gate and up (unsplit)
+    quad = gemv_group_call(1, (64, 2048, 512, 512), 2048)
+    assert quad.file.stem == "gemv_bf16_nt_quad_m16_sm90" and quad.constant("S") == 16
+    assert quad.workgroups == (1 + 32 + 8 + 8) * 16
+    pair = gemv_group_call(8, (16384, 16384), 2048)
+    assert pair.file.stem == "gemv_bf16_nt_pair_m16_sm90" and pair.constant("S") == 1 and pair.workgroups == 512
+    assert gemv_group_call(64, (16384, 16384), 2048).file.stem == "gemv_bf16_nt_pair_m64_sm90"
+    # one member unsplit, the other split: one launch each (their bits would differ in a group)
+    assert gemv_call(1, 16384, 2048).constant("S") != gemv_call(1, 2048, 2048).constant("S")
+    assert gemv_group_call(1, (16384, 2048), 2048) is None
+    # a member no whole-tile file covers (AltUp's 4 outputs), a member count with no entry, 65 rows
+    assert gemv_group_call(1, (4, 2048), 2048) is None
+    assert gemv_group_call(1, (2048, 2048, 2048), 2048) is None
+    assert gemv_group_call(65, (2048, 2048), 2048) is None
 
 
 def test_split_policy_over_every_shape_it_serves():

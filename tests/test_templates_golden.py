@@ -253,6 +253,32 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         "key_value_projection",
         _decoder(lambda o: o.key_value_projection(2, "bf16", "bf16"), builtin_decoder_config("e4b")),
     ),
+    (  # E4B's decode-step linears of the normalized input in one launch: LAuReL's left, q, k, v
+        "attention_inputs_kernel",
+        "attention_inputs",
+        _decoder(lambda o: o.attention_inputs(2, "bf16", "bf16"), builtin_decoder_config("e4b")),
+    ),
+    (  # the MLP's gate and up of a decode step in one launch
+        "decode_linears_kernel",
+        "decode_linears",
+        _decoder(lambda o: o.decode_linears(2, 2048, (16384, 16384), "bf16"), builtin_decoder_config("e4b")),
+    ),
+    ("partials_sum", "partials_sum", _decoder(lambda o: o.partials_sum(16, 2, 64), builtin_decoder_config("e4b"))),
+    (  # the readers of those partial sums
+        "laurel_partials",
+        "laurel",
+        _decoder(lambda o: o.laurel(2, "bf16", 16), builtin_decoder_config("e4b")),
+    ),
+    (
+        "query_projection_partials_kernel",
+        "query_projection",
+        _decoder(lambda o: o.query_projection(2, "bf16", 16), builtin_decoder_config("e4b")),
+    ),
+    (
+        "key_value_projection_partials_kernel",
+        "key_value_projection",
+        _decoder(lambda o: o.key_value_projection(2, "bf16", "bf16", 16), builtin_decoder_config("e4b")),
+    ),
     (  # E4B's KV-shared sliding layer at a decode step: its attention reads the cache rows in place
         "layer_decode_shared_reading_the_cache",
         "layer",

@@ -6,8 +6,9 @@ func.func private @decoder_layer_decode_T1_D2048_F16384_shared_C512_sw512(%strea
   %active_3d = "stablehlo.slice"(%predictions) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 1, 2048>, strides = array<i64: 1, 1, 1>} : (!s) -> !one
   %active = stablehlo.reshape %active_3d : (!one) -> !x
   %xn = func.call @mlx_rms_norm_R1_D2048_Ksm90_Ybf16(%active, %w_input_layernorm) : (tensor<1x2048xf32>, tensor<2048xbf16>) -> (tensor<1x2048xbf16>)
-  %lau = func.call @laurel_T1_D2048_R64_Xbf16(%xn, %w_laurel_linear_left, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<1x2048xbf16>, tensor<64x2048xbf16>, tensor<2048x64xbf16>, tensor<2048xbf16>) -> (tensor<1x2048xf32>)
-  %q = func.call @query_projection_T1_D2048_H8_hd256_Xbf16(%xn, %w_self_attn_q_proj, %w_self_attn_q_norm, %cos, %sin) : (tensor<1x2048xbf16>, tensor<2048x2048xbf16>, tensor<256xbf16>, tensor<1x256xf32>, tensor<1x256xf32>) -> (tensor<1x8x256xf32>)
+  %inputs:2 = func.call @decode_linears_T1_K2048_N64x2048_P16_Xbf16(%xn, %w_laurel_linear_left, %w_self_attn_q_proj) : (tensor<1x2048xbf16>, tensor<64x2048xbf16>, tensor<2048x2048xbf16>) -> (tensor<16x1x64xf32>, tensor<16x1x2048xf32>)
+  %lau = func.call @laurel_T1_D2048_R64_Xbf16_P16(%xn, %inputs#0, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<1x2048xbf16>, tensor<16x1x64xf32>, tensor<2048x64xbf16>, tensor<2048xbf16>) -> (tensor<1x2048xf32>)
+  %q = func.call @query_projection_T1_D2048_H8_hd256_Xbf16_P16(%inputs#1, %w_self_attn_q_norm, %cos, %sin) : (tensor<16x1x2048xf32>, tensor<256xbf16>, tensor<1x256xf32>, tensor<1x256xf32>) -> (tensor<1x8x256xf32>)
   %cache_rows = stablehlo.reshape %cache : (tensor<3x20480x2x256xbf16>) -> tensor<61440x2x256xbf16>
 %attended = func.call @decoder_attention_decode_T1_C512_H8_K2_hd256_sw512_Ksm90(%q, %cache_rows, %k_at, %cache_rows, %v_at, %qpos) : (tensor<1x8x256xf32>, tensor<61440x2x256xbf16>, tensor<1x1xi32>, tensor<61440x2x256xbf16>, tensor<1x1xi32>, tensor<1xi32>) -> (tensor<1x8x256xf32>)
   %h = func.call @attention_residual_T1_D2048_Q2048_Ksm90(%active, %attended, %w_self_attn_o_proj, %w_post_attention_layernorm, %lau) : (tensor<1x2048xf32>, tensor<1x8x256xf32>, tensor<2048x2048xbf16>, tensor<2048xbf16>, tensor<1x2048xf32>) -> (tensor<1x2048xf32>)

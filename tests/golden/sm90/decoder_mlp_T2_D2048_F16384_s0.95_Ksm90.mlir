@@ -2,10 +2,11 @@
 !f = tensor<2x16384xf32>
 func.func private @decoder_mlp_T2_D2048_F16384_s0.95_Ksm90(%h: !x, %w_pre: tensor<2048xbf16>, %w_gate: tensor<16384x2048xbf16>, %w_up: tensor<16384x2048xbf16>, %w_down: tensor<2048x16384xbf16>, %w_post: tensor<2048xbf16>) -> !x {
   %f = func.call @mlx_rms_norm_R2_D2048_Ksm90_Ybf16(%h, %w_pre) : (tensor<2x2048xf32>, tensor<2048xbf16>) -> (tensor<2x2048xbf16>)
-  %gate = func.call @linear_2_K2048_N16384_Ibf16_Xbf16_Ksm90_P1(%f, %w_gate) : (tensor<2x2048xbf16>, tensor<16384x2048xbf16>) -> (tensor<2x16384xf32>)
+  %gate_up:2 = func.call @decode_linears_T2_K2048_N16384x16384_P1_Xbf16(%f, %w_gate, %w_up) : (tensor<2x2048xbf16>, tensor<16384x2048xbf16>, tensor<16384x2048xbf16>) -> (tensor<1x2x16384xf32>, tensor<1x2x16384xf32>)
+  %gate = func.call @partials_sum_P1_T2_N16384(%gate_up#0) : (tensor<1x2x16384xf32>) -> (tensor<2x16384xf32>)
   %kept = func.call @gaussian_topk_T2_F16384_s0.95(%gate) : (tensor<2x16384xf32>) -> (tensor<2x16384xf32>)
   %act = func.call @gelu_tanh_2x16384(%kept) : (tensor<2x16384xf32>) -> (tensor<2x16384xf32>)
-  %up_out = func.call @linear_2_K2048_N16384_Ibf16_Xbf16_Ksm90_P1(%f, %w_up) : (tensor<2x2048xbf16>, tensor<16384x2048xbf16>) -> (tensor<2x16384xf32>)
+  %up_out = func.call @partials_sum_P1_T2_N16384(%gate_up#1) : (tensor<1x2x16384xf32>) -> (tensor<2x16384xf32>)
   %product_raw = stablehlo.multiply %act, %up_out : !f
   %product = stablehlo.reduce_precision %product_raw, format = e8m7 : !f
   %product_op = stablehlo.convert %product : (!f) -> tensor<2x16384xbf16>
