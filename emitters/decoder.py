@@ -365,8 +365,9 @@ class _ProgramEmitter:
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
             "ple_gate": ops.ple_gate(queries),
-            "core": ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type),
         }
+        q_dtype = "bf16" if calls["query"].result_types[0].endswith("xbf16>") else "f32"
+        calls["core"] = ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type, q_dtype)
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries, x_dtype, cache_rows, splits)
         # the readers of the normalized input: its linears, or their partial sums from one launch (`inputs`)

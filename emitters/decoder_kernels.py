@@ -132,22 +132,26 @@ class LayerKernels:
     def cache_rows(self, tokens: int, x_dtype: str) -> tuple[Launch, Launch, Launch] | None:
         """The keys' and values' decode-linear kernel and the partials-norm kernel's cache variants after it (keys
         with RoPE, values), BF16 rows as the cache stores them."""
-        cfg, c = self.cfg, self.contract
-        k, hd, d = cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
+        k, hd, d = self.cfg.num_key_value_heads, self.cfg.head_dim, self.cfg.hidden_size
         gemv = self.decode_linear(tokens, k * hd, d) if x_dtype == "bf16" else None
         if gemv is None:
             return None
+        keys, values = (self.head_rows(rope, tokens, k, gemv.call.constant("S")) for rope in (True, False))
+        return None if keys is None or values is None else (gemv, keys, values)
+
+    def head_rows(self, rope: bool, tokens: int, heads: int, splits: int) -> Launch | None:
+        """The partials-norm kernel's BF16 head-row variant for a decode linear's `splits` partial sums of `tokens`
+        x `heads` heads: summed, rounded, normalized per head and (with `rope`) rotated, stored as BF16 (the cache's
+        keys and values; the queries the decode-attention kernels read)."""
+        cfg, c = self.cfg, self.contract
+        hd = cfg.head_dim
         rounds = {
             "round_bf16": c.rounds_at(None),
             "round_x_cos": c.rounds_at("rope.x_cos"),
             "round_rot_sin": c.rounds_at("rope.rot_sin"),
             "round_sum": c.rounds_at("rope.sum"),
         }
-        splits = gemv.call.constant("S")
-        keys, values = (
-            self.kernels.launch(
-                partial_norm_kv_call(rope, lane_threads(hd, 8), tokens * k, k, hd, splits, cfg.rms_norm_eps, rounds)
-            )
-            for rope in (True, False)
+        call = partial_norm_kv_call(
+            rope, lane_threads(hd, 8), tokens * heads, heads, hd, splits, cfg.rms_norm_eps, rounds
         )
-        return None if keys is None or values is None else (gemv, keys, values)
+        return self.kernels.launch(call)

@@ -233,26 +233,24 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
 
     def query_projection(self, tokens: int, x_dtype: str = "f32", partials: int | None = None) -> Func:
         """Queries; with `partials`, the q projection's partial sums of that many K ranges arrive (`attention_inputs`)
-        and go straight to the partials-norm kernel."""
+        and go to the partials-norm kernel's head-row variant with RoPE (the keys' kernel: the same norm and RoPE),
+        whose BF16 rows are what the decode-attention kernels read of the queries."""
         cfg = self._cfg
         h, hd, d = cfg.num_attention_heads, cfg.head_dim, cfg.hidden_size
         if partials is not None:
-            rope = self.rope(tokens, h)
             func = Func(
                 QueryProjection(tokens, d, h, hd, x_dtype, partials).symbol,
                 (f32([partials, tokens, h * hd]), bf16_tensor([hd]), f32([tokens, hd]), f32([tokens, hd])),
-                (f32([tokens, h, hd]),),
+                (bf16_tensor([tokens, h, hd]),),
             )
             return self._add(
                 "query_projection.partials.kernel.mlir.j2",
                 func,
-                calls=[rope],
                 tokens=tokens,
                 heads=h,
                 head_dim=hd,
                 partials=partials,
-                norm_kernel=self._partials_norm(tokens * h, hd, partials),
-                rope=rope,
+                norm_rope=self._layer_kernels.head_rows(True, tokens, h, partials),
             )
         projected, rope = self.projected_norm(tokens, d, h * hd, h, x_dtype), self.rope(tokens, h)
         func = Func(
@@ -348,18 +346,21 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         owns = cache_dtype is not None
         outs = (cfg.laurel_rank, h * hd) + ((k * hd,) * 2 if owns else ())
         call = gemv_group_call(tokens, outs, d)
-        if call is None or self._partials_norm(tokens * h, hd, call.constant("S")) is None:
+        if call is None or self._layer_kernels.head_rows(True, tokens, h, call.constant("S")) is None:
             return None
         if owns and (cache_dtype != BF16 or self._layer_kernels.cache_rows(tokens, x_dtype) is None):
             return None
         return self.decode_linears(tokens, d, outs, x_dtype)
 
     # ------------------------------------------------------------------ attention
-    def attention_core(self, phase: str, queries: int, columns: int, sliding: bool, ring: int, rows: str = "") -> Func:
+    def attention_core(
+        self, phase: str, queries: int, columns: int, sliding: bool, ring: int, rows: str = "", q_dtype: str = "f32"
+    ) -> Func:
         """prefill: `queries` over a prompt's `columns` keys (a sliding layer's denominator over its ring of
         `ring` columns); decode: each query over its own `columns` cache rows, gathered as F32 [queries, columns,
         kv_heads, head_dim], or, where the kernels serve it, read where the cache holds them: `rows` (the cache
-        seen as one row per (slot, row)) from each sequence's first row ([queries, 1] i32)."""
+        seen as one row per (slot, row)) from each sequence's first row ([queries, 1] i32), and the queries may
+        arrive as the kernels' operand (`q_dtype` BF16: the query projection's head-row kernel hands them so)."""
         cfg = self._cfg
         h, k, hd = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         groups = h // k
@@ -372,6 +373,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         kernel = launches is not None
         softmax = launches.softmax if launches else None
         denominator = None if softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
+        if q_dtype != "f32" and not (phase == "decode" and kernel and q_dtype == self.contract.operand_dtype):
+            raise ValueError(f"{q_dtype} queries: only the decode-attention kernels read their operand's dtype")
         if phase == "decode" and kernel:
             if not rows.endswith(f"x{self.contract.operand_dtype}>"):
                 raise ValueError(
@@ -394,8 +397,9 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
                 ring if ring_sum else None,
                 widened=self.widened,
                 kernel=kernel,
+                q_dtype=q_dtype,
             ).symbol,
-            (q, *(t for _, t in kv_args), tensor([queries], "i32")),
+            (tensor([queries, h, hd], q_dtype), *(t for _, t in kv_args), tensor([queries], "i32")),
             (q,),
         )
         part = (
@@ -420,6 +424,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             denominator_sum=denominator,
             denominator_part=part,
             kv_args=[(name, "!kv" if name in ("%k", "%v") else t) for name, t in kv_args],  # IREE's: as `!kv`
+            q_dtype=q_dtype,
             scores_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}scores", kernel),
             values_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel),
             softmax_part=template_variant("decoder_attention.softmax", softmax is not None),

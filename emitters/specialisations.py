@@ -417,6 +417,7 @@ class DecoderAttention(Specialisation):
     ring: int | None = token(OptionalInt("ring"), default=None)
     widened: bool = token(Flag(WIDENED), default=False)
     kernel: bool = token(Flag(KERNEL), default=False)  # decode: the contractions in the committed kernels
+    q_dtype: str = token(Choice("Q", DTYPES, omitted="f32"), default="f32")  # decode kernels: BF16 queries arrive
 
 
 @dataclass(frozen=True)

@@ -453,12 +453,12 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
     layer = _e4b_decode_program()
     own = sum(e4b.owns_kv(i) for i in range(e4b.num_hidden_layers))
-    # per layer: q, LAuReL's right linear, the two residuals, the per-layer projection, and k, v where the layer
-    # owns its K/V; two BF16 norms
-    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == 2 * e4b.num_hidden_layers
+    # per layer: LAuReL's right linear, the two residuals, the per-layer projection, and the head rows of q (with
+    # RoPE, BF16 for the decode-attention kernels) and of k, v where the layer owns its K/V; two BF16 norms
+    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 2 * e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
-    assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own
+    assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own + e4b.num_hidden_layers
     # the normalized input's linears in one launch: LAuReL's left, q, k, v (a quad) where the layer owns its K/V,
     # LAuReL's left and q (a pair) where it shares them; the MLP's gate and up (a pair) in every layer
     assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_quad"') == own

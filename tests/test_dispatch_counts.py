@@ -9,7 +9,8 @@ layer and the head).
 
 **A change that brings launches back must fail here.** The expected counts are updated on purpose, only when a
 change reduces them: `python scripts/dispatch_counts.py --variant tiny --slots 4 --capacity 64 --batch 1
---batch 4` prints the numbers of `EXPECTED` (and `--variant e4b --slots 1 --capacity 64` those of the real shapes).
+--batch 4` prints the numbers of `EXPECTED` (and `--variant e4b --slots 8 --capacity 64 --batch 1 --batch 8` those of
+`EXPECTED_E4B`, the real shapes, where the decode-linear kernel serves the linears).
 
 The KV cache write of a step is checked here too: it stores exactly `KVCacheLayout.decode_write_bytes` into the
 cache global (each owning layer's key and value rows of each sequence: a regression to writing the whole cache
@@ -84,6 +85,26 @@ EXPECTED = {
     },
 }
 
+#: The same at E4B's shapes (35 layers: 0-19 own their K/V, 20-34 share them; 0-9 sparse), 8 slots of 64 rows:
+#: the tiny program's linears are too narrow for the decode-linear kernel, so only these shapes show its launches.
+#: Before a decode step's linears of one input shared one launch of the decode-linear kernel's group entries
+#: (LAuReL's left linear, q, k, v; the MLP's gate and up) and the queries' norm and RoPE were one head-row kernel
+#: handing the decode-attention kernels BF16: 1,208 at batch 1 (layer 0: 38, layer 34: 28).
+EXPECTED_E4B = {
+    "decoder_decode_c64_s8_x64_b1": {
+        "total": 1063,
+        "own_layers": [34] * 10 + [29] * 10,  # a sparse MLP: the Gaussian top-k's two lane sums and their glue
+        "shared_layers": [25] * 15,
+        "extern": 744,
+    },
+    "decoder_decode_c64_s8_x64_b8": {
+        "total": 1070,
+        "own_layers": [34] * 10 + [29] * 10,
+        "shared_layers": [25] * 15,
+        "extern": 744,
+    },
+}
+
 
 def spec(cfg=CFG, slots: int = 4, capacity: int = 64, batches: tuple[int, ...] = (1, 4)) -> DecoderModuleSpec:
     return DecoderModuleSpec(
@@ -125,6 +146,15 @@ def test_decode_step_dispatches_are_pinned(tiny):
         assert got["own_layers"] + got["shared_layers"] == got["layers"]
         assert got["total"] == sum(got["layers"]) + sum(got["other"].values())
         assert {key: got[key] for key in want} == want, f"{name}: {got}"
+
+
+def test_e4b_decode_step_dispatches_are_pinned():
+    s = spec(builtin_decoder_config("e4b"), slots=8, batches=(1, 8))
+    counts = decode_step_counts(stream_profile(lambda: emit_decoder_module(s), SM90), s)
+    for name, want in EXPECTED_E4B.items():
+        got = counts[name]
+        assert {key: got[key] for key in want} == want, f"{name}: {got}"
+        assert got["cache_bytes_written"] == s.kv_layout.decode_write_bytes(int(name.rsplit("_b", 1)[1]))
 
 
 def test_a_decode_step_writes_only_the_new_cache_rows(tiny):

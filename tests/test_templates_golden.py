@@ -253,6 +253,14 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         "key_value_projection",
         _decoder(lambda o: o.key_value_projection(2, "bf16", "bf16"), builtin_decoder_config("e4b")),
     ),
+    (  # the decode-attention kernels reading the queries as the query projection's head-row kernel hands them
+        "attention_core_decode_bf16_queries",
+        "attention_core",
+        _decoder(
+            lambda o: o.attention_core("decode", 1, 128, False, 128, "tensor<2048x2x256xbf16>", "bf16"),
+            builtin_decoder_config("e4b"),
+        ),
+    ),
     (  # E4B's decode-step linears of the normalized input in one launch: LAuReL's left, q, k, v
         "attention_inputs_kernel",
         "attention_inputs",

@@ -1,11 +1,12 @@
 !q = tensor<1x8x256xf32>
+!q_in = tensor<1x8x256xf32>
 !kv = tensor<1x128x2x256xf32>
 !scores = tensor<1x2x4x128xf32>
 !stat = tensor<1x2x4xf32>
 !mask = tensor<1x128xi1>
 !pos = tensor<1x128xi32>
-func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90(%q: !q, %k_rows: tensor<2048x2x256xbf16>, %k_at: tensor<1x1xi32>, %v_rows: tensor<2048x2x256xbf16>, %v_at: tensor<1x1xi32>, %qpos: tensor<1xi32>) -> !q {
-  %q_groups = stablehlo.reshape %q : (!q) -> tensor<1x2x4x256xf32>
+func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90(%q: !q_in, %k_rows: tensor<2048x2x256xbf16>, %k_at: tensor<1x1xi32>, %v_rows: tensor<2048x2x256xbf16>, %v_at: tensor<1x1xi32>, %qpos: tensor<1xi32>) -> !q {
+  %q_groups = stablehlo.reshape %q : (!q_in) -> tensor<1x2x4x256xf32>
   %q_op = stablehlo.convert %q_groups : (tensor<1x2x4x256xf32>) -> tensor<1x2x4x256xbf16>
   %scores_c0 = arith.constant 2 : i32
 %scores_c1 = arith.constant 4 : i32
