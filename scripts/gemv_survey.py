@@ -1,6 +1,7 @@
 """Tile survey of the decode-step linear kernel (kernels/gemv_triton.py) on the GPU, against cuBLAS.
 
     python scripts/gemv_survey.py --out $OUT/gemv_survey.json      # on the GPU machine (torch + triton)
+    python scripts/gemv_survey.py --out $OUT/down.json --shape 2048,16384 --width 1 --tile 16,512 --stages 4
 
 For each decode linear shape of E4B (N outputs, K inputs) and batch width M, every candidate tiling
 (BN, BK, pipeline stages, warps) and K split is JIT-compiled with the Triton on that machine and timed with
@@ -61,7 +62,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--shape", action="append", help="N,K of one linear (repeatable; default: E4B's decode shapes)")
+    ap.add_argument("--width", type=int, action="append", help="batch width M (repeatable; default 1, 8, 64)")
+    ap.add_argument("--tile", action="append", help="BN,BK (repeatable; default: the five surveyed tilings)")
+    ap.add_argument("--stages", type=int, action="append", help="pipeline stages (repeatable; default 3, 4)")
+    ap.add_argument("--programs", type=int, action="append", help="program-count target for the K split (repeatable)")
     args = ap.parse_args()
+    shapes = tuple(tuple(int(v) for v in s.split(",")) for s in args.shape) if args.shape else SHAPES
+    widths = tuple(args.width or WIDTHS)
+    tiles = tuple(tuple(int(v) for v in t.split(",")) for t in args.tile) if args.tile else TILES
+    stage_counts = tuple(args.stages or STAGES)
+    targets = tuple(args.programs or PROGRAM_TARGETS)
     import torch
 
     kernel = load_kernel()
@@ -95,7 +106,7 @@ def main() -> None:
             times.append(start.elapsed_time(end) / calls)
         return sorted(times)[len(times) // 2]
 
-    for (n, k), m in itertools.product(SHAPES, WIDTHS):
+    for (n, k), m in itertools.product(shapes, widths):
         nbytes = n * k * 2
         copies = max(2, min(64, -(-512 * 2**20 // nbytes)))
         weights = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) * 0.02 for _ in range(copies)]
@@ -103,7 +114,7 @@ def main() -> None:
         reference = (x.double() @ weights[0].double().T).float()
         cublas_ms = timed(lambda i: torch.matmul(x, weights[i % copies].T), copies)
         row = {"n": n, "k": k, "m": m, "cublas_ms": round(cublas_ms, 4), "candidates": []}
-        for (bn, bk), stages, warps, target, bm in itertools.product(TILES, STAGES, WARPS, PROGRAM_TARGETS, (16, 64)):
+        for (bn, bk), stages, warps, target, bm in itertools.product(tiles, stage_counts, WARPS, targets, (16, 64)):
             if bm > 16 and m <= 16:
                 continue
             s = split_for(n, k, m, bn, bk, bm, target)
@@ -118,7 +129,19 @@ def main() -> None:
 
             def call(i, bn=bn, bk=bk, bm=bm, s=s, stages=stages, warps=warps, partial=partial, grid=grid):
                 kernel[grid](
-                    x, weights[i % copies], partial, m, n, k, s, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages
+                    x,
+                    weights[i % copies],
+                    partial,
+                    m,
+                    n,
+                    k,
+                    s,
+                    BM=bm,
+                    BN=bn,
+                    BK=bk,
+                    NARROW=False,
+                    num_warps=warps,
+                    num_stages=stages,
                 )
 
             try:
