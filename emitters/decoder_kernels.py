@@ -64,6 +64,10 @@ def attention_launches(
     return AttentionLaunches(scores, values, softmax)
 
 
+#: The rounding point of each single residual after a partials norm (the attention's are its own three).
+RESIDUAL_POINTS = {"mlp": "residual.mlp", "laurel": "laurel.residual"}
+
+
 @dataclass(frozen=True)
 class LayerKernels:
     """The kernel choices of one decoder program's layers: its linked kernels, contract and configuration."""
@@ -94,7 +98,7 @@ class LayerKernels:
 
     def residual(self, residual: str, tokens: int, k: int) -> tuple[Launch, Launch] | None:
         """A decode linear's kernel (k inputs, the hidden width out) and the partials-norm kernel's `residual`
-        after it (`kernels.reductions.RESIDUALS`: the attention's or the MLP's)."""
+        after it (`kernels.reductions.RESIDUALS`: the attention's, the MLP's or LAuReL's)."""
         d, c = self.cfg.hidden_size, self.contract
         gemv = self.decode_linear(tokens, d, k)
         if gemv is None:
@@ -102,7 +106,7 @@ class LayerKernels:
         points = ("residual.attention", "residual.laurel", "residual.scale") if residual == "attention" else ()
         rounds = {
             "round_bf16": c.rounds_at(None),
-            "round_residual": c.rounds_at(points[0] if points else "residual.mlp"),
+            "round_residual": c.rounds_at(points[0] if points else RESIDUAL_POINTS[residual]),
             "round_add": bool(points) and c.rounds_at(points[1]),
             "round_scale": bool(points) and c.rounds_at(points[2]),
         }

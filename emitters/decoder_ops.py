@@ -195,7 +195,9 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
 
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
     def laurel(self, tokens: int, x_dtype: str = "f32", partials: int | None = None) -> Func:
-        """LAuReL; with `partials`, its left linear's partial sums of that many K ranges arrive (`attention_inputs`)."""
+        """LAuReL; with `partials`, its left linear's partial sums of that many K ranges arrive (`attention_inputs`).
+        Where xn arrives as BF16 and the kernels serve it, the right linear is the decode-linear kernel and the
+        post-LAuReL norm and the residual are one dispatch of the partials-norm kernel's LAuReL residual."""
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
         if partials is None:
             left, left_type, template = self.linear([tokens], d, r, x_dtype=x_dtype), bf16_tensor([r, d]), "laurel"
@@ -205,7 +207,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
                 f32([partials, tokens, r]),
                 "laurel.partials",
             )
-        right = self.projected_norm(tokens, r, d)  # the right linear's only reader is the post-LAuReL norm
+        tail = self._layer_kernels.residual("laurel", tokens, r) if x_dtype == BF16 else None
+        right = self.projected_norm(tokens, r, d) if tail is None else None  # its only reader: the post-LAuReL norm
         func = Func(
             Laurel(tokens, d, r, x_dtype, partials).symbol,
             (tensor([tokens, d], x_dtype), left_type, bf16_tensor([d, r]), bf16_tensor([d])),
@@ -214,7 +217,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         return self._add(
             f"{template}.mlir.j2",
             func,
-            calls=[left, right],
+            calls=[left, *([right] if right else [])],
             tokens=tokens,
             d=d,
             rank=r,
@@ -222,7 +225,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             partials=partials,
             left=left,
             right=right,
-            residual_part="laurel.residual.mlir.j2",
+            residual_part=template_variant("laurel.residual", tail is not None),
+            gemv=tail[0] if tail else None,
+            splits=tail[0].call.constant("S") if tail else None,
+            residual_kernel=tail[1] if tail else None,
         )
 
     def rope(self, tokens: int, heads: int) -> Func:

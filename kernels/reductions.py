@@ -8,6 +8,7 @@ schedule's thread count (`t256`), not the launch's.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .gemv import MAX_SPLITS
@@ -127,12 +128,20 @@ PARTIAL_NORM_KV = KernelSignature(
     constexprs=_ROWS + ("MAX_SPLITS", "ROPE"),
 )
 
+#: The LAuReL residual's: RES is the input norm's BF16 result (exact in F32), handed over as it is.
+PARTIAL_NORM_RESIDUAL_BF16 = dataclasses.replace(
+    PARTIAL_NORM_RESIDUAL,
+    inputs=(Pointer("p", "f32"), Pointer("w", "bf16"), Pointer("res", "bf16"), Pointer("add", "f32")),
+)
 #: AltUp's streams: 4 in every Gemma 3n configuration, compiled into the streams files.
 STREAMS = 4
 
 #: The residuals after a decoder norm of partials, by name: (ADD, SCALE). "attention": round(round(round(x + norm)
-#: + laurel) * 2^-0.5) (`attention_residual.mlir.j2`); "mlp": round(h + norm) (`decoder_mlp.mlir.j2`).
-RESIDUALS = {"attention": (True, True), "mlp": (False, False)}
+#: + laurel) * 2^-0.5) (`attention_residual.mlir.j2`); "mlp": round(h + norm) (`decoder_mlp.mlir.j2`); "laurel":
+#: round(xn + norm), xn read as BF16 (`laurel.mlir.j2`).
+RESIDUALS = {"attention": (True, True), "mlp": (False, False), "laurel": (False, False)}
+#: The residuals whose RES is read as BF16.
+BF16_RESIDUALS = frozenset({"laurel"})
 
 #: The plain norm's compile-time switches (`reductions_triton.rms_norm`): the SiLU after it, MLX's rounding
 #: before the weight.
@@ -221,7 +230,8 @@ def _partial_norm_residual_kernel(residual: str, threads: int) -> RowKernel:
         ("SCALE", scale),
     )
     stem = f"rms_norm_partials_{residual}_t{threads}_sm90"
-    return RowKernel(KernelFile(stem, PARTIAL_NORM_RESIDUAL, 8, constexprs))
+    signature = PARTIAL_NORM_RESIDUAL_BF16 if residual in BF16_RESIDUALS else PARTIAL_NORM_RESIDUAL
+    return RowKernel(KernelFile(stem, signature, 8, constexprs))
 
 
 PARTIAL_NORM_STREAMS_SM90 = {

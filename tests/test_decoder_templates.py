@@ -435,15 +435,16 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     for reader in readers:
         assert reader.signature.startswith("(tensor<1x2048xbf16>"), reader.symbol
     assert readers[2].signature.endswith("-> (tensor<1x2x256xbf16>, tensor<1x2x256xbf16>)")  # the cache's rows
-    # the queries (8 heads) and LAuReL's right linear (its 64 inputs F32 from the left linear): the projections
-    # whose norm is the plain partials-norm kernel
+    # the queries (8 heads): the projection whose norm is the plain partials-norm kernel (where its partial sums
+    # do not arrive from a group launch); LAuReL's right linear hands its partials to the LAuReL residual
     assert sorted(k for k in texts if k.startswith("projected_norm")) == [
-        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16",
-        "projected_norm_T1_K64_N2048_G1_Ksm90",
+        "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
     ]
-    for key in ("projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16", "projected_norm_T1_K64_N2048_G1_Ksm90"):
-        assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
-    assert "stablehlo.convert %x" not in texts["projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"]
+    key = "projected_norm_T1_K2048_N2048_G8_Ksm90_Xbf16"
+    assert texts[key].count('"gemv_bf16_nt_splitk"') == texts[key].count('"rms_norm_partials"') == 1
+    assert "stablehlo.convert %x" not in texts[key]
+    laurel = texts[readers[0].symbol]
+    assert laurel.count('"gemv_bf16_nt_splitk"') == laurel.count('"rms_norm_partials_residual"') == 1
     calls = " ".join(texts[f.symbol] for f in (residual, mlp, ple))
     # the MLP's gate and up in one launch of the decode-linear kernel's pair entry, each summed and rounded alone
     assert "@projected_norm_" not in calls and "@decode_linears_T1_K2048_N16384x16384_P1_Xbf16" in calls
@@ -453,10 +454,11 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     assert all(k.endswith(("_Ksm90", "_Ksm90_Ybf16")) for k in texts if k.startswith("mlx_rms_norm"))
     layer = _e4b_decode_program()
     own = sum(e4b.owns_kv(i) for i in range(e4b.num_hidden_layers))
-    # per layer: LAuReL's right linear, the two residuals, the per-layer projection, and the head rows of q (with
-    # RoPE, BF16 for the decode-attention kernels) and of k, v where the layer owns its K/V; two BF16 norms
-    assert layer.count('hal.dispatch.extern "rms_norm_partials"') == e4b.num_hidden_layers
-    assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 2 * e4b.num_hidden_layers
+    # per layer: the three residuals (LAuReL's, the attention's, the MLP's), the per-layer projection, and the head
+    # rows of q (with RoPE, BF16 for the decode-attention kernels) and of k, v where the layer owns its K/V; two
+    # BF16 norms
+    assert 'hal.dispatch.extern "rms_norm_partials"' not in layer
+    assert layer.count('hal.dispatch.extern "rms_norm_partials_residual"') == 3 * e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own + e4b.num_hidden_layers
     # the normalized input's linears in one launch: LAuReL's left, q, k, v (a quad) where the layer owns its K/V,

@@ -38,6 +38,7 @@ from gemma3n_iree.kernels import (
     partial_norm_residual_call,
     partial_norm_streams_call,
 )
+from gemma3n_iree.kernels.reductions import BF16_RESIDUALS
 from gemma3n_iree.kernels.registry import KERNEL_DIR
 from gemma3n_iree.model.decoder_config import builtin_decoder_config
 
@@ -121,7 +122,8 @@ def interpreted():
             residual, lane_threads(width, 8), rows, width, splits, 1e-6, 2.0**-0.5, rounds
         )
         f32 = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float32))  # noqa: E731
-        run(call.file.entry, call.workgroups, f32(p), as_bf16, f32(res), f32(add), out, *call.constants,
+        residual_in = f32(res).to(torch.bfloat16) if residual in BF16_RESIDUALS else f32(res)
+        run(call.file.entry, call.workgroups, f32(p), as_bf16, residual_in, f32(add), out, *call.constants,
             **dict(call.file.constexprs))  # fmt: skip
         return out.numpy()
 
@@ -306,19 +308,22 @@ def test_partials_norm_kernel_is_the_linears_sum_rounding_and_the_decoders_norm(
 
 
 @pytest.mark.parametrize("contract", [MLX_CUDA_V1, F32_REFERENCE], ids=lambda c: c.name)
-@pytest.mark.parametrize("residual", ["attention", "mlp"])
+@pytest.mark.parametrize("residual", ["attention", "mlp", "laurel"])
 def test_partials_norm_residual_is_the_norm_then_the_templates_residual(interpreted, residual, contract):
     """The partials-norm kernel's residual variants: the same sum, rounding and norm as `rms_norm_partials`, then
-    the attention residual round(round(round(a + norm) + laurel) * 2^-0.5) or the MLP's round(h + norm), each
-    rounding at the contract's point, bit for bit."""
+    the attention residual round(round(round(a + norm) + laurel) * 2^-0.5), the MLP's round(h + norm) or LAuReL's
+    round(xn + norm) (xn read as BF16), each rounding at the contract's point, bit for bit."""
     x, w = _norm_case(2048)
     rng = np.random.default_rng(3)
     p = (x[None] * rng.uniform(0.0, 2.0, (16, 1, 1)) * np.exp2(rng.integers(-8, 8, (16, *x.shape)))).astype(np.float32)
     res = (rng.standard_normal(x.shape) * 4).astype(np.float32)
+    if residual == "laurel":  # the input norm's BF16 result
+        res = res.astype(ml_dtypes.bfloat16).astype(np.float32)
     add = (rng.standard_normal(x.shape) * 2).astype(np.float32)
+    point = {"attention": "residual.attention", "mlp": "residual.mlp", "laurel": "laurel.residual"}[residual]
     points = {
         "round_bf16": contract.rounds_at(None),
-        "round_residual": contract.rounds_at("residual.attention" if residual == "attention" else "residual.mlp"),
+        "round_residual": contract.rounds_at(point),
         "round_add": residual == "attention" and contract.rounds_at("residual.laurel"),
         "round_scale": residual == "attention" and contract.rounds_at("residual.scale"),
     }
@@ -411,6 +416,7 @@ def test_norm_kernel_hands_a_matmul_its_bf16_valued_operand_as_bf16(interpreted)
         ("rms_norm_partials", "partials", [".u64"] * 3 + [".u32"] * 5),
         ("rms_norm_partials_residual", "attention", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_residual", "mlp", [".u64"] * 5 + [".u32"] * 9),
+        ("rms_norm_partials_residual", "laurel", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_streams", "streams", [".u64"] * 4 + [".u32"] * 6),
         ("rms_norm_partials_kv", "keys", [".u64"] * 5 + [".u32"] * 9),
         ("rms_norm_partials_kv", "values", [".u64"] * 5 + [".u32"] * 9),
