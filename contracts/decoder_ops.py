@@ -256,13 +256,18 @@ def laurel(c: NumericContract, cfg: DecoderConfig, w: Weights, layer: int, xn: n
     return rnd(c, xn + rms_norm(c, cfg, right, weight(w, at + "post_laurel_norm")), "laurel.residual")
 
 
+#: gelu_tanh's constants: 0.5 x (1 + tanh(GELU_SQRT (x + GELU_CUBIC x^3))), held as the contract holds scalars.
+GELU_CUBIC = 0.044715
+GELU_SQRT = math.sqrt(2.0 / math.pi)
+
+
 def gelu_tanh(c: NumericContract, x: np.ndarray, fn: Transcendentals) -> np.ndarray:
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as mlx.nn.gelu_approx evaluates it, op by op."""
     x = np.asarray(x, F32)
     cube = rnd(c, ((x * x).astype(F32) * x).astype(F32), "gelu.cube")
-    term = rnd(c, E.contract_scalar(c, 0.044715) * cube, "gelu.cubic_term")
+    term = rnd(c, E.contract_scalar(c, GELU_CUBIC) * cube, "gelu.cubic_term")
     inner = rnd(c, x + term, "gelu.inner")
-    scaled = rnd(c, E.contract_scalar(c, math.sqrt(2.0 / math.pi)) * inner, "gelu.scaled_inner")
+    scaled = rnd(c, E.contract_scalar(c, GELU_SQRT) * inner, "gelu.scaled_inner")
     one_plus = rnd(c, F32(1.0) + rnd(c, fn.tanh(scaled), "gelu.tanh"), "gelu.one_plus")
     half = rnd(c, E.contract_scalar(c, 0.5) * x, "gelu.half_x")
     return rnd(c, half * one_plus, "gelu.out")

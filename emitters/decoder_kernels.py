@@ -18,7 +18,9 @@ from ..contracts.policy import NumericContract
 from ..kernels import (
     ALTUP_SM90,
     DECODE_ATTENTION_SM90,
+    GELU_PRODUCT_POINTS,
     Launch,
+    gelu_product_call,
     gemv_call,
     partial_norm_kv_call,
     partial_norm_residual_call,
@@ -118,6 +120,14 @@ class LayerKernels:
             )
         )
         return None if launch is None else (gemv, launch)
+
+    def gelu_product(self, tokens: int, width: int) -> Launch | None:
+        """The MLP's gate, up and round(gelu_tanh(gate) * up) in one launch (BF16 for the down-projection), where a
+        file covers it: neither linear split, so each sum is the unsplit launch's."""
+        c = self.contract
+        rounds = {name: c.rounds_at(point) for name, point in GELU_PRODUCT_POINTS}
+        k_cubic, k_sqrt = (float(contract_scalar(c, v)) for v in (D.GELU_CUBIC, D.GELU_SQRT))
+        return self.kernels.launch(gelu_product_call(tokens, width, self.cfg.hidden_size, k_cubic, k_sqrt, rounds))
 
     def ple_tail(self, tokens: int) -> tuple[Launch, Launch] | None:
         """The per-layer projection's decode-linear kernel and the partials-norm kernel's streams variant after it."""

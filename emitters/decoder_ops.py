@@ -10,12 +10,10 @@ same computations) with the decoder's families. Every method returns a
 
 from __future__ import annotations
 
-import math
-
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN
-from ..kernels import gemv_group_call
+from ..kernels import Launch, gemv_group_call
 from .decoder_kernels import LayerKernels, attention_launches
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -50,6 +48,8 @@ from .specialisations import (
 MAGNITUDE_FLOOR = 1e-5
 #: The K/V projections' partial sums to the cache's rows (both kernel forms of `key_value_projection`).
 CACHE_ROWS_PART = "key_value_projection.rows.kernel.mlir.j2"
+#: The MLP's down-projection and residual in their kernels, after its BF16 product (`%product_op`).
+MLP_DOWN_PART = "decoder_mlp.down.kernel.mlir.j2"
 #: Columns per chunk of the token selection's exact row reductions (maxima, the non-finite count): a row of logits
 #: reduces chunk by chunk, then across chunks, so a row of 262,400 spreads over 257 workgroups, not one.
 SELECT_CHUNK = 1024
@@ -485,8 +485,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             "gelu_tanh.mlir.j2",
             func,
             shape=list(shape),
-            k_cubic=self._scalar(0.044715),
-            k_sqrt=self._scalar(math.sqrt(2.0 / math.pi)),
+            k_cubic=self._scalar(D.GELU_CUBIC),
+            k_sqrt=self._scalar(D.GELU_SQRT),
         )
 
     def gaussian_topk(self, tokens: int, width: int, sparsity: float) -> Func:
@@ -504,8 +504,15 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         )
 
     def mlp(self, tokens: int, width: int, sparsity: float) -> Func:
+        """The MLP. At a decode step with the kernels: the gate and up in one launch of the decode-linear kernel's
+        pair entry, or with the GELU product where neither is split and no top-k sits between (then the
+        down-projection and the residual: three launches in all)."""
         d = self._cfg.hidden_size
         norm = self.norm(tokens, d, feeds_linear=True)
+        tail = self._layer_kernels.residual("mlp", tokens, width)
+        product = self._layer_kernels.gelu_product(tokens, width) if sparsity == 0 and carrier(norm) == BF16 else None
+        if tail is not None and product is not None:
+            return self._mlp_gelu_product(tokens, width, norm, product, tail)
         pair = self.decode_linears(tokens, d, (width, width), carrier(norm))
         if pair is None:
             up = self.linear([tokens], d, width, x_dtype=carrier(norm))
@@ -513,7 +520,6 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         else:
             up = self.partials_sum(DecodeLinears.from_symbol(pair.symbol).splits, tokens, width)
             inputs = {"gate_args": ["%gate_up#0"], "up_args": ["%gate_up#1"]}
-        tail = self._layer_kernels.residual("mlp", tokens, width)
         down_norm = self.projected_norm(tokens, width, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, width])
         topk = self.gaussian_topk(tokens, width, sparsity) if sparsity > 0 else None
@@ -551,9 +557,41 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             topk=topk,
             **inputs,
             tail_part=template_variant("decoder_mlp.tail", tail is not None),
+            down_part=MLP_DOWN_PART,
             gemv=tail[0] if tail else None,
             residual_kernel=tail[1] if tail else None,
             splits=tail[0].call.constant("S") if tail else None,
+        )
+
+    def _mlp_gelu_product(self, tokens: int, width: int, norm: Func, product: Launch, tail: tuple[Launch, Launch]):
+        """`mlp` at a decode step in the GELU-product kernel, the down-projection's and the residual's."""
+        d = self._cfg.hidden_size
+        x = f32([tokens, d])
+        func = Func(
+            DecoderMlp(tokens, d, width, None, kernel=True, gelu_product=True).symbol,
+            (
+                x,
+                bf16_tensor([d]),
+                bf16_tensor([width, d]),
+                bf16_tensor([width, d]),
+                bf16_tensor([d, width]),
+                bf16_tensor([d]),
+            ),
+            (x,),
+        )
+        return self._add(
+            "decoder_mlp.gelu_product.kernel.mlir.j2",
+            func,
+            calls=[norm],
+            tokens=tokens,
+            d=d,
+            width=width,
+            norm=norm,
+            product_kernel=product,
+            down_part=MLP_DOWN_PART,
+            gemv=tail[0],
+            residual_kernel=tail[1],
+            splits=tail[0].call.constant("S"),
         )
 
     def ple_gate(self, tokens: int) -> Func:

@@ -451,6 +451,8 @@ class DecoderMlp(Specialisation):
     width: int = token(Int("F"))
     sparsity: float | None = token(Decimal("s"), default=None)
     kernel: bool = token(Flag(KERNEL), default=False)  # the down-projection's kernel, then the residual's
+    # the gate, up and GELU product in one kernel (then the down-projection's and the residual's)
+    gelu_product: bool = token(Flag("gelu"), default=False)
 
 
 @dataclass(frozen=True)

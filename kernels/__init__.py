@@ -11,7 +11,17 @@ from .attention import ATTENTION_SM90, AttentionKernel
 from .conv import GLU_DEPTHWISE_SM90, ConvKernel
 from .decode_attention import DECODE_ATTENTION_SM90, DecodeAttentionKernels
 from .gemm import GEMM_SM90, GemmKernel
-from .gemv import GEMV_GROUPS_SM90, GEMV_SM90, GemvGroupKernel, GemvKernel, gemv_call, gemv_group_call
+from .gemv import (
+    GELU_PRODUCT_POINTS,
+    GEMV_GELU_PRODUCT_SM90,
+    GEMV_GROUPS_SM90,
+    GEMV_SM90,
+    GemvGroupKernel,
+    GemvKernel,
+    gelu_product_call,
+    gemv_call,
+    gemv_group_call,
+)
 from .reductions import (
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
@@ -49,6 +59,8 @@ __all__ = [
     "DecodeAttentionKernels",
     "ElementwiseKernel",
     "GEMM_SM90",
+    "GELU_PRODUCT_POINTS",
+    "GEMV_GELU_PRODUCT_SM90",
     "GEMV_GROUPS_SM90",
     "GEMV_SM90",
     "GLU_DEPTHWISE_SM90",
@@ -72,6 +84,7 @@ __all__ = [
     "RowKernel",
     "SILU_SM90",
     "VerifiedKernel",
+    "gelu_product_call",
     "gemv_call",
     "gemv_group_call",
     "lane_sum_call",

@@ -190,3 +190,77 @@ def gemv_group_call(rows: int, outs: tuple[int, ...], k: int) -> KernelCall | No
     """One launch for the linears of one input with `outs` outputs each, where a group file covers them (None:
     they stay one launch each)."""
     return next((c for kernel in GEMV_GROUPS_SM90 if (c := kernel.call(rows, outs, k)) is not None), None)
+
+
+#: The GELU product's rounding push constants after its two F32 constants, each with its contract point: the
+#: linears' (the contract's default point), `gelu_tanh.mlir.j2`'s eight, then `mlp.product`.
+GELU_PRODUCT_POINTS = (
+    ("round_linear", None),
+    ("round_cube", "gelu.cube"),
+    ("round_cubic_term", "gelu.cubic_term"),
+    ("round_inner", "gelu.inner"),
+    ("round_scaled_inner", "gelu.scaled_inner"),
+    ("round_tanh", "gelu.tanh"),
+    ("round_one_plus", "gelu.one_plus"),
+    ("round_half_x", "gelu.half_x"),
+    ("round_out", "gelu.out"),
+    ("round_product", "mlp.product"),
+)
+GELU_PRODUCT = KernelSignature(
+    source="gemv_triton",
+    entry="gemv_bf16_nt_gelu_product",
+    inputs=(Pointer("a", "bf16"), Pointer("g", "bf16"), Pointer("u", "bf16")),
+    output=Pointer("y", "bf16"),
+    constants=(
+        PushConstant("M"),
+        PushConstant("N", multiple_of_16=True),
+        PushConstant("K", multiple_of_16=True),
+        PushConstant("k_cubic_bits", f32=True),
+        PushConstant("k_sqrt_bits", f32=True),
+        *(PushConstant(name) for name, _ in GELU_PRODUCT_POINTS),
+    ),
+    constexprs=("BM", "BN", "BK"),
+)
+
+
+@dataclass(frozen=True)
+class GeluProductKernel(TiledKernel):
+    """round(gelu_tanh(round(A @ G^T)) * round(A @ U^T)) as BF16 in one launch, on the tiles of `single`, where
+    neither linear is split (so each sum is the unsplit launch's bits)."""
+
+    single: GemvKernel
+
+    def call(
+        self, rows: int, n: int, k: int, k_cubic: float, k_sqrt: float, rounds: dict[str, bool]
+    ) -> KernelCall | None:
+        """The launch for [rows, k] inputs and n outputs (`rounds`: by `GELU_PRODUCT_POINTS` name), or None."""
+        single = gemv_call(rows, n, k)
+        if single is None or single.file is not self.single.file or single.constant("S") != 1:
+            return None
+        return self.file.call(single.workgroups, M=rows, N=n, K=k, k_cubic_bits=k_cubic, k_sqrt_bits=k_sqrt, **rounds)
+
+
+def _gelu_product(single: GemvKernel, name: str) -> GeluProductKernel:
+    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
+    file = KernelFile(
+        f"gemv_bf16_nt_gelu_product_{name}_sm90",
+        GELU_PRODUCT,
+        warps=single.file.warps,
+        stages=single.file.stages,
+        bf16_rounding_only=True,
+        constexprs=constexprs,
+    )
+    return GeluProductKernel(file, single)
+
+
+#: The GELU product on the 16- and 64-row tiles.
+GEMV_GELU_PRODUCT_SM90 = (_gelu_product(GEMV_ROWS16_SM90, "m16"), _gelu_product(GEMV_ROWS64_SM90, "m64"))
+
+
+def gelu_product_call(
+    rows: int, n: int, k: int, k_cubic: float, k_sqrt: float, rounds: dict[str, bool]
+) -> KernelCall | None:
+    """The MLP's gate, up and GELU product in one launch where a file covers it (None: the pair and IREE's
+    elementwise product)."""
+    calls = (kernel.call(rows, n, k, k_cubic, k_sqrt, rounds) for kernel in GEMV_GELU_PRODUCT_SM90)
+    return next((c for c in calls if c is not None), None)

@@ -17,12 +17,18 @@ tile's columns past N masked (their weight rows never read, their partials never
 The pair and quad entries serve two or four linears of one input (the MLP's gate and up; LAuReL's left linear
 and q, k, v) in one launch: their column tiles side by side, each member's partials [S, M, N_i] stored one after
 the other in P. A member's tile is the single entry's tile, so its partials are the single launch's bits.
+
+The GELU-product entry serves the MLP's gate and up where neither is split (E4B's 16,384 outputs): each program
+computes both linears' tiles of its columns and hands the down-projection round(gelu_tanh(gate) * up) as BF16, the
+elementwise dispatch between them folded in.
 """
 
 from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+from gemma3n_iree.kernels.triton_numerics import _as_bf16, _iree_tanh, _round_to_bf16
 
 
 @triton.jit
@@ -143,3 +149,71 @@ def gemv_bf16_nt_splitk_quad(
     else:
         p3_ptr = p_ptr + rows_s * (N0 + N1 + N2)
         _splitk_tile(a_ptr, b3_ptr, p3_ptr, M, N3, K, S, tile_m, tile_n - t2, split, BM, BN, BK, False)
+
+
+@triton.jit
+def _rounded(y, at):
+    """The contract's BF16 rounding where its point `at` (a push constant) rounds."""
+    if at:
+        y = _round_to_bf16(y)
+    return y
+
+
+@triton.jit
+def gemv_bf16_nt_gelu_product(
+    a_ptr,
+    g_ptr,
+    u_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    k_cubic_bits,
+    k_sqrt_bits,
+    round_linear,
+    round_cube,
+    round_cubic_term,
+    round_inner,
+    round_scaled_inner,
+    round_tanh,
+    round_one_plus,
+    round_half_x,
+    round_out,
+    round_product,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
+    """The MLP's product of a decode step without a K split: gate = round(A @ G^T) and up = round(A @ U^T) on the
+    single entry's tiles (each program both tiles of its columns, so each sum is the unsplit launch's), then
+    Y = round(gelu_tanh(gate) * up) (`gelu_tanh.mlir.j2` op by op, IREE's tanh, every rounding point a push
+    constant; `mlp.product`), stored as the BF16 operand of the down-projection."""
+    pid = tl.program_id(0)
+    tiles_m = (M + BM - 1) // BM
+    tile_m = pid % tiles_m
+    tile_n = pid // tiles_m
+    rows = tile_m * BM + tl.arange(0, BM)
+    cols = tile_n * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    a_tile = a_ptr + rows[:, None].to(tl.int64) * K + ks[None, :]
+    g_tile = g_ptr + cols[None, :].to(tl.int64) * K + ks[:, None]
+    u_tile = u_ptr + cols[None, :].to(tl.int64) * K + ks[:, None]
+    acc_g = tl.full((BM, BN), 0.0, tl.float32)
+    acc_u = tl.full((BM, BN), 0.0, tl.float32)
+    for _ in range(0, K // BK):
+        a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
+        acc_g = tl.dot(a, tl.load(g_tile), acc_g)
+        acc_u = tl.dot(a, tl.load(u_tile), acc_u)
+        a_tile += BK
+        g_tile += BK
+        u_tile += BK
+    x = _rounded(acc_g, round_linear)
+    up = _rounded(acc_u, round_linear)
+    cube = _rounded(x * x * x, round_cube)
+    term = _rounded(k_cubic_bits.to(tl.float32, bitcast=True) * cube, round_cubic_term)
+    inner = _rounded(x + term, round_inner)
+    scaled = _rounded(k_sqrt_bits.to(tl.float32, bitcast=True) * inner, round_scaled_inner)
+    one_plus = _rounded(1.0 + _rounded(_iree_tanh(scaled), round_tanh), round_one_plus)
+    act = _rounded(_rounded(0.5 * x, round_half_x) * one_plus, round_out)
+    y = _round_to_bf16(_rounded(act * up, round_product))  # the down-projection's BF16 operand (exact)
+    tl.store(y_ptr + rows[:, None].to(tl.int64) * N + cols[None, :], _as_bf16(y), mask=rows[:, None] < M)

@@ -462,8 +462,11 @@ def test_a_decode_layers_norms_take_and_hand_over_kernel_results():
     assert layer.count('hal.dispatch.extern "rms_norm_partials_streams"') == e4b.num_hidden_layers
     assert layer.count('hal.dispatch.extern "rms_norm_partials_kv"') == 2 * own + e4b.num_hidden_layers
     # the normalized input's linears in one launch: LAuReL's left, q, k, v (a quad) where the layer owns its K/V,
-    # LAuReL's left and q (a pair) where it shares them; the MLP's gate and up (a pair) in every layer
+    # LAuReL's left and q (a pair) where it shares them; the MLP's gate and up: a pair before a sparse MLP's top-k,
+    # else the GELU product (the product handed to the down-projection as BF16)
+    sparse = sum(s > 0 for s in e4b.activation_sparsity)
     assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_quad"') == own
-    assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_pair"') == 2 * e4b.num_hidden_layers - own
+    assert layer.count('hal.dispatch.extern "gemv_bf16_nt_splitk_pair"') == e4b.num_hidden_layers - own + sparse
+    assert layer.count('hal.dispatch.extern "gemv_bf16_nt_gelu_product"') == e4b.num_hidden_layers - sparse
     bf16_norms = re.findall(r'extern "rms_norm"\([^)]*\) : \([^)]*\) -> tensor<1x2048xbf16>', layer)
     assert len(bf16_norms) == 2 * e4b.num_hidden_layers

@@ -15,14 +15,24 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_files import entry_parameters, rebuilt_ptx
+from kernel_files import assert_only_irees_exp_is_fused, entry_parameters, rebuilt_ptx
 from triton_interpreter import interpreted_kernels
 
+from gemma3n_iree.contracts import decoder_ops as D
+from gemma3n_iree.contracts.emulation import contract_scalar
 from gemma3n_iree.contracts.policy import F32_REFERENCE, MLX_CUDA_V1
 from gemma3n_iree.emitters.compile import parse_target
 from gemma3n_iree.emitters.kernels import select_kernels
 from gemma3n_iree.emitters.probe import decoder_probe_module, probe_module
-from gemma3n_iree.kernels import GEMV_GROUPS_SM90, GEMV_SM90, gemv_call, gemv_group_call
+from gemma3n_iree.kernels import (
+    GELU_PRODUCT_POINTS,
+    GEMV_GELU_PRODUCT_SM90,
+    GEMV_GROUPS_SM90,
+    GEMV_SM90,
+    gelu_product_call,
+    gemv_call,
+    gemv_group_call,
+)
 from gemma3n_iree.kernels.gemv import (
     GEMV_K64_SM90,
     GEMV_NARROW_SM90,
@@ -171,6 +181,62 @@ def test_group_policy_groups_only_linears_their_single_launches_would_split_alik
     assert gemv_group_call(1, (4, 2048), 2048) is None
     assert gemv_group_call(1, (2048, 2048, 2048), 2048) is None
     assert gemv_group_call(65, (2048, 2048), 2048) is None
+
+
+@pytest.mark.parametrize("kernel", GEMV_GELU_PRODUCT_SM90, ids=lambda k: k.file.stem)
+def test_committed_gelu_product_ptx_rebuilds_with_irees_tanh_as_its_only_fused_arithmetic(kernel, tmp_path):
+    ptx = rebuilt_ptx(kernel.file, tmp_path)
+    # A, G, U, Y; M, N, K, the two F32 constants, the ten rounding points
+    assert entry_parameters(ptx, kernel.file.entry) == [".u64"] * 4 + [".u32"] * (5 + len(GELU_PRODUCT_POINTS))
+    mma = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" if kernel.bm == 64 else "mma.sync.aligned.m16n8k16"
+    assert mma in ptx
+    assert_only_irees_exp_is_fused(ptx)  # tanh's nine fused multiply-adds per IEEE division, as exp's
+
+
+def _gelu_product_rounds(contract) -> dict[str, bool]:
+    return {name: contract.rounds_at(point) for name, point in GELU_PRODUCT_POINTS}
+
+
+@settings(max_examples=6, deadline=None)
+@given(rows=st.integers(1, 64), tiles_n=st.integers(1, 2), k_tiles=st.sampled_from([1, 2]), seed=st.integers(0, 2**16))
+def test_interpreted_gelu_product_is_the_contracts_mlp_product_bit_for_bit(rows, tiles_n, k_tiles, seed):
+    """Operands whose products and sums are exact (small integers, the weights scaled by 2^-6), spreading the gate
+    over GELU's curve: the kernel's BF16 output is the emulation's round(gelu_tanh(round(gate)) * round(up)) with
+    IREE's tanh, every rounding point the contract's, bit for bit."""
+    import torch
+
+    n, k = 64 * tiles_n, 128 * k_tiles
+    kernel = GEMV_GELU_PRODUCT_SM90[0] if rows <= 16 else GEMV_GELU_PRODUCT_SM90[1]
+    c = MLX_CUDA_V1
+    k_cubic, k_sqrt = (float(contract_scalar(c, v)) for v in (D.GELU_CUBIC, D.GELU_SQRT))
+    # a launch of these few columns directly (the policy gives the entry only outputs too wide to split)
+    call = kernel.file.call(
+        -(-rows // kernel.bm) * (n // 64), M=rows, N=n, K=k, k_cubic_bits=k_cubic, k_sqrt_bits=k_sqrt,
+        **_gelu_product_rounds(c),
+    )  # fmt: skip
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 5, (rows, k)).astype(np.float32)
+    g, u = (rng.integers(-6, 7, (n, k)).astype(np.float32) * np.float32(2.0**-6) for _ in range(2))
+    as_bf16 = lambda x: torch.from_numpy(x).to(torch.bfloat16)  # noqa: E731 (exact: small integers)
+    y = torch.zeros((rows, n), dtype=torch.bfloat16)
+    launch = interpreted_kernels("gemv_triton.py")
+    launch(call.file.entry, call.workgroups, as_bf16(a), as_bf16(g), as_bf16(u), y, *call.constants,
+           **dict(call.file.constexprs))  # fmt: skip
+    gate, up = ((a.astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32) for w in (g, u))
+    with np.errstate(over="ignore"):
+        act = D.gelu_tanh(c, D.rnd(c, gate, "mlp.gate"), D.IREE_MATH)
+        want = D.rnd(c, (act * D.rnd(c, up, "mlp.up")).astype(np.float32), "mlp.product")
+    assert np.abs(gate).max() > 2.0  # the test reaches GELU's curve, not only its linear part
+    np.testing.assert_array_equal(y.view(torch.int16).numpy(), (want.view(np.uint32) >> 16).astype(np.int16))
+
+
+def test_gelu_product_serves_only_unsplit_gate_and_up():
+    rounds = _gelu_product_rounds(MLX_CUDA_V1)
+    e4b = gelu_product_call(1, 16384, 2048, 0.04, 0.8, rounds)  # E4B: 256 column tiles, unsplit
+    assert e4b.file is GEMV_GELU_PRODUCT_SM90[0].file and e4b.workgroups == 256
+    assert gelu_product_call(64, 16384, 2048, 0.04, 0.8, rounds).file is GEMV_GELU_PRODUCT_SM90[1].file
+    assert gelu_product_call(1, 8192, 2048, 0.04, 0.8, rounds) is None  # E2B's 8,192: split 16 ways alone
+    assert gelu_product_call(65, 16384, 2048, 0.04, 0.8, rounds) is None
 
 
 def test_split_policy_over_every_shape_it_serves():

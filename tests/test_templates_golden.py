@@ -247,6 +247,11 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.attention_residual(2), builtin_decoder_config("e4b")),
     ),
     ("mlp_kernel", "mlp", _decoder(lambda o: o.mlp(2, 16384, 0.95), builtin_decoder_config("e4b"))),
+    (  # a dense MLP: the gate, up and GELU product in one kernel
+        "mlp_gelu_product_kernel",
+        "mlp",
+        _decoder(lambda o: o.mlp(2, 16384, 0.0), builtin_decoder_config("e4b")),
+    ),
     ("ple_gate_kernel", "ple_gate", _decoder(lambda o: o.ple_gate(2), builtin_decoder_config("e4b"))),
     (  # E4B's keys and values at a decode step, as the BF16 cache stores them
         "key_value_projection_kernel",
