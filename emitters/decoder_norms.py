@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import MEAN_READS
 from ..contracts.emulation import contract_scalar, lane_threads
-from ..kernels import GEMM_SM90, Launch, gemv_call, gemv_group_call, partial_norm_call
+from ..kernels import GEMM_SM90, Launch, gemv_call, gemv_group_call, partial_norm_call, scaled_gemv_call
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels, bf16_rounding
 from .ops import OpEmitter
@@ -32,6 +32,7 @@ from .specialisations import (
     PartialsSum,
     ProjectedNorm,
     RowMean,
+    ScaledLinear,
 )
 
 BF16 = "bf16"
@@ -100,6 +101,23 @@ class DecoderNormOps(OpEmitter):
         )
         shape = dict(tokens=tokens, k=k, outs=list(outs), splits=splits, x_dtype=x_dtype)
         return self._add("decode_linears.kernel.mlir.j2", func, gemv=launch, results=func.result_types, **shape)
+
+    def scaled_linear(self, tokens: int, k: int, out: int, point: str) -> Func | None:
+        """round(round(x * s) @ W^T) (x F32 [tokens, k], s a BF16 scale per input rounded at `point`) at a decode
+        step in one launch of the decode-linear kernel's scaled entry, where linked and it covers the shape; None:
+        the scaling stays IREE's elementwise dispatch before the linear."""
+        launch = self.kernels.launch(scaled_gemv_call(tokens, out, k, self.contract.rounds_at(point)))
+        if launch is None:
+            return None
+        splits = launch.call.constant("S")
+        total = self.partials_sum(splits, tokens, out)
+        func = Func(
+            ScaledLinear(tokens, k, out, splits).symbol,
+            (f32([tokens, k]), bf16_tensor([k]), bf16_tensor([out, k])),
+            (f32([tokens, out]),),
+        )
+        shape = dict(tokens=tokens, k=k, out=out, splits=splits)
+        return self._add("scaled_linear.kernel.mlir.j2", func, calls=[total], gemv=launch, total=total, **shape)
 
     def partials_sum(self, splits: int, tokens: int, out: int) -> Func:
         """A decode linear from its partial sums (`decode_linears`): `linear.gemv.mlir.j2`'s sum and rounding."""

@@ -41,6 +41,7 @@ from .specialisations import (
     QueryProjection,
     RmsMagnitude,
     Rope,
+    ScaledLinear,
     TokenSelect,
 )
 
@@ -598,11 +599,14 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         cfg = self._cfg
         n, d, p = cfg.altup_num_inputs, cfg.hidden_size, cfg.hidden_size_per_layer_input
         tail = self._layer_kernels.ple_tail(tokens)
-        gate = self.linear([tokens], d, p)
+        scaled = cfg.altup_correct_scale
+        gate = (self.scaled_linear(tokens, d, p, "ple_gate.scale") if scaled else None) or self.linear([tokens], d, p)
+        scaled_gate = gate.symbol.startswith(ScaledLinear.family)
         projection = self.projected_norm(tokens, p, d) if tail is None else None
         gelu = self.gelu_tanh([tokens, p])
+        spec = PleGate(tokens, d, n, p, cfg.altup_active_idx, scaled, kernel=tail is not None, scaled_gate=scaled_gate)
         func = Func(
-            PleGate(tokens, d, n, p, cfg.altup_active_idx, cfg.altup_correct_scale, kernel=tail is not None).symbol,
+            spec.symbol,
             (
                 f32([n, tokens, d]),
                 f32([tokens, p]),
@@ -622,8 +626,9 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             streams=n,
             per_layer=p,
             active=cfg.altup_active_idx,
-            scaled=cfg.altup_correct_scale,
+            scaled=scaled,
             gate=gate,
+            gate_part=template_variant("ple_gate.gate", scaled_gate),
             projection=projection,
             gelu=gelu,
             tail_part=template_variant("ple_gate.tail", tail is not None),

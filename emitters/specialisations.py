@@ -465,6 +465,19 @@ class PleGate(Specialisation):
     active: int = token(Int("A"))
     scaled: bool = token(Switch("scaled", "noscale"))
     kernel: bool = token(Flag(KERNEL), default=False)  # the projection's kernel, then the streams' norm kernel
+    scaled_gate: bool = token(Flag("sg"), default=False)  # the gate's scaling done as its kernel reads the input
+
+
+@dataclass(frozen=True)
+class ScaledLinear(Specialisation):
+    """round(round(x * s) @ W^T) for F32 x and a BF16 scale per input, at a decode step in one kernel launch (the
+    scaling done as it reads x; `splits`: its partial sums' K ranges)."""
+
+    family: ClassVar[str] = "scaled_linear"
+    tokens: int = token(Int("T"))
+    k: int = token(Int("K"))
+    out: int = token(Int("N"))
+    splits: int = token(Int("P"))
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,14 @@ from .gemv import (
     GELU_PRODUCT_POINTS,
     GEMV_GELU_PRODUCT_SM90,
     GEMV_GROUPS_SM90,
+    GEMV_SCALED_SM90,
     GEMV_SM90,
     GemvGroupKernel,
     GemvKernel,
     gelu_product_call,
     gemv_call,
     gemv_group_call,
+    scaled_gemv_call,
 )
 from .reductions import (
     LANE_SUMS_SM90,
@@ -62,6 +64,7 @@ __all__ = [
     "GELU_PRODUCT_POINTS",
     "GEMV_GELU_PRODUCT_SM90",
     "GEMV_GROUPS_SM90",
+    "GEMV_SCALED_SM90",
     "GEMV_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
@@ -92,5 +95,6 @@ __all__ = [
     "partial_norm_kv_call",
     "partial_norm_residual_call",
     "partial_norm_streams_call",
+    "scaled_gemv_call",
     "rms_norm_call",
 ]

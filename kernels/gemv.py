@@ -264,3 +264,57 @@ def gelu_product_call(
     elementwise product)."""
     calls = (kernel.call(rows, n, k, k_cubic, k_sqrt, rounds) for kernel in GEMV_GELU_PRODUCT_SM90)
     return next((c for c in calls if c is not None), None)
+
+
+SCALED = KernelSignature(
+    source="gemv_triton",
+    entry="gemv_bf16_nt_scaled_splitk",
+    inputs=(Pointer("a", "f32"), Pointer("s", "bf16"), Pointer("b", "bf16")),
+    output=Pointer("p", "f32"),
+    constants=(
+        PushConstant("M"),
+        PushConstant("N", multiple_of_16=True),
+        PushConstant("K", multiple_of_16=True),
+        PushConstant("S"),
+        PushConstant("round_scale"),
+    ),
+    constexprs=("BM", "BN", "BK"),
+)
+
+
+@dataclass(frozen=True)
+class ScaledGemvKernel(TiledKernel):
+    """The partials of round(A * s) @ B^T for F32 A and a BF16 scale s per input, the scaling done as A is read, on
+    the tiles and K split of `single` (so the partials are its launch's for the scaled BF16 operand)."""
+
+    single: GemvKernel
+
+    def call(self, rows: int, n: int, k: int, round_scale: bool) -> KernelCall | None:
+        single = gemv_call(rows, n, k)
+        if single is None or single.file is not self.single.file:
+            return None
+        s = single.constant("S")
+        return self.file.call(single.workgroups, M=rows, N=n, K=k, S=s, round_scale=int(round_scale))
+
+
+def _scaled(single: GemvKernel, name: str) -> ScaledGemvKernel:
+    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
+    file = KernelFile(
+        f"gemv_bf16_nt_scaled_{name}_sm90",
+        SCALED,
+        warps=single.file.warps,
+        stages=single.file.stages,
+        bf16_rounding_only=True,
+        constexprs=constexprs,
+    )
+    return ScaledGemvKernel(file, single)
+
+
+#: The scaled operand on the 16- and 64-row tiles (the per-layer input gate).
+GEMV_SCALED_SM90 = (_scaled(GEMV_ROWS16_SM90, "m16"), _scaled(GEMV_ROWS64_SM90, "m64"))
+
+
+def scaled_gemv_call(rows: int, n: int, k: int, round_scale: bool) -> KernelCall | None:
+    """The partials of round(A * s) @ B^T in one launch where a file covers them (None: IREE's scaling, then the
+    decode-linear kernel)."""
+    return next((c for kernel in GEMV_SCALED_SM90 if (c := kernel.call(rows, n, k, round_scale)) is not None), None)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from gemma3n_iree.kernels.triton_numerics import _as_bf16, _iree_tanh, _round_to_bf16
+from gemma3n_iree.kernels.triton_numerics import _as_bf16, _from_bf16, _iree_tanh, _round_to_bf16
 
 
 @triton.jit
@@ -47,8 +47,12 @@ def _splitk_tile(
     BN: tl.constexpr,
     BK: tl.constexpr,
     NARROW: tl.constexpr,
+    s_ptr=None,
+    round_scale=0,
+    SCALED: tl.constexpr = False,
 ):
-    """The partials of one (M tile, N tile, K range): BK columns at a time, in K order."""
+    """The partials of one (M tile, N tile, K range): BK columns at a time, in K order. SCALED: A is F32 and each
+    of its columns is multiplied by S_[k] (BF16) and rounded where `round_scale` says, then read as BF16."""
     span = K // S
     rows = tile_m * BM + tl.arange(0, BM)
     cols = tile_n * BN + tl.arange(0, BN)
@@ -58,6 +62,12 @@ def _splitk_tile(
     acc = tl.full((BM, BN), 0.0, tl.float32)
     for _ in range(0, span // BK):
         a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
+        if SCALED:
+            scaled = a * _from_bf16(tl.load(s_ptr + ks))[None, :]
+            if round_scale:
+                scaled = _round_to_bf16(scaled)
+            a = _as_bf16(_round_to_bf16(scaled))  # the linear's BF16 operand
+            ks += BK
         if NARROW:
             b = tl.load(b_tile, mask=cols[None, :] < N, other=0.0)
         else:
@@ -88,6 +98,21 @@ def gemv_bf16_nt_splitk(
     tile_n = (pid // tiles_m) % tiles_n
     split = pid // (tiles_m * tiles_n)
     _splitk_tile(a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, NARROW)
+
+
+@triton.jit
+def gemv_bf16_nt_scaled_splitk(
+    a_ptr, s_ptr, b_ptr, p_ptr, M, N, K, S, round_scale, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """The single entry's partials of round(A * S_) @ B^T for F32 A and a BF16 scale per column of A (the per-layer
+    input gate's round(corrected * correct_output_scale), `ple_gate.scale`), the scaling done as A is read."""
+    pid = tl.program_id(0)
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = N // BN
+    tile_m = pid % tiles_m
+    tile_n = (pid // tiles_m) % tiles_n
+    split = pid // (tiles_m * tiles_n)
+    _splitk_tile(a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, False, s_ptr, round_scale, True)
 
 
 @triton.jit

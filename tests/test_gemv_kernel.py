@@ -28,10 +28,12 @@ from gemma3n_iree.kernels import (
     GELU_PRODUCT_POINTS,
     GEMV_GELU_PRODUCT_SM90,
     GEMV_GROUPS_SM90,
+    GEMV_SCALED_SM90,
     GEMV_SM90,
     gelu_product_call,
     gemv_call,
     gemv_group_call,
+    scaled_gemv_call,
 )
 from gemma3n_iree.kernels.gemv import (
     GEMV_K64_SM90,
@@ -237,6 +239,41 @@ def test_gelu_product_serves_only_unsplit_gate_and_up():
     assert gelu_product_call(64, 16384, 2048, 0.04, 0.8, rounds).file is GEMV_GELU_PRODUCT_SM90[1].file
     assert gelu_product_call(1, 8192, 2048, 0.04, 0.8, rounds) is None  # E2B's 8,192: split 16 ways alone
     assert gelu_product_call(65, 16384, 2048, 0.04, 0.8, rounds) is None
+
+
+@pytest.mark.parametrize("kernel", GEMV_SCALED_SM90, ids=lambda k: k.file.stem)
+def test_committed_scaled_ptx_rebuilds_and_takes_the_scale_after_the_input(kernel, tmp_path):
+    ptx = rebuilt_ptx(kernel.file, tmp_path)
+    assert entry_parameters(ptx, kernel.file.entry) == [".u64"] * 4 + [".u32"] * 5  # A, s, B, P; M, N, K, S, round
+    assert "fma" not in ptx  # the scaling's product rounds on its own
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    rows=st.integers(1, 64), tiles_n=st.integers(1, 3), k_tiles=st.sampled_from([1, 2, 4]), seed=st.integers(0, 2**16)
+)
+def test_interpreted_scaled_kernel_is_the_single_launch_on_the_rounded_scaled_input(rows, tiles_n, k_tiles, seed):
+    """Random F32 input and BF16 scale: the scaled entry's partials are bit for bit the single entry's partials of
+    round_bf16(x * s) (the product in F32, the contract's rounding), every element written."""
+    import torch
+
+    from gemma3n_iree.contracts.emulation import round_bf16
+
+    n, k = 64 * tiles_n, 128 * k_tiles
+    call, single = scaled_gemv_call(rows, n, k, True), gemv_call(rows, n, k)
+    assert call.workgroups == single.workgroups and call.constant("S") == single.constant("S")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, k), dtype=np.float32)
+    scale = round_bf16(rng.standard_normal(k, dtype=np.float32))
+    w = torch.from_numpy(rng.standard_normal((n, k), dtype=np.float32)).to(torch.bfloat16)
+    s = call.constant("S")
+    launch = interpreted_kernels("gemv_triton.py")
+    got, want = (torch.full((s, rows, n), float("nan")) for _ in range(2))
+    launch(call.file.entry, call.workgroups, torch.from_numpy(x), torch.from_numpy(scale).to(torch.bfloat16), w, got,
+           *call.constants, **dict(call.file.constexprs))  # fmt: skip
+    scaled = torch.from_numpy(round_bf16((x * scale).astype(np.float32))).to(torch.bfloat16)  # exact conversion
+    launch(single.file.entry, single.workgroups, scaled, w, want, *single.constants, **dict(single.file.constexprs))
+    np.testing.assert_array_equal(got.numpy().view(np.uint32), want.numpy().view(np.uint32))
 
 
 def test_split_policy_over_every_shape_it_serves():

@@ -276,6 +276,11 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         "decode_linears",
         _decoder(lambda o: o.decode_linears(2, 2048, (16384, 16384), "bf16"), builtin_decoder_config("e4b")),
     ),
+    (  # the per-layer input gate's scaled linear of a decode step in one launch
+        "scaled_linear_kernel",
+        "scaled_linear",
+        _decoder(lambda o: o.scaled_linear(2, 2048, 256, "ple_gate.scale"), builtin_decoder_config("e4b")),
+    ),
     ("partials_sum", "partials_sum", _decoder(lambda o: o.partials_sum(16, 2, 64), builtin_decoder_config("e4b"))),
     (  # the readers of those partial sums
         "laurel_partials",

@@ -3,14 +3,10 @@
 !rest = tensor<3x2x2048xf32>
 !x = tensor<2x2048xf32>
 !p = tensor<2x256xf32>
-func.func private @ple_gate_T2_D2048_N4_P256_A0_scaled_Ksm90(%corrected: !s, %ple: !p, %w_scale: tensor<2048xbf16>, %w_gate: tensor<256x2048xbf16>, %w_proj: tensor<2048x256xbf16>, %w_norm: tensor<2048xbf16>) -> !s {
+func.func private @ple_gate_T2_D2048_N4_P256_A0_scaled_Ksm90_sg(%corrected: !s, %ple: !p, %w_scale: tensor<2048xbf16>, %w_gate: tensor<256x2048xbf16>, %w_proj: tensor<2048x256xbf16>, %w_norm: tensor<2048xbf16>) -> !s {
   %first_3d = "stablehlo.slice"(%corrected) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 2, 2048>, strides = array<i64: 1, 1, 1>} : (!s) -> !one
   %first = stablehlo.reshape %first_3d : (!one) -> !x
-  %scale = stablehlo.convert %w_scale : (tensor<2048xbf16>) -> tensor<2048xf32>
-  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<2048xf32>) -> !x
-  %first_scaled_raw = stablehlo.multiply %first, %scale_b : !x
-  %gate_in = stablehlo.reduce_precision %first_scaled_raw, format = e8m7 : !x
-  %gate_linear = func.call @linear_2_K2048_N256_Ibf16_Ksm90_P16(%gate_in, %w_gate) : (tensor<2x2048xf32>, tensor<256x2048xbf16>) -> (tensor<2x256xf32>)
+  %gate_linear = func.call @scaled_linear_T2_K2048_N256_P16(%first, %w_scale, %w_gate) : (tensor<2x2048xf32>, tensor<2048xbf16>, tensor<256x2048xbf16>) -> (tensor<2x256xf32>)
   %gate_act = func.call @gelu_tanh_2x256(%gate_linear) : (tensor<2x256xf32>) -> (tensor<2x256xf32>)
   %product_raw = stablehlo.multiply %gate_act, %ple : !p
   %product = stablehlo.reduce_precision %product_raw, format = e8m7 : !p
