@@ -1,6 +1,8 @@
 """Tile survey of the decode-step linear kernel (kernels/gemv_triton.py) on the GPU, against cuBLAS.
 
     python scripts/gemv_survey.py --out $OUT/gemv_survey.json      # on the GPU machine (torch + triton)
+
+with this package importable there (`scripts/gpu_decoder_env.sh` installs it into /tmp/pkg), e.g.
     python scripts/gemv_survey.py --out $OUT/down.json --shape 2048,16384 --width 1 --tile 16,512 --stages 4
 
 For each decode linear shape of E4B (N outputs, K inputs) and batch width M, every candidate tiling
@@ -14,7 +16,6 @@ against cuBLAS's, and each candidate's time, so the committed tiling is chosen f
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import sys
@@ -40,11 +41,10 @@ PROGRAM_TARGETS = (132, 264, 528, 1056)
 
 
 def load_kernel():
-    path = Path(__file__).resolve().parent.parent / "kernels" / "gemv_triton.py"
-    spec = importlib.util.spec_from_file_location("gemv_triton", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.gemv_bf16_nt_splitk
+    """The kernel's Triton source, from this package (its shared numerics import through it)."""
+    from gemma3n_iree.kernels.gemv_triton import gemv_bf16_nt_splitk
+
+    return gemv_bf16_nt_splitk
 
 
 def split_for(n: int, k: int, m: int, bn: int, bk: int, bm: int, target: int) -> int | None:
