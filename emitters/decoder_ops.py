@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..contracts import decoder_ops as D
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN
-from ..kernels import Launch, gemv_group_call
+from ..kernels import Launch, gemv_group_call, summed_gemv_call
 from .decoder_kernels import LayerKernels, attention_launches
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor, carrier
 from .decoder_sampling import SamplingOps
@@ -197,39 +197,38 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     # ------------------------------------------------------------------ LAuReL, RoPE, projections
     def laurel(self, tokens: int, x_dtype: str = "f32", partials: int | None = None) -> Func:
         """LAuReL; with `partials`, its left linear's partial sums of that many K ranges arrive (`attention_inputs`).
-        Where xn arrives as BF16 and the kernels serve it, the right linear is the decode-linear kernel and the
-        post-LAuReL norm and the residual are one dispatch of the partials-norm kernel's LAuReL residual."""
+        Where xn arrives as BF16 and the kernels serve it, the right linear is the decode-linear kernel (reading the
+        left linear's partials where they arrive: their sum and rounding done as it reads them) and the post-LAuReL
+        norm and the residual are one dispatch of the partials-norm kernel's LAuReL residual."""
         d, r = self._cfg.hidden_size, self._cfg.laurel_rank
-        if partials is None:
-            left, left_type, template = self.linear([tokens], d, r, x_dtype=x_dtype), bf16_tensor([r, d]), "laurel"
-        else:
-            left, left_type, template = (
-                self.partials_sum(partials, tokens, r),
-                f32([partials, tokens, r]),
-                "laurel.partials",
-            )
         tail = self._layer_kernels.residual("laurel", tokens, r) if x_dtype == BF16 else None
-        right = self.projected_norm(tokens, r, d) if tail is None else None  # its only reader: the post-LAuReL norm
+        summed = None
+        if tail is not None and partials is not None:
+            summed = self.kernels.launch(summed_gemv_call(tokens, d, r, partials, self.contract.rounds_at(None)))
+        inputs = (tensor([tokens, d], x_dtype), f32([partials, tokens, r]) if partials else bf16_tensor([r, d]))
         func = Func(
-            Laurel(tokens, d, r, x_dtype, partials).symbol,
-            (tensor([tokens, d], x_dtype), left_type, bf16_tensor([d, r]), bf16_tensor([d])),
+            Laurel(tokens, d, r, x_dtype, partials, kernel=tail is not None).symbol,
+            (*inputs, bf16_tensor([d, r]), bf16_tensor([d])),
             (f32([tokens, d]),),
         )
+        shape = dict(tokens=tokens, d=d, rank=r, x_dtype=x_dtype, partials=partials)
+        if summed is not None:
+            return self._add("laurel.summed.kernel.mlir.j2", func, gemv=summed, residual_kernel=tail[1], **shape)
+        if partials is not None:
+            raise ValueError("LAuReL takes its left linear's partial sums only where the summed entry reads them")
+        left = self.linear([tokens], d, r, x_dtype=x_dtype)
+        right = self.projected_norm(tokens, r, d) if tail is None else None  # its only reader: the post-LAuReL norm
         return self._add(
-            f"{template}.mlir.j2",
+            "laurel.mlir.j2",
             func,
             calls=[left, *([right] if right else [])],
-            tokens=tokens,
-            d=d,
-            rank=r,
-            x_dtype=x_dtype,
-            partials=partials,
             left=left,
             right=right,
             residual_part=template_variant("laurel.residual", tail is not None),
             gemv=tail[0] if tail else None,
             splits=tail[0].call.constant("S") if tail else None,
             residual_kernel=tail[1] if tail else None,
+            **shape,
         )
 
     def rope(self, tokens: int, heads: int) -> Func:
@@ -346,8 +345,8 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def attention_inputs(self, tokens: int, x_dtype: str, cache_dtype: str | None) -> Func | None:
         """A decode step's linears of the normalized input in one launch (`decode_linears`): LAuReL's left linear and
         q, and k and v in a layer that owns its K/V (`cache_dtype`: its cache's), where a group file covers them and
-        each reader takes partial sums (q's partials-norm kernel; the cache-row kernels); None: each its own
-        launch."""
+        each reader takes partial sums (the partials-norm kernel's head rows for q, k and v; LAuReL's right linear in
+        the summed entry); None: each its own launch."""
         cfg = self._cfg
         h, k, hd, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim, cfg.hidden_size
         owns = cache_dtype is not None
@@ -356,6 +355,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         if call is None or self._layer_kernels.head_rows(True, tokens, h, call.constant("S")) is None:
             return None
         if owns and (cache_dtype != BF16 or self._layer_kernels.cache_rows(tokens, x_dtype) is None):
+            return None
+        r = cfg.laurel_rank
+        laurel_reads = summed_gemv_call(tokens, d, r, call.constant("S"), self.contract.rounds_at(None))
+        if self._layer_kernels.residual("laurel", tokens, r) is None or self.kernels.launch(laurel_reads) is None:
             return None
         return self.decode_linears(tokens, d, outs, x_dtype)
 

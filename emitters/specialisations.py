@@ -327,6 +327,7 @@ class Laurel(Specialisation):
     x_dtype: str = token(Choice("X", DTYPES, omitted="f32"), default="f32")  # the normalized input's carrier
     # a decode step's: its linear's partial sums of this many K ranges arrive from `DecodeLinears`
     partials: int | None = token(OptionalInt("P"), default=None)
+    kernel: bool = token(Flag(KERNEL), default=False)  # the right linear and the residual in kernels
 
 
 @dataclass(frozen=True)

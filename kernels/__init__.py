@@ -17,12 +17,14 @@ from .gemv import (
     GEMV_GROUPS_SM90,
     GEMV_SCALED_SM90,
     GEMV_SM90,
+    GEMV_SUMMED_SM90,
     GemvGroupKernel,
     GemvKernel,
     gelu_product_call,
     gemv_call,
     gemv_group_call,
     scaled_gemv_call,
+    summed_gemv_call,
 )
 from .reductions import (
     LANE_SUMS_SM90,
@@ -66,6 +68,7 @@ __all__ = [
     "GEMV_GROUPS_SM90",
     "GEMV_SCALED_SM90",
     "GEMV_SM90",
+    "GEMV_SUMMED_SM90",
     "GLU_DEPTHWISE_SM90",
     "GemmKernel",
     "GemvGroupKernel",
@@ -96,5 +99,6 @@ __all__ = [
     "partial_norm_residual_call",
     "partial_norm_streams_call",
     "scaled_gemv_call",
+    "summed_gemv_call",
     "rms_norm_call",
 ]

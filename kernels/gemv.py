@@ -318,3 +318,59 @@ def scaled_gemv_call(rows: int, n: int, k: int, round_scale: bool) -> KernelCall
     """The partials of round(A * s) @ B^T in one launch where a file covers them (None: IREE's scaling, then the
     decode-linear kernel)."""
     return next((c for kernel in GEMV_SCALED_SM90 if (c := kernel.call(rows, n, k, round_scale)) is not None), None)
+
+
+SUMMED = KernelSignature(
+    source="gemv_triton",
+    entry="gemv_bf16_nt_summed_splitk",
+    inputs=(Pointer("a", "f32"), Pointer("b", "bf16")),
+    output=Pointer("p", "f32"),
+    constants=(
+        PushConstant("M"),
+        PushConstant("N", multiple_of_16=True),
+        PushConstant("K", multiple_of_16=True),
+        PushConstant("S"),
+        PushConstant("a_splits"),
+        PushConstant("round_a"),
+    ),
+    constexprs=("BM", "BN", "BK"),
+)
+
+
+@dataclass(frozen=True)
+class SummedGemvKernel(TiledKernel):
+    """The partials of round(sum of A's partials) @ B^T, A handed over as another decode linear's F32 partial sums
+    (their sum in order and its rounding done as A is read), on the tiles and K split of `single`."""
+
+    single: GemvKernel
+
+    def call(self, rows: int, n: int, k: int, a_splits: int, round_a: bool) -> KernelCall | None:
+        single = gemv_call(rows, n, k)
+        if single is None or single.file is not self.single.file or not 1 <= a_splits <= MAX_SPLITS:
+            return None
+        s = single.constant("S")
+        return self.file.call(single.workgroups, M=rows, N=n, K=k, S=s, a_splits=a_splits, round_a=int(round_a))
+
+
+def _summed(single: GemvKernel, name: str) -> SummedGemvKernel:
+    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
+    file = KernelFile(
+        f"gemv_bf16_nt_summed_{name}_sm90",
+        SUMMED,
+        warps=single.file.warps,
+        stages=single.file.stages,
+        bf16_rounding_only=True,
+        constexprs=constexprs,
+    )
+    return SummedGemvKernel(file, single)
+
+
+#: The summed operand on the 16- and 64-row tiles and the 64-column K tiles (LAuReL's right linear).
+GEMV_SUMMED_SM90 = (_summed(GEMV_ROWS16_SM90, "m16"), _summed(GEMV_ROWS64_SM90, "m64"), _summed(GEMV_K64_SM90, "k64"))
+
+
+def summed_gemv_call(rows: int, n: int, k: int, a_splits: int, round_a: bool) -> KernelCall | None:
+    """The partials of round(sum of A's `a_splits` partials) @ B^T in one launch where a file covers them (None:
+    IREE's sum and rounding, then the decode-linear kernel)."""
+    calls = (kernel.call(rows, n, k, a_splits, round_a) for kernel in GEMV_SUMMED_SM90)
+    return next((c for c in calls if c is not None), None)

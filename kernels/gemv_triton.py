@@ -48,11 +48,15 @@ def _splitk_tile(
     BK: tl.constexpr,
     NARROW: tl.constexpr,
     s_ptr=None,
-    round_scale=0,
+    round_in=0,
     SCALED: tl.constexpr = False,
+    a_splits=1,
+    SUMMED: tl.constexpr = False,
 ):
     """The partials of one (M tile, N tile, K range): BK columns at a time, in K order. SCALED: A is F32 and each
-    of its columns is multiplied by S_[k] (BF16) and rounded where `round_scale` says, then read as BF16."""
+    of its columns is multiplied by S_[k] (BF16) and rounded where `round_in` says, then read as BF16. SUMMED: A
+    is `a_splits` F32 partial sums [a_splits, M, K] of another linear, added in order from zero and rounded where
+    `round_in` says (`partials_sum.mlir.j2`'s sum and rounding), then read as BF16."""
     span = K // S
     rows = tile_m * BM + tl.arange(0, BM)
     cols = tile_n * BN + tl.arange(0, BN)
@@ -61,10 +65,18 @@ def _splitk_tile(
     b_tile = b_ptr + cols[None, :].to(tl.int64) * K + ks[:, None]
     acc = tl.full((BM, BN), 0.0, tl.float32)
     for _ in range(0, span // BK):
-        a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
+        if SUMMED:
+            a = tl.full((BM, BK), 0.0, tl.float32)
+            for j in range(0, a_splits):
+                a += tl.load(a_tile + j * M * K, mask=rows[:, None] < M, other=0.0)
+            if round_in:
+                a = _round_to_bf16(a)
+            a = _as_bf16(_round_to_bf16(a))  # the linear's BF16 operand
+        else:
+            a = tl.load(a_tile, mask=rows[:, None] < M, other=0.0)
         if SCALED:
             scaled = a * _from_bf16(tl.load(s_ptr + ks))[None, :]
-            if round_scale:
+            if round_in:
                 scaled = _round_to_bf16(scaled)
             a = _as_bf16(_round_to_bf16(scaled))  # the linear's BF16 operand
             ks += BK
@@ -113,6 +125,24 @@ def gemv_bf16_nt_scaled_splitk(
     tile_n = (pid // tiles_m) % tiles_n
     split = pid // (tiles_m * tiles_n)
     _splitk_tile(a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, False, s_ptr, round_scale, True)
+
+
+@triton.jit
+def gemv_bf16_nt_summed_splitk(
+    a_ptr, b_ptr, p_ptr, M, N, K, S, a_splits, round_a, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """The single entry's partials of round(sum of A's partials) @ B^T, for A handed over as another decode linear's
+    `a_splits` F32 partial sums (LAuReL's left linear, read by its right one): their sum and rounding done as A is
+    read, in the order and at the point `partials_sum.mlir.j2` has them."""
+    pid = tl.program_id(0)
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = N // BN
+    tile_m = pid % tiles_m
+    tile_n = (pid // tiles_m) % tiles_n
+    split = pid // (tiles_m * tiles_n)
+    _splitk_tile(
+        a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, False, None, round_a, False, a_splits, True
+    )
 
 
 @triton.jit

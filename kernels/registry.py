@@ -14,7 +14,7 @@ from .attention import ATTENTION_SM90
 from .conv import GLU_DEPTHWISE_SM90
 from .decode_attention import DECODE_ATTENTION_SM90
 from .gemm import GEMM_SM90
-from .gemv import GEMV_GELU_PRODUCT_SM90, GEMV_GROUPS_SM90, GEMV_SCALED_SM90, GEMV_SM90
+from .gemv import GEMV_GELU_PRODUCT_SM90, GEMV_GROUPS_SM90, GEMV_SCALED_SM90, GEMV_SM90, GEMV_SUMMED_SM90
 from .reductions import (
     LANE_SUMS_SM90,
     PARTIAL_NORM_KV_SM90,
@@ -36,6 +36,7 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     *(kernel.file for kernel in GEMV_GROUPS_SM90),
     *(kernel.file for kernel in GEMV_GELU_PRODUCT_SM90),
     *(kernel.file for kernel in GEMV_SCALED_SM90),
+    *(kernel.file for kernel in GEMV_SUMMED_SM90),
     ATTENTION_SM90.file,
     DECODE_ATTENTION_SM90.scores,
     DECODE_ATTENTION_SM90.values,

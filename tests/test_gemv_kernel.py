@@ -30,10 +30,12 @@ from gemma3n_iree.kernels import (
     GEMV_GROUPS_SM90,
     GEMV_SCALED_SM90,
     GEMV_SM90,
+    GEMV_SUMMED_SM90,
     gelu_product_call,
     gemv_call,
     gemv_group_call,
     scaled_gemv_call,
+    summed_gemv_call,
 )
 from gemma3n_iree.kernels.gemv import (
     GEMV_K64_SM90,
@@ -273,6 +275,55 @@ def test_interpreted_scaled_kernel_is_the_single_launch_on_the_rounded_scaled_in
            *call.constants, **dict(call.file.constexprs))  # fmt: skip
     scaled = torch.from_numpy(round_bf16((x * scale).astype(np.float32))).to(torch.bfloat16)  # exact conversion
     launch(single.file.entry, single.workgroups, scaled, w, want, *single.constants, **dict(single.file.constexprs))
+    np.testing.assert_array_equal(got.numpy().view(np.uint32), want.numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("kernel", GEMV_SUMMED_SM90, ids=lambda k: k.file.stem)
+def test_committed_summed_ptx_rebuilds_and_takes_the_partials_count_and_rounding(kernel, tmp_path):
+    ptx = rebuilt_ptx(kernel.file, tmp_path)
+    # A's partials, B, P; M, N, K, S, a_splits, round_a
+    assert entry_parameters(ptx, kernel.file.entry) == [".u64"] * 3 + [".u32"] * 6
+    assert "fma" not in ptx  # the partials' adds round on their own
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    which=st.sampled_from(GEMV_SUMMED_SM90),
+    rows=st.integers(1, 64),
+    tiles_n=st.integers(1, 3),
+    k_tiles=st.sampled_from([1, 2]),
+    a_splits=st.integers(1, 16),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_summed_kernel_is_the_single_launch_on_the_rounded_sum_of_the_partials(
+    which, rows, tiles_n, k_tiles, a_splits, seed
+):
+    """Random F32 partials of A: the summed entry's partials are bit for bit the single entry's partials of
+    round_bf16 of their sum added in order from zero (`partials_sum.mlir.j2`'s), every element written."""
+    import torch
+
+    from gemma3n_iree.contracts.emulation import round_bf16
+
+    rows = min(rows, which.single.max_rows)
+    n, k = which.bn * tiles_n, which.bk * k_tiles
+    call, single = summed_gemv_call(rows, n, k, a_splits, True), gemv_call(rows, n, k)
+    if single is None or single.file is not which.single.file:  # another file serves these rows
+        return
+    assert call.file is which.file and call.workgroups == single.workgroups
+    rng = np.random.default_rng(seed)
+    parts = rng.standard_normal((a_splits, rows, k), dtype=np.float32) * np.exp2(rng.integers(-6, 6, (a_splits, 1, 1)))
+    parts = parts.astype(np.float32)
+    w = torch.from_numpy(rng.standard_normal((n, k), dtype=np.float32)).to(torch.bfloat16)
+    s = call.constant("S")
+    launch = interpreted_kernels("gemv_triton.py")
+    got, want = (torch.full((s, rows, n), float("nan")) for _ in range(2))
+    launch(call.file.entry, call.workgroups, torch.from_numpy(parts), w, got, *call.constants,
+           **dict(call.file.constexprs))  # fmt: skip
+    total = np.zeros((rows, k), np.float32)
+    for part in parts:
+        total = (total + part).astype(np.float32)
+    a = torch.from_numpy(round_bf16(total)).to(torch.bfloat16)  # exact conversion of BF16 values
+    launch(single.file.entry, single.workgroups, a, w, want, *single.constants, **dict(single.file.constexprs))
     np.testing.assert_array_equal(got.numpy().view(np.uint32), want.numpy().view(np.uint32))
 
 

@@ -282,7 +282,12 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.scaled_linear(2, 2048, 256, "ple_gate.scale"), builtin_decoder_config("e4b")),
     ),
     ("partials_sum", "partials_sum", _decoder(lambda o: o.partials_sum(16, 2, 64), builtin_decoder_config("e4b"))),
-    (  # the readers of those partial sums
+    (  # LAuReL at a decode step: the right linear's kernel, then the LAuReL residual's
+        "laurel_kernel",
+        "laurel",
+        _decoder(lambda o: o.laurel(2, "bf16"), builtin_decoder_config("e4b")),
+    ),
+    (  # the readers of those partial sums: LAuReL's right linear reading the left one's
         "laurel_partials",
         "laurel",
         _decoder(lambda o: o.laurel(2, "bf16", 16), builtin_decoder_config("e4b")),

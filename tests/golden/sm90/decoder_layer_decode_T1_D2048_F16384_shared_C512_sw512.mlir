@@ -7,7 +7,7 @@ func.func private @decoder_layer_decode_T1_D2048_F16384_shared_C512_sw512(%strea
   %active = stablehlo.reshape %active_3d : (!one) -> !x
   %xn = func.call @mlx_rms_norm_R1_D2048_Ksm90_Ybf16(%active, %w_input_layernorm) : (tensor<1x2048xf32>, tensor<2048xbf16>) -> (tensor<1x2048xbf16>)
   %inputs:2 = func.call @decode_linears_T1_K2048_N64x2048_P16_Xbf16(%xn, %w_laurel_linear_left, %w_self_attn_q_proj) : (tensor<1x2048xbf16>, tensor<64x2048xbf16>, tensor<2048x2048xbf16>) -> (tensor<16x1x64xf32>, tensor<16x1x2048xf32>)
-  %lau = func.call @laurel_T1_D2048_R64_Xbf16_P16(%xn, %inputs#0, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<1x2048xbf16>, tensor<16x1x64xf32>, tensor<2048x64xbf16>, tensor<2048xbf16>) -> (tensor<1x2048xf32>)
+  %lau = func.call @laurel_T1_D2048_R64_Xbf16_P16_Ksm90(%xn, %inputs#0, %w_laurel_linear_right, %w_laurel_post_laurel_norm) : (tensor<1x2048xbf16>, tensor<16x1x64xf32>, tensor<2048x64xbf16>, tensor<2048xbf16>) -> (tensor<1x2048xf32>)
   %q = func.call @query_projection_T1_D2048_H8_hd256_Xbf16_P16(%inputs#1, %w_self_attn_q_norm, %cos, %sin) : (tensor<16x1x2048xf32>, tensor<256xbf16>, tensor<1x256xf32>, tensor<1x256xf32>) -> (tensor<1x8x256xbf16>)
   %cache_rows = stablehlo.reshape %cache : (tensor<3x20480x2x256xbf16>) -> tensor<61440x2x256xbf16>
 %attended = func.call @decoder_attention_decode_T1_C512_H8_K2_hd256_sw512_Ksm90_Qbf16(%q, %cache_rows, %k_at, %cache_rows, %v_at, %qpos) : (tensor<1x8x256xbf16>, tensor<61440x2x256xbf16>, tensor<1x1xi32>, tensor<61440x2x256xbf16>, tensor<1x1xi32>, tensor<1xi32>) -> (tensor<1x8x256xf32>)

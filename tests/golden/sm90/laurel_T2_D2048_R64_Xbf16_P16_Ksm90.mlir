@@ -1,19 +1,19 @@
 !x = tensor<2x2048xf32>
-func.func private @laurel_T2_D2048_R64_Xbf16_P16(%xn: tensor<2x2048xbf16>, %left_partials: tensor<16x2x64xf32>, %w_right: tensor<2048x64xbf16>, %w_norm: tensor<2048xbf16>) -> !x {
-  %left = func.call @partials_sum_P16_T2_N64(%left_partials) : (tensor<16x2x64xf32>) -> (tensor<2x64xf32>)
-  %left_op = stablehlo.convert %left : (tensor<2x64xf32>) -> tensor<2x64xbf16>
+func.func private @laurel_T2_D2048_R64_Xbf16_P16_Ksm90(%xn: tensor<2x2048xbf16>, %left_partials: tensor<16x2x64xf32>, %w_right: tensor<2048x64xbf16>, %w_norm: tensor<2048xbf16>) -> !x {
   %right_partials_c0 = arith.constant 2 : i32
 %right_partials_c1 = arith.constant 2048 : i32
 %right_partials_c2 = arith.constant 64 : i32
 %right_partials_c3 = arith.constant 1 : i32
-%right_partials = hal.dispatch.extern "gemv_bf16_nt_splitk"(%left_op, %w_right, %right_partials_c0, %right_partials_c1, %right_partials_c2, %right_partials_c3) : (tensor<2x64xbf16>, tensor<2048x64xbf16>, i32, i32, i32, i32) -> tensor<1x2x2048xf32>
+%right_partials_c4 = arith.constant 16 : i32
+%right_partials_c5 = arith.constant 1 : i32
+%right_partials = hal.dispatch.extern "gemv_bf16_nt_summed_splitk"(%left_partials, %w_right, %right_partials_c0, %right_partials_c1, %right_partials_c2, %right_partials_c3, %right_partials_c4, %right_partials_c5) : (tensor<16x2x64xf32>, tensor<2048x64xbf16>, i32, i32, i32, i32, i32, i32) -> tensor<1x2x2048xf32>
     count(%device: !hal.device) -> (index, index, index) {
       %workgroups = arith.constant 32 : index
       %one = arith.constant 1 : index
       hal.return %workgroups, %one, %one : index, index, index
     }
-    layout(#hal.pipeline.layout<constants = 4, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
-    objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/gemv_bf16_nt_k64_sm90.ptx"}>]})
+    layout(#hal.pipeline.layout<constants = 6, bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>]>)
+    objects({ #hal.executable.target<"cuda", "cuda-nvptx-fb"> ordinal(0) = [#hal.executable.object<{path = "<ptx>/gemv_bf16_nt_summed_k64_sm90.ptx"}>]})
     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = 10240>
   %out_c0 = arith.constant 2 : i32
 %out_c1 = arith.constant 2048 : i32
