@@ -56,7 +56,7 @@ from ..contracts.policy import NumericContract
 from ..model.audio_weights import HF_LAYOUT, WeightLayout
 from ..model.decoder_config import DecoderConfig
 from ..model.decoder_weights import HOST_TABLES, decoder_weight_specs, layer_weight_names
-from .decoder_kernels import attention_launches
+from .decoder_kernels import attention_launches, value_partials_splits
 from .decoder_norms import carrier
 from .decoder_ops import DecoderOpEmitter
 from .entries import (
@@ -356,18 +356,26 @@ class _ProgramEmitter:
         cache_rows = self.cache_dtype if phase == "decode" else None  # a decode step's K/V only feed the cache
         inputs = ops.attention_inputs(queries, x_dtype, cache_rows if owns else None) if phase == "decode" else None
         splits = DecodeLinears.from_symbol(inputs.symbol).splits if inputs else None
+        # a decode step's value products handed to the output projection unsummed, where its kernel reads them
+        value_splits = (
+            value_partials_splits(ops.kernels, self.spec.contract, cfg, queries, attn_columns, sliding)
+            if phase == "decode"
+            else None
+        )
         calls = {
             "predict": ops.altup_predict(queries),
             "norm": norm,
             "laurel": ops.laurel(queries, x_dtype, splits),
             "query": ops.query_projection(queries, x_dtype, splits),
-            "residual": ops.attention_residual(queries),
+            "residual": ops.attention_residual(queries, value_splits),
             "mlp": ops.mlp(queries, width, sparsity),
             "correct": ops.altup_correct(queries),
             "ple_gate": ops.ple_gate(queries),
         }
         q_dtype = "bf16" if calls["query"].result_types[0].endswith("xbf16>") else "f32"
-        calls["core"] = ops.attention_core(phase, per_prompt, attn_columns, sliding, ring, self.flat_type, q_dtype)
+        calls["core"] = ops.attention_core(
+            phase, per_prompt, attn_columns, sliding, ring, self.flat_type, q_dtype, value_splits is not None
+        )
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries, x_dtype, cache_rows, splits)
         # the readers of the normalized input: its linears, or their partial sums from one launch (`inputs`)

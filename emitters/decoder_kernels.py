@@ -25,6 +25,7 @@ from ..kernels import (
     partial_norm_kv_call,
     partial_norm_residual_call,
     partial_norm_streams_call,
+    summed_gemv_call,
 )
 from ..model.decoder_config import DecoderConfig
 from .kernels import LinkedKernels
@@ -64,6 +65,21 @@ def attention_launches(
     if scores is None or values is None or (decode and softmax is None):
         return None
     return AttentionLaunches(scores, values, softmax)
+
+
+def value_partials_splits(
+    kernels: LinkedKernels, contract: NumericContract, cfg: DecoderConfig, queries: int, columns: int, sliding: bool
+) -> int | None:
+    """At a decode step: how many column ranges the values kernel sums in, where the attention hands its partial
+    sums over unsummed (the output projection's summed entry and the residual kernel linked, at most the entry's
+    `MAX_SPLITS` ranges); None: the attention adds and rounds them itself."""
+    launches = attention_launches(kernels, cfg, "decode", queries, columns, sliding)
+    width = cfg.num_attention_heads * cfg.head_dim
+    if launches is None or LayerKernels(kernels, contract, cfg).residual("attention", queries, width) is None:
+        return None
+    splits = launches.values.call.constant("S")
+    reads = summed_gemv_call(queries, cfg.hidden_size, width, splits, contract.rounds_at("attention.output"))
+    return splits if kernels.launch(reads) is not None else None
 
 
 #: The rounding point of each single residual after a partials norm (the attention's are its own three).

@@ -364,7 +364,15 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
 
     # ------------------------------------------------------------------ attention
     def attention_core(
-        self, phase: str, queries: int, columns: int, sliding: bool, ring: int, rows: str = "", q_dtype: str = "f32"
+        self,
+        phase: str,
+        queries: int,
+        columns: int,
+        sliding: bool,
+        ring: int,
+        rows: str = "",
+        q_dtype: str = "f32",
+        partials_out: bool = False,
     ) -> Func:
         """prefill: `queries` over a prompt's `columns` keys (a sliding layer's denominator over its ring of
         `ring` columns); decode: each query over its own `columns` cache rows, gathered as F32 [queries, columns,
@@ -385,6 +393,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         denominator = None if softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         if q_dtype != "f32" and not (phase == "decode" and kernel and q_dtype == self.contract.operand_dtype):
             raise ValueError(f"{q_dtype} queries: only the decode-attention kernels read their operand's dtype")
+        if partials_out and not (phase == "decode" and kernel):
+            raise ValueError("only the decode-attention kernels hand their value partial sums over unsummed")
+        value_splits = launches.values.call.constant("S") if launches else None
+        out = f32([value_splits, queries, h * hd]) if partials_out else q
         if phase == "decode" and kernel:
             if not rows.endswith(f"x{self.contract.operand_dtype}>"):
                 raise ValueError(
@@ -408,9 +420,10 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
                 widened=self.widened,
                 kernel=kernel,
                 q_dtype=q_dtype,
+                partials_out=partials_out,
             ).symbol,
             (tensor([queries, h, hd], q_dtype), *(t for _, t in kv_args), tensor([queries], "i32")),
-            (q,),
+            (out,),
         )
         part = (
             "decoder_attention.denominator.ring.mlir.j2"
@@ -441,21 +454,42 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             scores_kernel=launches and launches.scores,
             values_kernel=launches and launches.values,
             softmax_kernel=softmax,
-            value_splits=launches.values.call.constant("S") if launches else None,
+            value_splits=value_splits,
+            out_type=out,
+            output_part="decoder_attention.output.partials.mlir.j2"
+            if partials_out
+            else "decoder_attention.output.mlir.j2",
             mask_value=BF16_MIN,
         )
 
-    def attention_residual(self, tokens: int) -> Func:
+    def attention_residual(self, tokens: int, partials: int | None = None) -> Func:
+        """The output projection and the attention residual; with `partials` (`value_partials_splits`), the
+        attention's value partial sums of that many column ranges arrive and the projection's kernel reads them."""
         cfg = self._cfg
         d, h, hd = cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim
         kernels = self._layer_kernels.residual("attention", tokens, h * hd)
         x = f32([tokens, d])
+        attended = f32([partials, tokens, h * hd]) if partials else f32([tokens, h, hd])
         func = Func(
-            AttentionResidual(tokens, d, h * hd, kernel=kernels is not None).symbol,
-            (x, f32([tokens, h, hd]), bf16_tensor([d, h * hd]), bf16_tensor([d]), x),
+            AttentionResidual(tokens, d, h * hd, kernel=kernels is not None, partials=partials).symbol,
+            (x, attended, bf16_tensor([d, h * hd]), bf16_tensor([d]), x),
             (x,),
         )
         shape = dict(tokens=tokens, d=d, heads=h, head_dim=hd, width=h * hd)
+        if partials is not None:
+            round_a = self.contract.rounds_at("attention.output")
+            summed = self.kernels.launch(summed_gemv_call(tokens, d, h * hd, partials, round_a))
+            if kernels is None or summed is None:
+                raise ValueError("the output projection reads the value partial sums only in the summed entry")
+            return self._add(
+                "attention_residual.summed.kernel.mlir.j2",
+                func,
+                gemv=summed,
+                residual_kernel=kernels[1],
+                splits=summed.call.constant("S"),
+                partials=partials,
+                **shape,
+            )
         if kernels is not None:
             gemv, residual = kernels
             splits = gemv.call.constant("S")

@@ -419,6 +419,8 @@ class DecoderAttention(Specialisation):
     widened: bool = token(Flag(WIDENED), default=False)
     kernel: bool = token(Flag(KERNEL), default=False)  # decode: the contractions in the committed kernels
     q_dtype: str = token(Choice("Q", DTYPES, omitted="f32"), default="f32")  # decode kernels: BF16 queries arrive
+    # decode kernels: the value products' F32 partial sums handed over unsummed (the output projection reads them)
+    partials_out: bool = token(Flag("Pout"), default=False)
 
 
 @dataclass(frozen=True)
@@ -428,6 +430,8 @@ class AttentionResidual(Specialisation):
     d: int = token(Int("D"))
     width: int = token(Int("Q"))
     kernel: bool = token(Flag(KERNEL), default=False)  # the output projection's kernel, then the residual's
+    # the attention's value partial sums of this many column ranges arrive, read by the output projection's kernel
+    partials: int | None = token(OptionalInt("P"), default=None)
 
 
 @dataclass(frozen=True)

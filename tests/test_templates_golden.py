@@ -258,6 +258,19 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         "key_value_projection",
         _decoder(lambda o: o.key_value_projection(2, "bf16", "bf16"), builtin_decoder_config("e4b")),
     ),
+    (  # the decode attention handing its value products' partial sums to the output projection unsummed
+        "attention_core_decode_value_partials",
+        "attention_core",
+        _decoder(
+            lambda o: o.attention_core("decode", 1, 512, True, 512, "tensor<2048x2x256xbf16>", "bf16", True),
+            builtin_decoder_config("e4b"),
+        ),
+    ),
+    (  # the output projection reading them (the decode-linear kernel's summed entry), then the residual's kernel
+        "attention_residual_value_partials",
+        "attention_residual",
+        _decoder(lambda o: o.attention_residual(1, 8), builtin_decoder_config("e4b")),
+    ),
     (  # the decode-attention kernels reading the queries as the query projection's head-row kernel hands them
         "attention_core_decode_bf16_queries",
         "attention_core",

@@ -5,7 +5,7 @@
 !stat = tensor<2x2x2xf32>
 !mask = tensor<2x6xi1>
 !pos = tensor<2x6xi32>
-func.func private @decoder_attention_decode_T2_C6_H4_K2_hd16_sw6_Df32(%q: !q_in, %k: !kv, %v: !kv, %qpos: tensor<2xi32>) -> !q {
+func.func private @decoder_attention_decode_T2_C6_H4_K2_hd16_sw6_Df32(%q: !q_in, %k: !kv, %v: !kv, %qpos: tensor<2xi32>) -> tensor<2x4x16xf32> {
   %q_groups = stablehlo.reshape %q : (!q_in) -> tensor<2x2x2x16xf32>
   %q_op = stablehlo.reduce_precision %q_groups, format = e8m7 : tensor<2x2x2x16xf32>
   %k_op = stablehlo.reduce_precision %k, format = e8m7 : tensor<2x6x2x16xf32>

@@ -5,7 +5,7 @@
 !stat = tensor<1x2x4xf32>
 !mask = tensor<1x128xi1>
 !pos = tensor<1x128xi32>
-func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90_Qbf16(%q: !q_in, %k_rows: tensor<2048x2x256xbf16>, %k_at: tensor<1x1xi32>, %v_rows: tensor<2048x2x256xbf16>, %v_at: tensor<1x1xi32>, %qpos: tensor<1xi32>) -> !q {
+func.func private @decoder_attention_decode_T1_C128_H8_K2_hd256_Ksm90_Qbf16(%q: !q_in, %k_rows: tensor<2048x2x256xbf16>, %k_at: tensor<1x1xi32>, %v_rows: tensor<2048x2x256xbf16>, %v_at: tensor<1x1xi32>, %qpos: tensor<1xi32>) -> tensor<1x8x256xf32> {
   %q_groups = stablehlo.reshape %q : (!q_in) -> tensor<1x2x4x256xbf16>
   %q_op = stablehlo.convert %q_groups : (tensor<1x2x4x256xbf16>) -> tensor<1x2x4x256xbf16>
   %scores_c0 = arith.constant 2 : i32
