@@ -56,6 +56,13 @@ MLP_DOWN_PART = "decoder_mlp.down.kernel.mlir.j2"
 SELECT_CHUNK = 1024
 
 
+def _mlp_func(spec: DecoderMlp) -> Func:
+    """The MLP's function: h and its five weights (pre-norm, gate, up, down, post-norm) in, h + MLP(h) out."""
+    x, d, width = f32([spec.tokens, spec.d]), spec.d, spec.width
+    weights = ([d], [width, d], [width, d], [d, width], [d])
+    return Func(spec.symbol, (x, *(bf16_tensor(shape) for shape in weights)), (x,))
+
+
 class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     """Renders the decoder's op-family templates; `cfg` supplies eps, widths and the AltUp layout."""
 
@@ -567,19 +574,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
             + [gelu]
             + ([topk] if topk else [])
         )
-        x = f32([tokens, d])
-        func = Func(
-            DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None, kernel=tail is not None).symbol,
-            (
-                x,
-                bf16_tensor([d]),
-                bf16_tensor([width, d]),
-                bf16_tensor([width, d]),
-                bf16_tensor([d, width]),
-                bf16_tensor([d]),
-            ),
-            (x,),
-        )
+        func = _mlp_func(DecoderMlp(tokens, d, width, sparsity if sparsity > 0 else None, kernel=tail is not None))
         return self._add(
             "decoder_mlp.mlir.j2",
             func,
@@ -604,19 +599,7 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
     def _mlp_gelu_product(self, tokens: int, width: int, norm: Func, product: Launch, tail: tuple[Launch, Launch]):
         """`mlp` at a decode step in the GELU-product kernel, the down-projection's and the residual's."""
         d = self._cfg.hidden_size
-        x = f32([tokens, d])
-        func = Func(
-            DecoderMlp(tokens, d, width, None, kernel=True, gelu_product=True).symbol,
-            (
-                x,
-                bf16_tensor([d]),
-                bf16_tensor([width, d]),
-                bf16_tensor([width, d]),
-                bf16_tensor([d, width]),
-                bf16_tensor([d]),
-            ),
-            (x,),
-        )
+        func = _mlp_func(DecoderMlp(tokens, d, width, None, kernel=True, gelu_product=True))
         return self._add(
             "decoder_mlp.gelu_product.kernel.mlir.j2",
             func,

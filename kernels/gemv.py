@@ -115,6 +115,38 @@ def gemv_call(rows: int, cols: int, k: int) -> KernelCall | None:
     )
 
 
+@dataclass(frozen=True)
+class GemvVariant(TiledKernel):
+    """Another entry of the decode-linear kernel on the tiles and K split of `single` (the same BM, BN, BK, warps and
+    stages), so each of its programs sums what `single`'s would: the same bits, with more done around them."""
+
+    single: GemvKernel
+
+    def single_call(self, rows: int, n: int, k: int) -> KernelCall | None:
+        """`single`'s launch for the linear, or None where another file (or none) would serve it."""
+        call = gemv_call(rows, n, k)
+        return call if call is not None and call.file is self.single.file else None
+
+
+def _variant_file(single: GemvKernel, stem: str, signature: KernelSignature) -> KernelFile:
+    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
+    return KernelFile(
+        f"gemv_bf16_nt_{stem}_sm90",
+        signature,
+        warps=single.file.warps,
+        stages=single.file.stages,
+        bf16_rounding_only=True,
+        constexprs=constexprs,
+    )
+
+
+def _first_call(kernels: tuple[GemvVariant, ...], *args: object) -> KernelCall | None:
+    """The first of `kernels` that serves the call (they are tried narrowest tiles first)."""
+    return next((c for kernel in kernels if (c := kernel.call(*args)) is not None), None)
+
+
+#: The 16- and 64-row tiles the variants run on.
+_VARIANT_TILES = ((GEMV_ROWS16_SM90, "m16"), (GEMV_ROWS64_SM90, "m64"))
 #: The group entries by member count.
 GROUP_ENTRIES = {2: "pair", 4: "quad"}
 
@@ -138,11 +170,9 @@ def _group_signature(members: int) -> KernelSignature:
 
 
 @dataclass(frozen=True)
-class GemvGroupKernel(TiledKernel):
-    """`members` linears of one input in one launch, each on the tiles of `single` (the same BM, BN, BK and K
-    split), so each member's partials are the single launch's bits; one launch where there were `members`."""
-
-    single: GemvKernel
+class GemvGroupKernel(GemvVariant):
+    """`members` linears of one input in one launch, each member's partials the single launch's bits; one launch
+    where there were `members`."""
 
     @property
     def members(self) -> int:
@@ -151,45 +181,28 @@ class GemvGroupKernel(TiledKernel):
     def call(self, rows: int, outs: tuple[int, ...], k: int) -> KernelCall | None:
         """P, the members' [S, rows, outs[i]] partials one after the other, or None where the members' single
         launches would not all be this file's single file with one K split (then they stay single launches)."""
-        if len(outs) != self.members or gemv_call(rows, outs[0], k) is None:
+        if len(outs) != self.members:
             return None
-        singles = [gemv_call(rows, n, k) for n in outs]
-        if any(c is None or c.file is not self.single.file for c in singles):
-            return None
-        splits = {c.constant("S") for c in singles}
-        if len(splits) != 1:
+        singles = [self.single_call(rows, n, k) for n in outs]
+        if any(c is None for c in singles) or len({c.constant("S") for c in singles}) != 1:
             return None
         widths = {f"N{i}": n for i, n in enumerate(outs)}
-        return self.file.call(sum(c.workgroups for c in singles), M=rows, K=k, S=splits.pop(), **widths)
-
-
-def _group(single: GemvKernel, members: int, name: str) -> GemvGroupKernel:
-    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
-    return GemvGroupKernel(
-        KernelFile(
-            f"gemv_bf16_nt_{GROUP_ENTRIES[members]}_{name}_sm90",
-            _group_signature(members),
-            warps=single.file.warps,
-            stages=single.file.stages,
-            bf16_rounding_only=True,
-            constexprs=constexprs,
-        ),
-        single,
-    )
+        splits = singles[0].constant("S")
+        return self.file.call(sum(c.workgroups for c in singles), M=rows, K=k, S=splits, **widths)
 
 
 #: Pairs (the MLP's gate and up) and quads (LAuReL's left linear, q, k, v) on the 16- and 64-row tiles.
 GEMV_GROUPS_SM90 = tuple(
-    _group(single, members, name)
+    GemvGroupKernel(_variant_file(single, f"{GROUP_ENTRIES[members]}_{name}", _group_signature(members)), single)
     for members in GROUP_ENTRIES
-    for single, name in ((GEMV_ROWS16_SM90, "m16"), (GEMV_ROWS64_SM90, "m64"))
+    for single, name in _VARIANT_TILES
 )
 
 
 def gemv_group_call(rows: int, outs: tuple[int, ...], k: int) -> KernelCall | None:
     """One launch for the linears of one input with `outs` outputs each, where a group file covers them (None:
     they stay one launch each)."""
-    return next((c for kernel in GEMV_GROUPS_SM90 if (c := kernel.call(rows, outs, k)) is not None), None)
+    return _first_call(GEMV_GROUPS_SM90, rows, outs, k)
 
 
 #: The GELU product's rounding push constants after its two F32 constants, each with its contract point: the
@@ -224,37 +237,25 @@ GELU_PRODUCT = KernelSignature(
 
 
 @dataclass(frozen=True)
-class GeluProductKernel(TiledKernel):
-    """round(gelu_tanh(round(A @ G^T)) * round(A @ U^T)) as BF16 in one launch, on the tiles of `single`, where
-    neither linear is split (so each sum is the unsplit launch's bits)."""
-
-    single: GemvKernel
+class GeluProductKernel(GemvVariant):
+    """round(gelu_tanh(round(A @ G^T)) * round(A @ U^T)) as BF16 in one launch, where neither linear is split (so
+    each sum is the unsplit launch's bits)."""
 
     def call(
         self, rows: int, n: int, k: int, k_cubic: float, k_sqrt: float, rounds: dict[str, bool]
     ) -> KernelCall | None:
         """The launch for [rows, k] inputs and n outputs (`rounds`: by `GELU_PRODUCT_POINTS` name), or None."""
-        single = gemv_call(rows, n, k)
-        if single is None or single.file is not self.single.file or single.constant("S") != 1:
+        single = self.single_call(rows, n, k)
+        if single is None or single.constant("S") != 1:
             return None
         return self.file.call(single.workgroups, M=rows, N=n, K=k, k_cubic_bits=k_cubic, k_sqrt_bits=k_sqrt, **rounds)
 
 
-def _gelu_product(single: GemvKernel, name: str) -> GeluProductKernel:
-    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
-    file = KernelFile(
-        f"gemv_bf16_nt_gelu_product_{name}_sm90",
-        GELU_PRODUCT,
-        warps=single.file.warps,
-        stages=single.file.stages,
-        bf16_rounding_only=True,
-        constexprs=constexprs,
-    )
-    return GeluProductKernel(file, single)
-
-
 #: The GELU product on the 16- and 64-row tiles.
-GEMV_GELU_PRODUCT_SM90 = (_gelu_product(GEMV_ROWS16_SM90, "m16"), _gelu_product(GEMV_ROWS64_SM90, "m64"))
+GEMV_GELU_PRODUCT_SM90 = tuple(
+    GeluProductKernel(_variant_file(single, f"gelu_product_{name}", GELU_PRODUCT), single)
+    for single, name in _VARIANT_TILES
+)
 
 
 def gelu_product_call(
@@ -262,115 +263,79 @@ def gelu_product_call(
 ) -> KernelCall | None:
     """The MLP's gate, up and GELU product in one launch where a file covers it (None: the pair and IREE's
     elementwise product)."""
-    calls = (kernel.call(rows, n, k, k_cubic, k_sqrt, rounds) for kernel in GEMV_GELU_PRODUCT_SM90)
-    return next((c for c in calls if c is not None), None)
+    return _first_call(GEMV_GELU_PRODUCT_SM90, rows, n, k, k_cubic, k_sqrt, rounds)
 
 
-SCALED = KernelSignature(
-    source="gemv_triton",
-    entry="gemv_bf16_nt_scaled_splitk",
-    inputs=(Pointer("a", "f32"), Pointer("s", "bf16"), Pointer("b", "bf16")),
-    output=Pointer("p", "f32"),
-    constants=(
-        PushConstant("M"),
-        PushConstant("N", multiple_of_16=True),
-        PushConstant("K", multiple_of_16=True),
-        PushConstant("S"),
-        PushConstant("round_scale"),
-    ),
-    constexprs=("BM", "BN", "BK"),
-)
+def _operand_signature(
+    entry: str, a_dtype: str, extra: tuple[Pointer, ...], constants: tuple[str, ...]
+) -> KernelSignature:
+    """The single entry's parameters for an A read as `a_dtype` and turned into the BF16 operand as it is read."""
+    return KernelSignature(
+        source="gemv_triton",
+        entry=entry,
+        inputs=(Pointer("a", a_dtype), *extra, Pointer("b", "bf16")),
+        output=Pointer("p", "f32"),
+        constants=(
+            PushConstant("M"),
+            PushConstant("N", multiple_of_16=True),
+            PushConstant("K", multiple_of_16=True),
+            PushConstant("S"),
+            *(PushConstant(name) for name in constants),
+        ),
+        constexprs=("BM", "BN", "BK"),
+    )
+
+
+SCALED = _operand_signature("gemv_bf16_nt_scaled_splitk", "f32", (Pointer("s", "bf16"),), ("round_scale",))
+SUMMED = _operand_signature("gemv_bf16_nt_summed_splitk", "f32", (), ("a_splits", "round_a"))
 
 
 @dataclass(frozen=True)
-class ScaledGemvKernel(TiledKernel):
-    """The partials of round(A * s) @ B^T for F32 A and a BF16 scale s per input, the scaling done as A is read, on
-    the tiles and K split of `single` (so the partials are its launch's for the scaled BF16 operand)."""
-
-    single: GemvKernel
+class ScaledGemvKernel(GemvVariant):
+    """The partials of round(A * s) @ B^T for F32 A and a BF16 scale s per input, the scaling done as A is read
+    (the single launch's partials for the scaled BF16 operand)."""
 
     def call(self, rows: int, n: int, k: int, round_scale: bool) -> KernelCall | None:
-        single = gemv_call(rows, n, k)
-        if single is None or single.file is not self.single.file:
+        single = self.single_call(rows, n, k)
+        if single is None:
             return None
         s = single.constant("S")
         return self.file.call(single.workgroups, M=rows, N=n, K=k, S=s, round_scale=int(round_scale))
 
 
-def _scaled(single: GemvKernel, name: str) -> ScaledGemvKernel:
-    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
-    file = KernelFile(
-        f"gemv_bf16_nt_scaled_{name}_sm90",
-        SCALED,
-        warps=single.file.warps,
-        stages=single.file.stages,
-        bf16_rounding_only=True,
-        constexprs=constexprs,
-    )
-    return ScaledGemvKernel(file, single)
-
-
 #: The scaled operand on the 16- and 64-row tiles (the per-layer input gate).
-GEMV_SCALED_SM90 = (_scaled(GEMV_ROWS16_SM90, "m16"), _scaled(GEMV_ROWS64_SM90, "m64"))
+GEMV_SCALED_SM90 = tuple(
+    ScaledGemvKernel(_variant_file(single, f"scaled_{name}", SCALED), single) for single, name in _VARIANT_TILES
+)
 
 
 def scaled_gemv_call(rows: int, n: int, k: int, round_scale: bool) -> KernelCall | None:
     """The partials of round(A * s) @ B^T in one launch where a file covers them (None: IREE's scaling, then the
     decode-linear kernel)."""
-    return next((c for kernel in GEMV_SCALED_SM90 if (c := kernel.call(rows, n, k, round_scale)) is not None), None)
-
-
-SUMMED = KernelSignature(
-    source="gemv_triton",
-    entry="gemv_bf16_nt_summed_splitk",
-    inputs=(Pointer("a", "f32"), Pointer("b", "bf16")),
-    output=Pointer("p", "f32"),
-    constants=(
-        PushConstant("M"),
-        PushConstant("N", multiple_of_16=True),
-        PushConstant("K", multiple_of_16=True),
-        PushConstant("S"),
-        PushConstant("a_splits"),
-        PushConstant("round_a"),
-    ),
-    constexprs=("BM", "BN", "BK"),
-)
+    return _first_call(GEMV_SCALED_SM90, rows, n, k, round_scale)
 
 
 @dataclass(frozen=True)
-class SummedGemvKernel(TiledKernel):
+class SummedGemvKernel(GemvVariant):
     """The partials of round(sum of A's partials) @ B^T, A handed over as another decode linear's F32 partial sums
-    (their sum in order and its rounding done as A is read), on the tiles and K split of `single`."""
-
-    single: GemvKernel
+    (their sum in order and its rounding done as A is read)."""
 
     def call(self, rows: int, n: int, k: int, a_splits: int, round_a: bool) -> KernelCall | None:
-        single = gemv_call(rows, n, k)
-        if single is None or single.file is not self.single.file or not 1 <= a_splits <= MAX_SPLITS:
+        single = self.single_call(rows, n, k)
+        if single is None or not 1 <= a_splits <= MAX_SPLITS:
             return None
         s = single.constant("S")
         return self.file.call(single.workgroups, M=rows, N=n, K=k, S=s, a_splits=a_splits, round_a=int(round_a))
 
 
-def _summed(single: GemvKernel, name: str) -> SummedGemvKernel:
-    constexprs = tuple((key, value) for key, value in single.file.constexprs if key != "NARROW")
-    file = KernelFile(
-        f"gemv_bf16_nt_summed_{name}_sm90",
-        SUMMED,
-        warps=single.file.warps,
-        stages=single.file.stages,
-        bf16_rounding_only=True,
-        constexprs=constexprs,
-    )
-    return SummedGemvKernel(file, single)
-
-
 #: The summed operand on the 16- and 64-row tiles and the 64-column K tiles (LAuReL's right linear).
-GEMV_SUMMED_SM90 = (_summed(GEMV_ROWS16_SM90, "m16"), _summed(GEMV_ROWS64_SM90, "m64"), _summed(GEMV_K64_SM90, "k64"))
+GEMV_SUMMED_SM90 = tuple(
+    SummedGemvKernel(_variant_file(single, f"summed_{name}", SUMMED), single)
+    for single, name in (*_VARIANT_TILES, (GEMV_K64_SM90, "k64"))
+)
 
 
 def summed_gemv_call(rows: int, n: int, k: int, a_splits: int, round_a: bool) -> KernelCall | None:
     """The partials of round(sum of A's `a_splits` partials) @ B^T in one launch where a file covers them (None:
     IREE's sum and rounding, then the decode-linear kernel)."""
-    calls = (kernel.call(rows, n, k, a_splits, round_a) for kernel in GEMV_SUMMED_SM90)
-    return next((c for c in calls if c is not None), None)
+    return _first_call(GEMV_SUMMED_SM90, rows, n, k, a_splits, round_a)

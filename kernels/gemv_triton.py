@@ -113,17 +113,21 @@ def gemv_bf16_nt_splitk(
 
 
 @triton.jit
+def _program_tile(M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """The single entry's program order: M tiles fastest, then N tiles, then K ranges."""
+    pid = tl.program_id(0)
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = N // BN
+    return pid % tiles_m, (pid // tiles_m) % tiles_n, pid // (tiles_m * tiles_n)
+
+
+@triton.jit
 def gemv_bf16_nt_scaled_splitk(
     a_ptr, s_ptr, b_ptr, p_ptr, M, N, K, S, round_scale, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
 ):
     """The single entry's partials of round(A * S_) @ B^T for F32 A and a BF16 scale per column of A (the per-layer
     input gate's round(corrected * correct_output_scale), `ple_gate.scale`), the scaling done as A is read."""
-    pid = tl.program_id(0)
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = N // BN
-    tile_m = pid % tiles_m
-    tile_n = (pid // tiles_m) % tiles_n
-    split = pid // (tiles_m * tiles_n)
+    tile_m, tile_n, split = _program_tile(M, N, BM, BN)
     _splitk_tile(a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, False, s_ptr, round_scale, True)
 
 
@@ -134,12 +138,7 @@ def gemv_bf16_nt_summed_splitk(
     """The single entry's partials of round(sum of A's partials) @ B^T, for A handed over as another decode linear's
     `a_splits` F32 partial sums (LAuReL's left linear, read by its right one): their sum and rounding done as A is
     read, in the order and at the point `partials_sum.mlir.j2` has them."""
-    pid = tl.program_id(0)
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = N // BN
-    tile_m = pid % tiles_m
-    tile_n = (pid // tiles_m) % tiles_n
-    split = pid // (tiles_m * tiles_n)
+    tile_m, tile_n, split = _program_tile(M, N, BM, BN)
     _splitk_tile(
         a_ptr, b_ptr, p_ptr, M, N, K, S, tile_m, tile_n, split, BM, BN, BK, False, None, round_a, False, a_splits, True
     )
