@@ -311,6 +311,24 @@ def _short(logical: str) -> str:
     return "%w_" + logical.split(".", 2)[2].replace(".", "_")
 
 
+def _normalized_input_reads(owns: bool, grouped: bool) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """A layer's linears of the normalized input %xn (their weights, by reader: LAuReL, the queries, the keys and
+    values where the layer owns them) and what each reader is called with before its other arguments: %xn and its
+    weights, or (`grouped`: one launch gave their partial sums, `%inputs#i` in the linears' order) its members'
+    partial sums, LAuReL taking %xn too for its residual."""
+    linears = {
+        "laurel": ["%w_laurel_linear_left"],
+        "query": ["%w_self_attn_q_proj"],
+        "kv_proj": ["%w_self_attn_k_proj", "%w_self_attn_v_proj"] if owns else [],
+    }
+    if not grouped:
+        return linears, {name: ["%xn", *weights] for name, weights in linears.items()}
+    members = iter(f"%inputs#{i}" for i in range(sum(len(w) for w in linears.values())))
+    reads = {name: [next(members) for _ in weights] for name, weights in linears.items()}
+    reads["laurel"].insert(0, "%xn")
+    return linears, reads
+
+
 class _ProgramEmitter:
     def __init__(self, spec: DecoderModuleSpec) -> None:
         self.spec, self.cfg = spec, spec.cfg
@@ -378,18 +396,7 @@ class _ProgramEmitter:
         )
         if owns:
             calls["kv_proj"] = ops.key_value_projection(queries, x_dtype, cache_rows, splits)
-        # the readers of the normalized input: its linears, or their partial sums from one launch (`inputs`)
-        linears = {
-            "laurel": ["%w_laurel_linear_left"],
-            "query": ["%w_self_attn_q_proj"],
-            "kv_proj": ["%w_self_attn_k_proj", "%w_self_attn_v_proj"] if owns else [],
-        }
-        if inputs is None:
-            reads = {name: ["%xn", *weights] for name, weights in linears.items()}
-        else:  # LAuReL reads xn for its residual as well
-            members = iter(f"%inputs#{i}" for i in range(len(inputs.result_types)))
-            reads = {name: [next(members) for _ in weights] for name, weights in linears.items()}
-            reads["laurel"].insert(0, "%xn")
+        linears, reads = _normalized_input_reads(owns, inputs is not None)
         x = tensor_type([n, queries, d], "f32")
         args = [
             ("%streams", x),
