@@ -385,7 +385,9 @@ class DecoderOpEmitter(SamplingOps, DecoderNormOps):
         `ring` columns); decode: each query over its own `columns` cache rows, gathered as F32 [queries, columns,
         kv_heads, head_dim], or, where the kernels serve it, read where the cache holds them: `rows` (the cache
         seen as one row per (slot, row)) from each sequence's first row ([queries, 1] i32), and the queries may
-        arrive as the kernels' operand (`q_dtype` BF16: the query projection's head-row kernel hands them so)."""
+        arrive as the kernels' operand (`q_dtype` BF16: the query projection's head-row kernel hands them so);
+        `partials_out`: the values kernel's partial sums are the result, unsummed ([splits, queries, heads x
+        head_dim], `value_partials_splits`), for the output projection's kernel to add and round as it reads them."""
         cfg = self._cfg
         h, k, hd = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         groups = h // k
