@@ -20,6 +20,7 @@ from ..contracts.decoder_policy import MEAN_READS
 from ..contracts.emulation import contract_scalar, lane_threads
 from ..kernels import GEMM_SM90, Launch, gemv_call, gemv_group_call, partial_norm_call, scaled_gemv_call
 from ..model.decoder_config import DecoderConfig
+from .decoder_kernels import LayerKernels
 from .kernels import LinkedKernels, bf16_rounding
 from .ops import OpEmitter
 from .render import Func
@@ -80,6 +81,11 @@ class DecoderNormOps(OpEmitter):
         return OpEmitter.linear(
             dataclasses.replace(self, kernels=without_gemm), lead, k, out, w_dtype, x_dtype, kernel_bf16
         )
+
+    @property
+    def _layer_kernels(self) -> LayerKernels:
+        """Which committed kernels serve this program's layer families (emitters/decoder_kernels.py)."""
+        return LayerKernels(self.kernels, self.contract, self._cfg)
 
     def _decode_linear(self, rows: int, out: int, k: int) -> Launch | None:
         """A decode step's linear (up to 64 rows) in the decode-linear kernel, where linked and it covers the
