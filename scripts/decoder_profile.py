@@ -8,7 +8,9 @@ to the host) and with the device's greedy selection (`decode_greedy`: token ids 
 what `transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at
 the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
 gathers); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
-timeline) of 3 greedy steps: kernel launches and kernel time per step, and the kernels that take the most.
+timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and where
+the device idles (`device_timeline`: its busy span against the steps' wall time, and the gaps between kernels by
+size, which tells the GPU's own launch latency from the host falling behind).
 With `--prompts`, each of those prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is
 timed the same way and profiled once. Writes one JSON object to `--out` and prints each width's and prompt's line.
 """
@@ -49,13 +51,17 @@ def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        started = time.perf_counter()
         run_steps()
         torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - started) * 1e3
     kernels: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    intervals = []
     for event in prof.events():
         if event.device_type == torch.autograd.DeviceType.CUDA:
             kernels[event.name][0] += 1
             kernels[event.name][1] += event.device_time_total / 1e3
+            intervals.append((event.time_range.start, event.time_range.end))
     rows = sorted(kernels.items(), key=lambda item: -item[1][1])
     return {
         "launches_per_step": sum(c for c, _ in kernels.values()) / steps,
@@ -64,6 +70,34 @@ def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
             {"kernel": name[:120], "per_step": c / steps, "ms_per_step": round(ms / steps, 4)}
             for name, (c, ms) in rows[:TOP_KERNELS]
         ],
+        "device_timeline": device_timeline(intervals, wall_ms, steps),
+    }
+
+
+#: the gaps between one kernel's end and the next one's start, in microseconds: up to a GPU's own latency between
+#: dependent launches, a few of those, and longer (the host or a wait keeping the device idle)
+GAP_CLASSES_US = ((0.0, 2.0), (2.0, 5.0), (5.0, 20.0), (20.0, float("inf")))
+
+
+def device_timeline(intervals: list[tuple[float, float]], wall_ms: float, steps: int) -> dict[str, object]:
+    """Per step: the wall time, the device's span from its first kernel's start to its last one's end, the time
+    in kernels, and the idle gaps between them by size (count and milliseconds). Intervals are CUPTI's, in us."""
+    if not intervals:
+        return {}
+    intervals = sorted(intervals)
+    gaps = [max(0.0, b[0] - a[1]) for a, b in zip(intervals, intervals[1:])]
+    per_class = {}
+    for low, high in GAP_CLASSES_US:
+        chosen = [g for g in gaps if low <= g < high]
+        per_class[f"{low:g}-{high:g}us"] = {
+            "per_step": len(chosen) / steps,
+            "ms_per_step": round(sum(chosen) / steps / 1e3, 4),
+        }
+    return {
+        "wall_ms_per_step": round(wall_ms / steps, 3),
+        "span_ms_per_step": round((intervals[-1][1] - intervals[0][0]) / steps / 1e3, 3),
+        "busy_ms_per_step": round(sum(end - start for start, end in intervals) / steps / 1e3, 3),
+        "gaps": per_class,
     }
 
 
