@@ -1,0 +1,41 @@
+"""`scripts/decoder_profile.py`'s device timeline (a pure function of CUPTI's kernel intervals; the GPU machine runs
+the script): per step the wall time, the span from the first kernel's start to the last one's end, the time in
+kernels, and the idle gaps between kernels grouped by size, each gap in exactly one class."""
+
+from __future__ import annotations
+
+import runpy
+
+import pytest
+
+PROFILE = runpy.run_path("scripts/decoder_profile.py", run_name="profile")
+device_timeline, GAP_CLASSES_US = PROFILE["device_timeline"], PROFILE["GAP_CLASSES_US"]
+
+
+def test_gaps_fall_into_their_size_class_and_the_sums_are_per_step():
+    # two steps of three kernels (us): gaps of 1, 2 (a class's lower bound: its own), 250 (between the steps),
+    # 0.5 and 30 (step two)
+    kernels = [(0, 10), (11, 20), (22, 40), (290, 300), (300.5, 310), (340, 350)]
+    timeline = device_timeline(kernels, wall_ms=1.0, steps=2)
+    assert timeline["wall_ms_per_step"] == 0.5
+    assert timeline["span_ms_per_step"] == pytest.approx(0.175)
+    assert timeline["busy_ms_per_step"] == pytest.approx((10 + 9 + 18 + 10 + 9.5 + 10) / 2 / 1e3, abs=1e-3)
+    gaps = timeline["gaps"]
+    assert list(gaps) == ["0-2us", "2-5us", "5-20us", "20-infus"]
+    assert gaps["0-2us"] == {"per_step": 1.0, "ms_per_step": pytest.approx(0.00075, abs=1e-4)}
+    assert gaps["2-5us"] == {"per_step": 0.5, "ms_per_step": pytest.approx(0.001, abs=1e-4)}
+    assert gaps["5-20us"] == {"per_step": 0.0, "ms_per_step": 0.0}
+    assert gaps["20-infus"] == {"per_step": 1.0, "ms_per_step": pytest.approx(0.14, abs=1e-4)}
+    # the span is the kernels' time and the gaps' (no kernel overlaps another on one stream)
+    idle = sum(g["ms_per_step"] for g in gaps.values())
+    assert timeline["span_ms_per_step"] == pytest.approx(timeline["busy_ms_per_step"] + idle, abs=1e-3)
+
+
+def test_the_classes_cover_every_gap_once_and_unordered_intervals_are_sorted():
+    assert GAP_CLASSES_US[0][0] == 0.0 and GAP_CLASSES_US[-1][1] == float("inf")
+    assert all(a[1] == b[0] for a, b in zip(GAP_CLASSES_US, GAP_CLASSES_US[1:]))
+    shuffled = [(30, 40), (0, 10), (12, 20)]
+    timeline = device_timeline(shuffled, wall_ms=0.1, steps=1)
+    assert timeline["gaps"]["0-2us"]["per_step"] == 0 and timeline["gaps"]["2-5us"]["per_step"] == 1
+    assert timeline["gaps"]["5-20us"]["per_step"] == 1
+    assert device_timeline([], wall_ms=1.0, steps=1) == {}
