@@ -9,7 +9,7 @@ what `transcribe` and `serve` read), as the median and minimum of `--steps` step
 the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
 gathers); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
 timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and where
-the device idles (`device_timeline`: its busy span against the steps' wall time, and the gaps between kernels by
+the device idles (`device_timeline`: its span against the steps' wall time, and the gaps between kernels by
 size, which tells the GPU's own launch latency from the host falling behind).
 With `--prompts`, each of those prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is
 timed the same way and profiled once. Writes one JSON object to `--out` and prints each width's and prompt's line.
@@ -80,8 +80,9 @@ GAP_CLASSES_US = ((0.0, 2.0), (2.0, 5.0), (5.0, 20.0), (20.0, float("inf")))
 
 
 def device_timeline(intervals: list[tuple[float, float]], wall_ms: float, steps: int) -> dict[str, object]:
-    """Per step: the wall time, the device's span from its first kernel's start to its last one's end, the time
-    in kernels, and the idle gaps between them by size (count and milliseconds). Intervals are CUPTI's, in us."""
+    """Per step: the wall time, the device's span from its first kernel's start to its last one's end, and the idle
+    gaps between kernels by size (count and milliseconds); the time in kernels is `kernel_ms_per_step` beside it.
+    Intervals are CUPTI's, in us."""
     if not intervals:
         return {}
     intervals = sorted(intervals)
@@ -96,7 +97,6 @@ def device_timeline(intervals: list[tuple[float, float]], wall_ms: float, steps:
     return {
         "wall_ms_per_step": round(wall_ms / steps, 3),
         "span_ms_per_step": round((intervals[-1][1] - intervals[0][0]) / steps / 1e3, 3),
-        "busy_ms_per_step": round(sum(end - start for start, end in intervals) / steps / 1e3, 3),
         "gaps": per_class,
     }
 

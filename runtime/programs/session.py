@@ -103,12 +103,11 @@ class _Staging:
             commands.copy(source, target)
         commands.end()
         semaphore = self._device.create_semaphore(0)
+        done = rt.HalFence.create_at(semaphore, 1)
         self._device.queue_execute(
-            commands,
-            wait_semaphores=rt.HalFence.create_at(semaphore, 0),
-            signal_semaphores=rt.HalFence.create_at(semaphore, 1),
+            commands, wait_semaphores=rt.HalFence.create_at(semaphore, 0), signal_semaphores=done
         )
-        rt.HalFence.create_at(semaphore, 1).wait()
+        done.wait()
 
     def upload(self, name: str, args: Sequence[np.ndarray]) -> list[object]:
         """The arguments as device arrays, copied through the entry's staging buffers."""
