@@ -33,9 +33,11 @@ F32 = np.float32
 
 
 # ---------------------------------------------------------------------------------------------- inputs
-def token_rows(cfg: DecoderConfig, w: Weights, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def token_rows(
+    cfg: DecoderConfig, w: Weights, ids: Sequence[int], dtype: np.dtype = F32
+) -> tuple[np.ndarray, np.ndarray]:
     """The host's gathers for tokens: `embed_tokens[id]` [T, D] and `embed_tokens_per_layer[id']` [T, L*P]
-    (id' = id inside the per-layer vocabulary, else 0).  Every id reads its own `embed_tokens` row, as
+    (id' = id inside the per-layer vocabulary, else 0), as `dtype`.  Every id reads its own `embed_tokens` row, as
     `Gemma3nForCausalLM` does (released checkpoints' rows from 262144 on are copies of row 0)."""
     ids = np.asarray(ids, np.int64)
     bad = (ids < 0) | (ids >= cfg.vocab_size)
@@ -43,8 +45,8 @@ def token_rows(cfg: DecoderConfig, w: Weights, ids: Sequence[int]) -> tuple[np.n
         raise ValueError(f"token id {int(ids[bad][0])} outside the vocabulary [0, {cfg.vocab_size})")
     per_layer_ids = np.where(ids < cfg.vocab_size_per_layer_input, ids, 0)
     return (
-        np.asarray(w["embed_tokens"])[ids].astype(F32),
-        np.asarray(w["embed_tokens_per_layer"])[per_layer_ids].astype(F32),
+        np.asarray(w["embed_tokens"])[ids].astype(dtype),
+        np.asarray(w["embed_tokens_per_layer"])[per_layer_ids].astype(dtype),
     )
 
 

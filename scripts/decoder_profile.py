@@ -7,7 +7,8 @@ Per decode width: the wall time of one step with the logits brought back (`Decod
 to the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only,
 what `transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at
 the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
-gathers); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
+gathers), and where a greedy step's wall time goes on the host (`host_phases`: inputs made, staged in, the entry
+run, results back, the rest); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
 timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and where
 the device idles (`device_timeline`: its span against the steps' wall time, and the gaps between kernels by
 size, which tells the GPU's own launch latency from the host falling behind).
@@ -23,6 +24,8 @@ import json
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 WARMUPS, PROFILED_STEPS, TOP_KERNELS = 3, 3, 15
@@ -72,6 +75,56 @@ def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
         ],
         "device_timeline": device_timeline(intervals, wall_ms, steps),
     }
+
+
+#: a call's host phases, each the session method it times: the call's inputs made (token rows, RoPE rows, checks),
+#: the inputs staged and copied in, the program's entry run (IREE's invocation; it returns when the device is done),
+#: the results copied back; `copies` is the part of staging in and out that is the copy's submission and its wait
+HOST_PHASES = (
+    ("prepare", "session", "_decode_call"),
+    ("upload", "staging", "upload"),
+    ("call", "session", "_invoker"),
+    ("download", "staging", "download"),
+    ("copies", "staging", "_copy"),
+)
+
+
+@contextmanager
+def host_phases(session) -> Iterator[dict[str, float]]:
+    """Seconds spent in each of `HOST_PHASES` while inside, summed over calls: each method is wrapped on the instance
+    (`call` wraps the invokers `_invoker` hands out) and the class's own is back on exit."""
+    totals = dict.fromkeys((phase for phase, _, _ in HOST_PHASES), 0.0)
+    owners = {"session": session, "staging": session._staging}  # noqa: SLF001
+
+    def clocked(fn, phase: str):
+        def run(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[phase] += time.perf_counter() - started
+
+        return run
+
+    for phase, owner, method in HOST_PHASES:
+        original = getattr(owners[owner], method)
+        if method == "_invoker":
+            setattr(owners[owner], method, lambda name, original=original, phase=phase: clocked(original(name), phase))
+        else:
+            setattr(owners[owner], method, clocked(original, phase))
+    try:
+        yield totals
+    finally:
+        for _, owner, method in HOST_PHASES:
+            delattr(owners[owner], method)
+
+
+def phase_split(totals: dict[str, float], wall_s: float, steps: int) -> dict[str, float]:
+    """Milliseconds per step of each phase, and `other`: the wall time outside prepare, upload, call and download
+    (the hop to the program's device thread, the selection's unpacking, Python around it)."""
+    per_step = {phase: round(seconds * 1e3 / steps, 3) for phase, seconds in totals.items()}
+    outside = wall_s - sum(totals[p] for p in ("prepare", "upload", "call", "download"))
+    return {**per_step, "other": round(outside * 1e3 / steps, 3), "wall": round(wall_s * 1e3 / steps, 3)}
 
 
 #: the gaps between one kernel's end and the next one's start, in microseconds: up to a GPU's own latency between
@@ -142,6 +195,12 @@ def main(argv: list[str] | None = None) -> None:
         greedy = timed(lambda i: step(session.decode_greedy, i), args.steps)
         position += args.steps
         host = timed(lambda i: (session.token_rows(tokens), session.rope_tables(np.full(width, i, np.int32))), 5)
+        with host_phases(session) as totals:
+            started = time.perf_counter()
+            for i in range(args.steps):
+                step(session.decode_greedy, i)
+            phases = phase_split(totals, time.perf_counter() - started, args.steps)
+        position += args.steps
 
         def profiled(slots=slots, tokens=tokens, width=width, at=position) -> None:
             for i in range(PROFILED_STEPS):
@@ -155,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
             "greedy_on_device": greedy,
             "tokens_per_s_greedy": round(width * 1e3 / greedy["median_ms"], 1),
             "host_rows_rope": host,
+            "host_phases_ms": phases,
             "outputs_sha256": sha256_of(outputs),
             **kernels,
         }

@@ -396,6 +396,31 @@ def test_a_step_writes_only_the_rows_that_may_land(session, weights):
             np.testing.assert_array_equal(value, before[slot][name], err_msg=f"slot {slot}: {name}")
 
 
+def test_host_inputs_are_the_contracts_rows(session, checkpoint):
+    """What a call's host side hands the program, made from tables kept between calls: each position's RoPE rows
+    equal `decoder_ops.rope_tables` computed for that position alone (inside the cache and past it), and the token
+    rows gathered in BF16 are the contract's F32 gathers rounded to BF16, bit for bit."""
+    s = session(MLX_CUDA_V1)
+    cfg = s.cfg
+    for positions in ([0], [CAPACITY - 1, 0, 17, 17], list(range(CAPACITY)), [3, CAPACITY, CAPACITY + 40]):
+        at = np.array(positions, np.int32)
+        want = []
+        for theta in (cfg.rope_theta_sliding, cfg.rope_theta_full):
+            want += [np.asarray(t, F32) for t in D.rope_tables(s.contract, theta, cfg.head_dim, at)]
+        got = s.rope_tables(at)
+        assert len(got) == len(want) == 4
+        for g, w in zip(got, want):
+            assert g.dtype == F32 and g.flags.c_contiguous
+            np.testing.assert_array_equal(g.view(np.uint32), w.view(np.uint32), err_msg=str(positions))
+    tables = read_decoder_weights(checkpoint, CFG)
+    ids = [0, 5, CFG.vocab_size_per_layer_input - 1, CFG.vocab_size_per_layer_input, CFG.vocab_size - 1]
+    text, ple = s.token_rows(ids)
+    want_text, want_ple = DEC.token_rows(CFG, tables, ids)
+    for g, w in ((text, want_text), (ple, want_ple)):
+        assert g.dtype.name == "bfloat16"
+        np.testing.assert_array_equal(g.view(np.uint16), w.astype(g.dtype).view(np.uint16))
+
+
 def test_greedy_f32_reference_equals_generate(session, weights, model):
     """32 new tokens, EOS ignored on both sides."""
     want = H.generate_tokens(model, PROMPT, 32)
