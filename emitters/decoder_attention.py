@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..contracts.decoder_policy import DENOMINATOR_READS
 from ..contracts.emulation import BF16_MIN
 from ..kernels import gemv_group_call, summed_gemv_call
-from .decoder_kernels import attention_launches
+from .decoder_kernels import attention_launches, prompt_softmax_launch
 from .decoder_norms import BF16, DecoderNormOps, bf16_tensor
 from .render import Func
 from .render import tensor_type as tensor
@@ -193,7 +193,12 @@ class DecoderAttentionOps(DecoderNormOps):
         launches = attention_launches(self.kernels, cfg, phase, queries, columns, sliding)
         kernel = launches is not None
         softmax = launches.softmax if launches else None
-        denominator = None if softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
+        prompt_softmax = (
+            prompt_softmax_launch(self.kernels, cfg, queries, columns, sliding, summed)
+            if phase == "prefill" and not kernel and not self.widened
+            else None
+        )
+        denominator = None if softmax or prompt_softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
         if q_dtype != "f32" and not (phase == "decode" and kernel and q_dtype == self.contract.operand_dtype):
             raise ValueError(f"{q_dtype} queries: only the decode-attention kernels read their operand's dtype")
         if partials_out and not (phase == "decode" and kernel):
@@ -224,6 +229,7 @@ class DecoderAttentionOps(DecoderNormOps):
                 kernel=kernel,
                 q_dtype=q_dtype,
                 partials_out=partials_out,
+                softmax_kernel=prompt_softmax is not None,
             ).symbol,
             (tensor([queries, h, hd], q_dtype), *(t for _, t in kv_args), tensor([queries], "i32")),
             (out,),
@@ -252,11 +258,18 @@ class DecoderAttentionOps(DecoderNormOps):
             kv_args=[(name, "!kv" if name in ("%k", "%v") else t) for name, t in kv_args],  # IREE's: as `!kv`
             q_dtype=q_dtype,
             scores_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}scores", kernel),
-            values_part=template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel),
-            softmax_part=template_variant("decoder_attention.softmax", softmax is not None),
+            values_part=(
+                "decoder_attention.prefill_values.bf16_probs.mlir.j2"
+                if prompt_softmax
+                else template_variant(f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}values", kernel)
+            ),
+            softmax_part=template_variant(
+                f"decoder_attention.{'' if phase == 'decode' else 'prefill_'}softmax",
+                (softmax if phase == "decode" else prompt_softmax) is not None,
+            ),
             scores_kernel=launches and launches.scores,
             values_kernel=launches and launches.values,
-            softmax_kernel=softmax,
+            softmax_kernel=softmax or prompt_softmax,
             value_splits=value_splits,
             out_type=out,
             output_part="decoder_attention.output.partials.mlir.j2"

@@ -67,6 +67,32 @@ def attention_launches(
     return AttentionLaunches(scores, values, softmax)
 
 
+def prompt_softmax_launch(
+    kernels: LinkedKernels, cfg: DecoderConfig, queries: int, columns: int, sliding: bool, summed: int
+) -> Launch | None:
+    """The prompt-softmax kernel where it serves a prompt's softmax of several query rows over its `columns` (the
+    denominator over `summed` columns: a sliding layer's ring), or None (IREE's code: the mask, the maximum, the
+    exponentials, the denominator's lane sums and the quotients as dispatches of their own, about half of a
+    4,096-token prefill's kernel time on an H100, BENCHMARKS.md)."""
+    k = cfg.num_key_value_heads
+    window = cfg.sliding_window if sliding else None
+    threads, passes = D.block_schedule(summed, DENOMINATOR_READS)
+    return kernels.launch(
+        DECODE_ATTENTION_SM90.prompt_softmax_call(
+            k,
+            queries,
+            cfg.num_attention_heads // k,
+            columns,
+            window,
+            summed,
+            DENOMINATOR_READS,
+            threads,
+            passes,
+            BF16_MIN,
+        )
+    )
+
+
 def value_partials_splits(
     kernels: LinkedKernels, contract: NumericContract, cfg: DecoderConfig, queries: int, columns: int, sliding: bool
 ) -> int | None:

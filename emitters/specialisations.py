@@ -421,6 +421,8 @@ class DecoderAttention(Specialisation):
     q_dtype: str = token(Choice("Q", DTYPES, omitted="f32"), default="f32")  # decode kernels: BF16 queries arrive
     # decode kernels: the value products' F32 partial sums handed over unsummed (the output projection reads them)
     partials_out: bool = token(Flag("Pout"), default=False)
+    # prefill of several query rows: the softmax between IREE's products in the committed prompt-softmax kernel
+    softmax_kernel: bool = token(Flag("Smax"), default=False)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,25 @@ SOFTMAX = KernelSignature(
     constexprs=("THREADS", "READS"),
 )
 
+#: A prompt's softmax (`prompt_softmax`): the same operations on the prefill template's scores, a sliding layer's
+#: denominator over its ring of `summed` slots.
+PROMPT_SOFTMAX = KernelSignature(
+    source="decode_attention_triton",
+    entry="prompt_softmax",
+    inputs=(Pointer("s", "f32"), Pointer("pos", "i32")),
+    output=Pointer("p", "bf16"),
+    constants=(
+        PushConstant("queries"),
+        PushConstant("groups"),
+        PushConstant("columns"),
+        PushConstant("window"),
+        PushConstant("summed"),
+        PushConstant("passes"),
+        PushConstant("mask_bits", f32=True),
+    ),
+    constexprs=("THREADS", "READS"),
+)
+
 #: The softmax files' reads per thread: the decoder's denominator schedule (`decoder_policy.DENOMINATOR_READS`).
 SOFTMAX_READS = 4
 
@@ -52,11 +71,12 @@ VALUE_PROGRAMS = 128
 @dataclass(frozen=True)
 class DecodeAttentionKernels:
     """Up to `ROWS` query heads per KV head, `DIMS` values per head, columns in tiles of `BC`; the softmax
-    between them in one file per schedule block size (`SCHEDULE_THREADS`)."""
+    between them, and a prompt's softmax, in one file per schedule block size (`SCHEDULE_THREADS`)."""
 
     scores: KernelFile
     values: KernelFile
     softmax: dict[int, KernelFile]
+    prompt_softmax: dict[int, KernelFile]
 
     @property
     def rows(self) -> int:
@@ -108,20 +128,50 @@ class DecodeAttentionKernels:
         """The softmax of `sequences` x `heads` rows of `columns` scores (a sliding layer's ring of `window`),
         its denominator in the block schedule of `threads` threads of `reads` reads, `passes` blocks a row
         (`decoder_ops.block_schedule`)."""
-        file = self.softmax[threads]
-        if reads != file.constexpr("READS"):
-            raise ValueError(
-                f"kernel {file.stem} reads {file.constexpr('READS')} values a thread, the schedule {reads}"
-            )
+        file = _reading(self.softmax[threads], reads)
         return file.call(
             sequences * heads, heads=heads, columns=columns, window=window or 0, passes=passes, mask_bits=mask_value
         )
 
+    def prompt_softmax_call(
+        self,
+        kv_heads: int,
+        queries: int,
+        groups: int,
+        columns: int,
+        window: int | None,
+        summed: int,
+        reads: int,
+        threads: int,
+        passes: int,
+        mask_value: float,
+    ) -> KernelCall:
+        """The softmax of a prompt's scores [kv_heads, queries, groups, columns] (a full layer's denominator over
+        the `summed` = `columns` columns in order, a sliding layer's over its ring of `summed` slots), the
+        denominator in the block schedule of `threads` threads of `reads` reads, `passes` blocks of `summed`."""
+        file = _reading(self.prompt_softmax[threads], reads)
+        return file.call(
+            kv_heads * queries * groups,
+            queries=queries,
+            groups=groups,
+            columns=columns,
+            window=window or 0,
+            summed=summed,
+            passes=passes,
+            mask_bits=mask_value,
+        )
 
-def _softmax_file(threads: int) -> KernelFile:
+
+def _reading(file: KernelFile, reads: int) -> KernelFile:
+    if reads != file.constexpr("READS"):
+        raise ValueError(f"kernel {file.stem} reads {file.constexpr('READS')} values a thread, the schedule {reads}")
+    return file
+
+
+def _softmax_file(threads: int, signature: KernelSignature = SOFTMAX) -> KernelFile:
     return KernelFile(
-        f"decode_softmax_t{threads}_sm90",
-        SOFTMAX,
+        f"{signature.entry}_t{threads}_sm90",
+        signature,
         warps=threads // 32,  # a hardware thread per schedule thread: its READS values are one vector load
         constexprs=(("THREADS", threads), ("READS", SOFTMAX_READS)),
         bf16_rounding_only=True,  # the probabilities' rounding point: contracts that round there
@@ -144,4 +194,5 @@ DECODE_ATTENTION_SM90 = DecodeAttentionKernels(
     _file(SCORES, "decode_scores_sm90"),
     _file(VALUES, "decode_values_sm90"),
     {threads: _softmax_file(threads) for threads in SCHEDULE_THREADS},
+    {threads: _softmax_file(threads, PROMPT_SOFTMAX) for threads in SCHEDULE_THREADS},
 )

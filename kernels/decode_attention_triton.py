@@ -138,3 +138,73 @@ def decode_softmax(
         e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
         probs = _round_to_bf16(tl.math.div_rn(e, denominator))
         tl.store(p_row + col, _as_bf16(probs), mask=col < columns)
+
+
+@triton.jit
+def _prompt_scores(s_row, slot, summed, columns, position, window, mask_value):
+    """A prompt row's score read as the denominator's `slot`: a full layer's (window 0) slots are its columns in
+    order, seen when <= position; a sliding layer's are its ring of `summed` slots, slot r holding position
+    p - ((p - r) mod window), seen once >= 0 (every held position is inside the window). Returns the score (the
+    mask value where unseen) and whether the slot holds a seen column."""
+    held = position - (position - slot + window) % tl.maximum(window, 1)
+    col = tl.where(window == 0, slot, held)
+    seen = tl.where(window == 0, (slot <= position).to(tl.int32), (held >= 0).to(tl.int32)) != 0
+    seen = seen & (slot < summed) & (col < columns)
+    s = tl.load(s_row + col, mask=seen, other=0.0)
+    return tl.where(seen, s, mask_value), seen
+
+
+@triton.jit
+def prompt_softmax(
+    s_ptr,
+    pos_ptr,
+    p_ptr,
+    queries,
+    groups,
+    columns,
+    window,
+    summed,
+    passes,
+    mask_bits,
+    THREADS: tl.constexpr,
+    READS: tl.constexpr,
+):
+    # One program per row of a prompt's scores [kv_heads, queries, groups, columns] (the template's layout): a
+    # row's query is (row // groups) % queries. The maximum and the denominator read the denominator's `summed`
+    # slots in `passes` blocks (`_prompt_scores`); the probabilities are written for every column in position
+    # order. The maximum is over the seen scores and, as the template's over every masked column, the mask value
+    # wherever a prompt column is hidden from the query (exact in any order).
+    row = tl.program_id(0)
+    position = tl.load(pos_ptr + (row // groups) % queries)
+    mask_value = mask_bits.to(tl.float32, bitcast=True)
+    s_row = s_ptr + row.to(tl.int64) * columns
+    p_row = p_ptr + row.to(tl.int64) * columns
+    read = tl.arange(0, READS)[None, :]
+    block = tl.arange(0, THREADS)[:, None] * READS + read
+    span = THREADS * READS
+    top = tl.full((THREADS, READS), float("-inf"), tl.float32)
+    for k in range(passes):
+        slot = k * span + block
+        x, seen = _prompt_scores(s_row, slot, summed, columns, position, window, mask_value)
+        top = _max_keeping_nan(top, tl.where(seen, x, float("-inf")))
+    top_row = tl.reduce(tl.reduce(top, 1, _max_keeping_nan), 0, _max_keeping_nan)
+    seen_count = tl.minimum(position + 1, tl.where(window == 0, columns, window))
+    top_row = tl.where(seen_count < columns, _max_keeping_nan(top_row, mask_value), top_row)
+    # thread t adds its values of every block serially, as `decode_softmax` does; a full layer's hidden columns
+    # add exp(mask - max) as the template's do, a sliding ring's unheld slots add nothing
+    acc = tl.full((THREADS,), 0.0, tl.float32)
+    for k in range(passes):
+        slot = k * span + block
+        x, seen = _prompt_scores(s_row, slot, summed, columns, position, window, mask_value)
+        e = _iree_exp(x - top_row)
+        e = tl.where((slot < summed) & (tl.where(window == 0, 1, seen.to(tl.int32)) != 0), e, 0.0)
+        for r in tl.static_range(READS):
+            acc = acc + tl.reduce(tl.where(read == r, e, 0.0), 1, _add)
+    denominator = tl.reshape(_lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS), (1, 1))
+    for k in range((columns + span - 1) // span):
+        col = k * span + block
+        seen = (col <= position) & (tl.where(window == 0, 1, (col > position - window).to(tl.int32)) != 0)
+        s = tl.load(s_row + col, mask=seen & (col < columns), other=0.0)
+        e = _iree_exp(tl.where(seen, s, mask_value) - top_row)
+        probs = _round_to_bf16(tl.math.div_rn(e, denominator))
+        tl.store(p_row + col, _as_bf16(probs), mask=col < columns)

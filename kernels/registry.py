@@ -41,6 +41,7 @@ KERNEL_FILES: tuple[KernelFile, ...] = (
     DECODE_ATTENTION_SM90.scores,
     DECODE_ATTENTION_SM90.values,
     *(DECODE_ATTENTION_SM90.softmax[t] for t in sorted(DECODE_ATTENTION_SM90.softmax)),
+    *(DECODE_ATTENTION_SM90.prompt_softmax[t] for t in sorted(DECODE_ATTENTION_SM90.prompt_softmax)),
     *(ALTUP_SM90.predict[t] for t in sorted(ALTUP_SM90.predict)),
     *(ALTUP_SM90.correct[t] for t in sorted(ALTUP_SM90.correct)),
     GLU_DEPTHWISE_SM90.file,

@@ -3,17 +3,18 @@
     python scripts/decoder_profile.py --artifact step.vmfb --checkpoint /tmp/w/decoder-e4b \
         --widths 1 8 64 [--prompts 1024 4096] --out profile.json
 
-Per decode width: the wall time of one step with the logits brought back (`DecoderSession.decode`, [B, V] F32
-to the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only,
-what `transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at
-the next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
+Per decode width: the wall time of one step with the logits brought back (`DecoderSession.decode`, [B, V] F32 to
+the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only, what
+`transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at the
+next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
 gathers), and where a greedy step's wall time goes on the host (`host_phases`: inputs made, staged in, the entry
-run, results back, the rest); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the device's
-timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and where
-the device idles (`device_timeline`: its span against the steps' wall time, and the gaps between kernels by
-size, which tells the GPU's own launch latency from the host falling behind).
-With `--prompts`, each of those prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is
-timed the same way and profiled once. Writes one JSON object to `--out` and prints each width's and prompt's line.
+run, results back, the rest); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the
+device's timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and
+where the device idles (`device_timeline`: its span against the steps' wall time, and the gaps between kernels by
+size, which tells the GPU's own launch latency from the host falling behind). With `--prompts`, each of those
+prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is timed the same way (with the digest
+of every call's logits) and profiled once. Writes one JSON object to `--out` and prints each width's and prompt's
+line.
 """
 
 from __future__ import annotations
@@ -232,10 +233,11 @@ def main(argv: list[str] | None = None) -> None:
         embeddings = (0.05 * rng.standard_normal((tokens, cfg.hidden_size))).astype(np.float32)
         per_layer = 0.05 * rng.standard_normal((tokens, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))
         per_layer = per_layer.astype(np.float32)
-        session.prefill(0, embeddings, per_layer)  # warm-up
+        logits = [session.prefill(0, embeddings, per_layer)]  # warm-up
         line = {
             "prompt": tokens,
-            "prefill": timed(lambda i: session.prefill(0, embeddings, per_layer), 5),
+            "prefill": timed(lambda i: logits.append(session.prefill(0, embeddings, per_layer)), 5),
+            "outputs_sha256": sha256_of(logits),
             **(kernel_profile(lambda: session.prefill(0, embeddings, per_layer), 1) if args.device == "cuda" else {}),
         }
         prompts.append(line)

@@ -40,9 +40,10 @@ def test_committed_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(f
     assert "cvt.rn.bf16" not in ptx  # F32 results: the template rounds where the contract does
 
 
+@pytest.mark.parametrize("family", ("softmax", "prompt_softmax"))
 @pytest.mark.parametrize("threads", (128, 1024))
-def test_committed_softmax_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(threads, tmp_path):
-    file = KERNELS.softmax[threads]
+def test_committed_softmax_ptx_rebuilds_and_takes_the_bindings_then_the_push_constants(family, threads, tmp_path):
+    file = getattr(KERNELS, family)[threads]
     ptx = rebuilt_ptx(file, tmp_path)
     assert entry_parameters(ptx, file.entry) == [".u64"] * 3 + [".u32"] * len(file.signature.constants)
     assert "fma.rn.f32" in ptx and "div.rn.f32" in ptx  # IREE's exp, the IEEE quotient
@@ -184,6 +185,59 @@ def test_the_softmax_denominator_is_summed_in_the_contracts_order():
     np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
 
 
+@settings(max_examples=8, deadline=None)
+@given(
+    kv_heads=st.integers(1, 2),
+    groups=st.sampled_from([1, 4]),
+    columns=st.sampled_from([8, 40, 72]),
+    window=st.sampled_from([None, 16, 32]),
+    ties=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_interpreted_prompt_softmax_is_the_contracts_bit_for_bit(kv_heads, groups, columns, window, ties, seed):
+    """`prompt_softmax` on a prompt's scores [kv_heads, queries, groups, columns] (query q at position q) against
+    the emulation's `attention_probs` on each query's own columns (`decoder._PromptAttention`'s view: a full
+    layer's prompt positions, a sliding layer's ring of `window` slots in slot order), read back at the positions
+    they hold: every probability's bits, the hidden columns' zeros included."""
+    import torch
+
+    from gemma3n_iree.contracts import decoder_ops as D
+    from gemma3n_iree.contracts.decoder_policy import DENOMINATOR_READS
+    from gemma3n_iree.contracts.emulation import BF16_MIN
+    from gemma3n_iree.contracts.kv_cache import column_positions, visible_columns
+
+    rng = np.random.default_rng(seed)
+    queries, sliding = columns, window is not None
+    shape = (kv_heads, queries, groups, columns)
+    scores = (rng.integers(-3, 4, shape) if ties else 40.0 * rng.standard_normal(shape)).astype(np.float32)
+    summed = window if sliding else columns
+    expected = np.zeros(shape, np.float32)
+    for q in range(queries):
+        width = window if sliding else columns
+        held = column_positions(sliding, q, width, window or 0)
+        seen = visible_columns(sliding, q, width, window or 0)
+        own = np.where(seen, scores[:, q][..., np.where(seen, held, 0)], 0.0).astype(np.float32)
+        probs = D.attention_probs(MLX_CUDA_V1, own, seen, D.IREE_MATH)
+        expected[:, q][..., held[seen]] = probs[..., seen]
+
+    call = KERNELS.prompt_softmax_call(
+        kv_heads, queries, groups, columns, window, summed, DENOMINATOR_READS,
+        *D.block_schedule(summed, DENOMINATOR_READS), BF16_MIN,
+    )  # fmt: skip
+    probs = torch.zeros(shape, dtype=torch.bfloat16)
+    interpreted_kernels("decode_attention_triton.py")(
+        "prompt_softmax",
+        call.workgroups,
+        torch.from_numpy(scores),
+        torch.from_numpy(np.arange(queries, dtype=np.int32)),
+        probs,
+        *call.constants,
+        **dict(call.file.constexprs),
+    )
+    got = (probs.view(torch.int16).numpy().astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
 def test_the_softmax_files_read_the_contracts_values_a_thread_and_refuse_another_schedule():
     from gemma3n_iree.contracts.decoder_policy import DENOMINATOR_READS
 
@@ -243,3 +297,32 @@ def test_the_decode_core_calls_the_kernels_in_place_of_its_products_and_softmax(
     for op in ("stablehlo.exponential", "stablehlo.maximum", "stablehlo.select", "f64"):
         assert op not in text and op in plain, op
     assert text.count("e8m7") == plain.count("e8m7") - 1  # the probabilities' rounding is the kernel's
+
+
+@pytest.mark.parametrize("columns, sliding, ring", [(256, False, 256), (1024, True, 512)])
+def test_a_prompt_core_calls_the_prompt_softmax_between_irees_products(columns, sliding, ring):
+    """A prompt of several query rows keeps IREE's two products and hands the softmax between them to
+    `prompt_softmax`, whose BF16 probabilities the values product reads as they are; the core of a single query row
+    (a KV-shared layer's) keeps the decode kernels and IREE's softmax."""
+    cfg = builtin_decoder_config("e4b")
+    linked = select_kernels("auto", SM90, MLX_CUDA_V1)
+
+    def core(e, queries=columns):
+        return e.attention_core("prefill", queries, columns, sliding, ring)
+
+    text = decoder_probe_module(MLX_CUDA_V1, cfg, core, kernels=linked)
+    plain = decoder_probe_module(MLX_CUDA_V1, cfg, core)
+    scores = f"tensor<2x{columns}x4x{columns}xf32>"
+    softmax = re.search(
+        r'hal.dispatch.extern "prompt_softmax"\((?:%[\w-]+, ){8}%[\w-]+\) : '
+        rf"\({scores}, tensor<{columns}xi32>, i32, i32, i32, i32, i32, i32, i32\) -> tensor<2x{columns}x4x{columns}xbf16>",
+        text,
+    )
+    assert softmax is not None, text
+    assert text.count("stablehlo.dot_general") == plain.count("stablehlo.dot_general") == 2
+    for op in ("stablehlo.exponential", "stablehlo.maximum", "stablehlo.remainder"):
+        assert op not in text, op
+    assert "stablehlo.exponential" in plain and ("stablehlo.remainder" in plain) == sliding
+    assert text.count("e8m7") == plain.count("e8m7") - 1  # the probabilities' rounding is the kernel's
+    single = decoder_probe_module(MLX_CUDA_V1, cfg, lambda e: core(e, 1), kernels=linked)
+    assert "prompt_softmax" not in single and '"decode_scores"' in single and "stablehlo.exponential" in single

@@ -48,7 +48,7 @@ def test_the_specification_is_the_triton_sources_parameter_list(signature):
 
 def test_registry_manifest_and_folder_name_the_same_files():
     stems = [f.stem for f in KERNEL_FILES]
-    assert len(stems) == len(set(stems)) == 129
+    assert len(stems) == len(set(stems)) == 135
     assert set(committed_manifest()["files"]) == set(stems)
     assert {p.stem for p in PTX_DIR.glob("*.ptx")} == set(stems)
     assert {p.name for p in PTX_DIR.iterdir()} == {f"{s}.ptx" for s in stems} | {"manifest.json"}
