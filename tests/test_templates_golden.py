@@ -228,6 +228,11 @@ KERNEL_CASES: list[tuple[str, str, Callable[[OpEmitter], Func]]] = [
         _decoder(lambda o: o.attention_core("prefill", 1, 256, True, 512), builtin_decoder_config("e4b")),
     ),
     (
+        "attention_prefill_prompt_softmax",  # a prompt's rows: IREE's products, the softmax in the prompt kernel
+        "attention_core",
+        _decoder(lambda o: o.attention_core("prefill", 8, 8, True, 8), builtin_decoder_config("e4b")),
+    ),
+    (
         "attention_decode_full",  # E4B's heads: the shapes the decode-attention kernels serve
         "attention_core",
         _decoder(
