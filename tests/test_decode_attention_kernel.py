@@ -49,6 +49,29 @@ def test_committed_softmax_ptx_rebuilds_and_takes_the_bindings_then_the_push_con
     assert "fma.rn.f32" in ptx and "div.rn.f32" in ptx  # IREE's exp, the IEEE quotient
 
 
+@pytest.mark.parametrize("threads", sorted(KERNELS.prompt_softmax))
+def test_committed_prompt_softmax_ptx_assembles_for_sm90a_within_a_blocks_registers(threads, tmp_path):
+    """The prompt-softmax files through the ptxas Triton bundles (the step the driver takes when it loads them):
+    they assemble for sm_90a, and a block of their threads fits the SM's 65,536 registers."""
+    import subprocess
+    from pathlib import Path
+
+    import triton
+
+    from gemma3n_iree.kernels.spec import PTX_DIR
+
+    file = KERNELS.prompt_softmax[threads]
+    ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
+    done = subprocess.run(
+        [str(ptxas), "-arch=sm_90a", "-v", str(PTX_DIR / f"{file.stem}.ptx"), "-o", str(tmp_path / "k.cubin")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
+    assert registers * file.threads <= 65536, (registers, file.threads)
+
+
 def _exact(rng: np.random.Generator, *shape: int):
     import torch
 
