@@ -103,19 +103,34 @@ def decode_values(
 
 
 @triton.jit
+def _row_blocks(THREADS: tl.constexpr, READS: tl.constexpr):
+    """A row read in blocks of THREADS x READS columns: thread t holds its READS adjacent columns of a block as one
+    row of a [THREADS, READS] tile (a block is one coalesced load, not READS dependent ones). Returns each value's
+    read index and its column in the block."""
+    read = tl.arange(0, READS)[None, :]
+    return read, tl.arange(0, THREADS)[:, None] * READS + read
+
+
+@triton.jit
+def _add_by_thread(acc, e, read, READS: tl.constexpr):
+    """Thread t adds its READS values of block `e` to its serial sum in column order; picking value r out of its row
+    adds +0s to it, which leaves every e (>= +0 or NaN) as it is."""
+    for r in tl.static_range(READS):
+        acc = acc + tl.reduce(tl.where(read == r, e, 0.0), 1, _add)
+    return acc
+
+
+@triton.jit
 def decode_softmax(
     s_ptr, pos_ptr, p_ptr, heads, columns, window, passes, mask_bits, THREADS: tl.constexpr, READS: tl.constexpr
 ):
-    # One program per row of scores [sequences * heads, columns]; a row's sequence is row // heads. Thread t
-    # holds its READS adjacent columns of each block as one row of a [THREADS, READS] tile: a block is one
-    # coalesced load, not READS dependent ones.
+    # One program per row of scores [sequences * heads, columns]; a row's sequence is row // heads.
     row = tl.program_id(0)
     position = tl.load(pos_ptr + row // heads)
     mask_value = mask_bits.to(tl.float32, bitcast=True)
     s_row = s_ptr + row.to(tl.int64) * columns
     p_row = p_ptr + row.to(tl.int64) * columns
-    read = tl.arange(0, READS)[None, :]
-    block = tl.arange(0, THREADS)[:, None] * READS + read
+    read, block = _row_blocks(THREADS, READS)
     span = THREADS * READS
     top = tl.full((THREADS, READS), float("-inf"), tl.float32)
     for k in range(passes):
@@ -123,15 +138,13 @@ def decode_softmax(
         x = _masked_scores(s_row, col, columns, position, window, mask_value)
         top = _max_keeping_nan(top, tl.where(col < columns, x, float("-inf")))
     top_row = tl.reduce(tl.reduce(top, 1, _max_keeping_nan), 0, _max_keeping_nan)
-    # thread t adds its values of every block serially (pass after pass, its READS values in column order);
-    # picking value r out of its row adds +0s to it, which leaves every e (>= +0 or NaN) as it is
+    # thread t adds its values of every block serially, pass after pass
     acc = tl.full((THREADS,), 0.0, tl.float32)
     for k in range(passes):
         col = k * span + block
         e = _iree_exp(_masked_scores(s_row, col, columns, position, window, mask_value) - top_row)
         e = tl.where(col < columns, e, 0.0)
-        for r in tl.static_range(READS):
-            acc = acc + tl.reduce(tl.where(read == r, e, 0.0), 1, _add)
+        acc = _add_by_thread(acc, e, read, READS)
     denominator = tl.reshape(_lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS), (1, 1))
     for k in range(passes):
         col = k * span + block
@@ -179,8 +192,7 @@ def prompt_softmax(
     mask_value = mask_bits.to(tl.float32, bitcast=True)
     s_row = s_ptr + row.to(tl.int64) * columns
     p_row = p_ptr + row.to(tl.int64) * columns
-    read = tl.arange(0, READS)[None, :]
-    block = tl.arange(0, THREADS)[:, None] * READS + read
+    read, block = _row_blocks(THREADS, READS)
     span = THREADS * READS
     top = tl.full((THREADS, READS), float("-inf"), tl.float32)
     for k in range(passes):
@@ -198,8 +210,7 @@ def prompt_softmax(
         x, seen = _prompt_scores(s_row, slot, summed, columns, position, window, mask_value)
         e = _iree_exp(x - top_row)
         e = tl.where((slot < summed) & (tl.where(window == 0, 1, seen.to(tl.int32)) != 0), e, 0.0)
-        for r in tl.static_range(READS):
-            acc = acc + tl.reduce(tl.where(read == r, e, 0.0), 1, _add)
+        acc = _add_by_thread(acc, e, read, READS)
     denominator = tl.reshape(_lane_total(tl.reshape(acc, (1, THREADS)), 1, THREADS), (1, 1))
     for k in range((columns + span - 1) // span):
         col = k * span + block

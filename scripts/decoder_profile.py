@@ -6,9 +6,9 @@
 Per decode width: the wall time of one step with the logits brought back (`DecoderSession.decode`, [B, V] F32 to
 the host) and with the device's greedy selection (`decode_greedy`: token ids and log-probabilities only, what
 `transcribe` and `serve` read), as the median and minimum of `--steps` steps after 3 warm-ups, each step at the
-next position of the same sequences (slots 0..B-1); the host's own share (the token rows and RoPE tables it
-gathers), and where a greedy step's wall time goes on the host (`host_phases`: inputs made, staged in, the entry
-run, results back, the rest); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the
+next position of the same sequences (slots 0..B-1); where a greedy step's wall time goes on the host
+(`host_phases`: inputs made, i.e. the token rows, RoPE rows and checks, staged in, the entry run, results back, the
+rest); then a CUPTI profile (torch.profiler: the GPU machine's torch, used only to read the
 device's timeline) of 3 greedy steps: kernel launches and kernel time per step, the kernels that take the most, and
 where the device idles (`device_timeline`: its span against the steps' wall time, and the gaps between kernels by
 size, which tells the GPU's own launch latency from the host falling behind). With `--prompts`, each of those
@@ -195,7 +195,6 @@ def main(argv: list[str] | None = None) -> None:
         position += args.steps
         greedy = timed(lambda i: step(session.decode_greedy, i), args.steps)
         position += args.steps
-        host = timed(lambda i: (session.token_rows(tokens), session.rope_tables(np.full(width, i, np.int32))), 5)
         with host_phases(session) as totals:
             started = time.perf_counter()
             for i in range(args.steps):
@@ -214,7 +213,6 @@ def main(argv: list[str] | None = None) -> None:
             "logits_to_host": logits,
             "greedy_on_device": greedy,
             "tokens_per_s_greedy": round(width * 1e3 / greedy["median_ms"], 1),
-            "host_rows_rope": host,
             "host_phases_ms": phases,
             "outputs_sha256": sha256_of(outputs),
             **kernels,
