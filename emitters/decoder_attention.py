@@ -195,7 +195,7 @@ class DecoderAttentionOps(DecoderNormOps):
         softmax = launches.softmax if launches else None
         prompt_softmax = (
             prompt_softmax_launch(self.kernels, cfg, queries, columns, sliding, summed)
-            if phase == "prefill" and not kernel and not self.widened
+            if phase == "prefill" and not kernel
             else None
         )
         denominator = None if softmax or prompt_softmax else self.block_sum(stat_rows, summed, DENOMINATOR_READS)
