@@ -84,7 +84,9 @@ def step_artifact(variant: str, contract: str, target: str, cpu: str = "host") -
     return STEP_ARTIFACTS / variant / "cpu" / f"step_{contract}_llvmcpu_{cpu}.vmfb"
 
 
-def module_spec(variant: str, contract: str, target: str, kernels: str, step: bool = False, vocab: int = 0):
+def module_spec(
+    variant: str, contract: str, target: str, kernels: str, step: bool = False, vocab: int = 0, sampling: bool = False
+):
     from synthetic_text import with_vocabulary
 
     from gemma3n_iree.contracts import get_contract
@@ -103,7 +105,9 @@ def module_spec(variant: str, contract: str, target: str, kernels: str, step: bo
     compile_target = parse_target(target, "sm_90" if target == "cuda" else None)
     linked = select_kernels(kernels, compile_target, c)
     lowering = lowering_for(compile_target, c)
-    return DecoderModuleSpec(cfg, c, slots, capacity, prompts, batches, contexts, kernels=linked, lowering=lowering)
+    return DecoderModuleSpec(
+        cfg, c, slots, capacity, prompts, batches, contexts, kernels=linked, lowering=lowering, sampling=sampling
+    )
 
 
 def build(args: argparse.Namespace) -> None:
@@ -111,7 +115,7 @@ def build(args: argparse.Namespace) -> None:
     from gemma3n_iree.emitters.decoder import emit_decoder_module
     from gemma3n_iree.files import write_atomically
 
-    spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step, args.vocab)
+    spec = module_spec(args.variant, args.contract, args.target, args.kernels, args.step, args.vocab, args.sampling)
     target = parse_target("cuda", "sm_90") if args.target == "cuda" else parse_target(f"llvm-cpu:{args.cpu}")
     started = time.perf_counter()
     mlir = emit_decoder_module(spec)
@@ -376,6 +380,11 @@ def main() -> None:
                 action="store_true",
                 help="the decode-step program of STEP_SPEC (no prompt entries) into .gpu/step/<variant>/, "
                 "for scripts/gpu_decode_step.sh (llvm-cpu: into its cpu/ folder, for scripts/gpu_same_logits.sh)",
+            )
+            p.add_argument(
+                "--sampling",
+                action="store_true",
+                help="with each decode width's sample entry too (scripts/decoder_profile.py then times sampled steps)",
             )
             p.add_argument(
                 "--cpu",

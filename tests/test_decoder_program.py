@@ -723,3 +723,23 @@ def test_a_sampled_sequence_draws_the_same_tokens_whatever_the_batch(session, we
     engine = GenerationEngine(session(F32_REFERENCE), build_test_tokenizer())
     with pytest.raises(GenerationError, match="greedily only"):
         engine.submit(GenerationRequest(*inputs, 4, stops, sampling=hot))
+
+
+def test_the_profile_script_times_greedy_and_sampled_steps(artifacts, checkpoint, tmp_path):
+    """`scripts/decoder_profile.py` on this program's local-task dry run (its kernel profile needs cuda): each
+    width's greedy and sampled steps timed, with the digests of what they returned; the draws of a program with
+    sampling entries are not its greedy tokens."""
+    import json
+    import runpy
+
+    out = tmp_path / "profile.json"
+    script = runpy.run_path(str(Path(__file__).parent.parent / "scripts" / "decoder_profile.py"), run_name="profile")
+    mlx = str(artifacts[MLX_CUDA_V1.name])
+    script["main"](["--artifact", mlx, "--checkpoint", str(checkpoint), "--widths", "1", "4", "--steps", "2",
+                    "--device", "local-task", "--out", str(out)])  # fmt: skip
+    report = json.loads(out.read_text())
+    assert [w["width"] for w in report["widths"]] == [1, 4]
+    for line in report["widths"]:
+        sampled = line["sampled_on_device"]
+        assert sampled["median_ms"] > 0 and len(sampled["outputs_sha256"]) == 64
+        assert sampled["outputs_sha256"] != line["outputs_sha256"]

@@ -15,6 +15,8 @@ against a plain numpy reference (hypothesis), and the compiled probe (llvm-cpu) 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import compile_cpu, run_vmfb
@@ -162,6 +164,20 @@ def test_the_compiled_selection_is_the_emulation(compiled, case):
         assert token[0] == 5 and ids[0, :3].tolist() == [5, 400, 911]
     if case == "flat":
         assert token.tolist() == [0, 999, 0, 0] and ids[0].tolist() == list(range(K))
+
+
+def test_the_top_k_stacks_its_selections_without_strided_copies():
+    """The top k's K selections become one [K, rows] tensor by contiguous copies, then one transpose: no
+    executable writes a single column (stacked as the columns of [rows, K], each selection was a strided copy,
+    an executable of its own; the one copy executable left pads the logits to whole chunks)."""
+    from gemma3n_iree.emitters.compile import compile_mlir_to, parse_target
+
+    text = decoder_probe_module(MLX_CUDA_V1, CFG, lambda o: o.token_select(ROWS, K, VOCAB))
+    sources = compile_mlir_to(text, parse_target("llvm-cpu"), "executable-sources")
+    exports = re.findall(r"hal\.executable\.export public @(\w+)", sources)
+    assert len([e for e in exports if "memcpy" in e]) == 1
+    column_stores = re.findall(rf"dispatch\.tensor\.store [^\n]*sizes = \[{ROWS}, 1\]", sources)
+    assert "transpose" in sources and not column_stores
 
 
 def test_the_compiled_selection_counts_non_finite_logits(compiled):
