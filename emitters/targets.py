@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 __all__ = [
     "CPU_CONTRACTION_FLAGS",
-    "CPU_SYMBOL_FLAGS",
     "CPU_TARGET_KIND",
     "CUDA_TARGET_KIND",
     "DEFAULT_CUDA_ARCH",
@@ -89,12 +88,6 @@ SUPPORTED_CUDA_ARCHS: tuple[str, ...] = tuple(
 #: ways: 49 KiB of stack; a linear result reshaped into lanes: vectors over 32 KiB) and is slower. (The SSCP
 #: convolutions are written as matmuls for llvm-cpu so that they are data-tiled too: emitters/lowering.py.)
 CPU_CONTRACTION_FLAGS: tuple[str, ...] = ("--iree-global-opt-data-tiling",)
-
-#: No DWARF in llvm-cpu executables: IREE 3.13 embeds it by default, which costs about 18 % of a tiny decoder
-#: program's compile (89 -> 73 s, 2-core Zen 5) and 17 % of its size, for line tables nothing here reads.
-#: LLVM's code does not depend on debug info: the machine code is the same instructions
-#: (tests/test_compile.py::test_cpu_executables_carry_no_debug_info_and_the_same_code).
-CPU_SYMBOL_FLAGS: tuple[str, ...] = ("--iree-llvmcpu-debug-symbols=false",)
 
 _CPU_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -163,7 +156,6 @@ class Target:
                 "--iree-hal-local-target-device-backends=llvm-cpu",
                 f"--iree-llvmcpu-target-cpu={self.cpu}",
                 *CPU_CONTRACTION_FLAGS,
-                *CPU_SYMBOL_FLAGS,
             ]
         else:
             flags.append("--iree-hal-target-device=cuda")

@@ -7,7 +7,6 @@ no GPU needed).  Each test takes well under a few seconds.
 from __future__ import annotations
 
 import re
-import struct
 
 import numpy as np
 import pytest
@@ -53,7 +52,6 @@ def test_target_flags():
         "--iree-hal-local-target-device-backends=llvm-cpu",
         "--iree-llvmcpu-target-cpu=host",
         "--iree-global-opt-data-tiling",
-        "--iree-llvmcpu-debug-symbols=false",
     )
     assert "--iree-llvmcpu-target-cpu=generic" in ic.parse_target("llvm-cpu:generic").flags()
     assert SM80.flags() == (
@@ -174,49 +172,6 @@ def test_llvm_cpu_compile_and_run_with_in_memory_parameter():
     expected = x.astype(ml_dtypes.bfloat16).astype(np.float32) @ w.astype(np.float32)
     assert y.dtype == np.float32 and y.shape == (2, 4)
     np.testing.assert_array_equal(y, expected)
-
-
-def _elf_sections(vmfb: bytes) -> dict[str, tuple[int, bytes]]:
-    """The sections of the one ELF object an llvm-cpu vmfb embeds (its executables, linked): name -> (address,
-    bytes)."""
-    start = vmfb.index(b"\x7fELF")
-    shoff = struct.unpack_from("<Q", vmfb, start + 0x28)[0]
-    entry_size, count, names_index = struct.unpack_from("<HHH", vmfb, start + 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", vmfb, start + shoff + i * entry_size) for i in range(count)]
-    names = headers[names_index]
-    name_table = vmfb[start + names[4] : start + names[4] + names[5]]
-    sections = {}
-    for name, kind, _flags, address, offset, size in headers:
-        label = name_table[name : name_table.index(b"\0", name)].decode()
-        sections[label] = (address, b"" if kind == 8 else vmfb[start + offset : start + offset + size])  # 8: NOBITS
-    return sections
-
-
-def _instructions(section: tuple[int, bytes]) -> list[str]:
-    """The x86-64 instructions of a code section, every number in their operands blanked: dropping a section
-    moves the code, so addresses and RIP-relative displacements differ where the instructions are the same."""
-    capstone = pytest.importorskip("capstone", reason="capstone disassembles the compiled code (test dependency)")
-    disassembler = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    address, code = section
-    numbers = re.compile(r"0x[0-9a-f]+|\b\d+\b")
-    return [f"{i.mnemonic} {numbers.sub('#', i.op_str)}" for i in disassembler.disasm(code, address)]
-
-
-def test_cpu_executables_carry_no_debug_info_and_the_same_code(monkeypatch):
-    """`CPU_SYMBOL_FLAGS` leaves IREE's DWARF out of llvm-cpu executables: none of its sections are there, and
-    the code is IREE's default build's (which has them) instruction for instruction, its constants byte for
-    byte."""
-    import gemma3n_iree.emitters.targets as targets
-
-    ours = _elf_sections(ic.compile_mlir(TINY, CPU))
-    monkeypatch.setattr(targets, "CPU_SYMBOL_FLAGS", ())
-    default = _elf_sections(ic.compile_mlir(TINY, CPU))
-    assert any(name.startswith(".debug_") for name in default)
-    assert not any(name.startswith(".debug_") for name in ours)
-    code = _instructions(ours[".text"])
-    assert len(code) > 20 and code == _instructions(default[".text"])
-    constants = ours[".rodata"][1]
-    assert constants and default[".rodata"][1].startswith(constants)  # the default adds the source's file name
 
 
 def test_cuda_sm80_compiles():
