@@ -106,15 +106,15 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %chunk_start = stablehlo.multiply %best_chunks, %chunk_width : !top_i
   %chunk_start_b = stablehlo.broadcast_in_dim %chunk_start, dims = [0, 1] : (!top_i) -> tensor<2x3x64xi32>
   %in_chunk = stablehlo.iota dim = 2 : tensor<2x3x64xi32>
-  %candidate_entryumns_3d = stablehlo.add %chunk_start_b, %in_chunk : tensor<2x3x64xi32>
-  %candidate_entryumns = stablehlo.reshape %candidate_entryumns_3d : (tensor<2x3x64xi32>) -> tensor<2x192xi32>
+  %candidate_columns_3d = stablehlo.add %chunk_start_b, %in_chunk : tensor<2x3x64xi32>
+  %candidate_columns = stablehlo.reshape %candidate_columns_3d : (tensor<2x3x64xi32>) -> tensor<2x192xi32>
   %best_lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %best_lowest_b = stablehlo.broadcast_in_dim %best_lowest, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
   %best_v0 = stablehlo.reduce(%candidates init: %best_lowest) applies stablehlo.maximum across dimensions = [1] : (tensor<2x192xf32>, tensor<f32>) -> !row
   %best_v0_b = stablehlo.broadcast_in_dim %best_v0, dims = [0] : (!row) -> tensor<2x192xf32>
   %best_hit0 = stablehlo.compare EQ, %candidates, %best_v0_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_i0_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
-  %best_i0_flipped_i = stablehlo.subtract %best_i0_bound, %candidate_entryumns : tensor<2x192xi32>
+  %best_i0_flipped_i = stablehlo.subtract %best_i0_bound, %candidate_columns : tensor<2x192xi32>
   %best_i0_flipped = stablehlo.convert %best_i0_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
   %best_i0_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %best_i0_zero_b = stablehlo.broadcast_in_dim %best_i0_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
@@ -133,7 +133,7 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_after1_i = stablehlo.broadcast_in_dim %best_i0, dims = [0] : (!row_i) -> tensor<2x192xi32>
   %best_below1 = stablehlo.compare LT, %candidates, %best_after1_v, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_equal1 = stablehlo.compare EQ, %candidates, %best_after1_v, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
-  %best_later1 = stablehlo.compare GT, %candidate_entryumns, %best_after1_i, SIGNED : (tensor<2x192xi32>, tensor<2x192xi32>) -> tensor<2x192xi1>
+  %best_later1 = stablehlo.compare GT, %candidate_columns, %best_after1_i, SIGNED : (tensor<2x192xi32>, tensor<2x192xi32>) -> tensor<2x192xi1>
   %best_tied1 = stablehlo.and %best_equal1, %best_later1 : tensor<2x192xi1>
   %best_eligible1 = stablehlo.or %best_below1, %best_tied1 : tensor<2x192xi1>
   %best_masked1 = stablehlo.select %best_eligible1, %candidates, %best_lowest_b : tensor<2x192xi1>, tensor<2x192xf32>
@@ -142,7 +142,7 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_best1 = stablehlo.compare EQ, %candidates, %best_v1_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_hit1 = stablehlo.and %best_eligible1, %best_best1 : tensor<2x192xi1>
   %best_i1_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
-  %best_i1_flipped_i = stablehlo.subtract %best_i1_bound, %candidate_entryumns : tensor<2x192xi32>
+  %best_i1_flipped_i = stablehlo.subtract %best_i1_bound, %candidate_columns : tensor<2x192xi32>
   %best_i1_flipped = stablehlo.convert %best_i1_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
   %best_i1_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %best_i1_zero_b = stablehlo.broadcast_in_dim %best_i1_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
@@ -161,7 +161,7 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_after2_i = stablehlo.broadcast_in_dim %best_i1, dims = [0] : (!row_i) -> tensor<2x192xi32>
   %best_below2 = stablehlo.compare LT, %candidates, %best_after2_v, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_equal2 = stablehlo.compare EQ, %candidates, %best_after2_v, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
-  %best_later2 = stablehlo.compare GT, %candidate_entryumns, %best_after2_i, SIGNED : (tensor<2x192xi32>, tensor<2x192xi32>) -> tensor<2x192xi1>
+  %best_later2 = stablehlo.compare GT, %candidate_columns, %best_after2_i, SIGNED : (tensor<2x192xi32>, tensor<2x192xi32>) -> tensor<2x192xi1>
   %best_tied2 = stablehlo.and %best_equal2, %best_later2 : tensor<2x192xi1>
   %best_eligible2 = stablehlo.or %best_below2, %best_tied2 : tensor<2x192xi1>
   %best_masked2 = stablehlo.select %best_eligible2, %candidates, %best_lowest_b : tensor<2x192xi1>, tensor<2x192xf32>
@@ -170,7 +170,7 @@ func.func private @token_select_R2_V300_k3_W64(%x: !x) -> (!top_i, !top) {
   %best_best2 = stablehlo.compare EQ, %candidates, %best_v2_b, FLOAT : (tensor<2x192xf32>, tensor<2x192xf32>) -> tensor<2x192xi1>
   %best_hit2 = stablehlo.and %best_eligible2, %best_best2 : tensor<2x192xi1>
   %best_i2_bound = stablehlo.constant dense<320> : tensor<2x192xi32>
-  %best_i2_flipped_i = stablehlo.subtract %best_i2_bound, %candidate_entryumns : tensor<2x192xi32>
+  %best_i2_flipped_i = stablehlo.subtract %best_i2_bound, %candidate_columns : tensor<2x192xi32>
   %best_i2_flipped = stablehlo.convert %best_i2_flipped_i : (tensor<2x192xi32>) -> tensor<2x192xf32>
   %best_i2_zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %best_i2_zero_b = stablehlo.broadcast_in_dim %best_i2_zero, dims = [] : (tensor<f32>) -> tensor<2x192xf32>
