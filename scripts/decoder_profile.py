@@ -14,8 +14,8 @@ where the device idles (`device_timeline`: its span against the steps' wall time
 size, which tells the GPU's own launch latency from the host falling behind). With `--prompts`, each of those
 prompt buckets of the program (one slot's prefill, `DecoderSession.prefill`) is timed the same way (with the digest
 of every call's logits) and profiled once. A program with sampling entries also has each width's sampled step timed
-(`sampled_on_device`: every row draws its token on the device; launches and kernel time per step). Writes one JSON object to `--out` and prints each width's and prompt's
-line.
+(`sampled_on_device`: every row draws its token on the device; launches and kernel time per step). Writes one JSON
+object to `--out` and prints each width's and prompt's line.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def device_timeline(intervals: list[tuple[float, float]], wall_ms: float, steps:
     }
 
 
-def sampled_steps(session, args: argparse.Namespace, slots: list[int], tokens: list[int], position: int):
+def sampled_steps(session, steps: int, device: str, slots: list[int], tokens: list[int], position: int):
     """Steps that draw every row's token (`decode_greedy(..., sample=...)`: the decode entry, then its width's
     sample entry on the logits where they lie; temperature 1, top-k 64, top-p 0.95, a seed per row): the median and
     minimum wall time, the drawn tokens' digest and, on cuda, launches and kernel time per step. Returns it and the
@@ -173,10 +173,10 @@ def sampled_steps(session, args: argparse.Namespace, slots: list[int], tokens: l
     for i in range(WARMUPS):
         step(i, position)
     position += WARMUPS
-    line = {**timed(lambda i, at=position: step(i, at), args.steps)}
-    position += args.steps
+    line = timed(lambda i, at=position: step(i, at), steps)
+    position += steps
     line["outputs_sha256"] = sha256_of(drawn)
-    if args.device == "cuda":
+    if device == "cuda":
         profile = kernel_profile(lambda at=position: [step(i, at) for i in range(PROFILED_STEPS)])
         line.update({k: v for k, v in profile.items() if k in ("launches_per_step", "kernel_ms_per_step")})
         position += PROFILED_STEPS
@@ -246,7 +246,9 @@ def main(argv: list[str] | None = None) -> None:
             **kernels,
         }
         if session.samples:
-            line["sampled_on_device"], position = sampled_steps(session, args, slots, tokens, position)
+            line["sampled_on_device"], position = sampled_steps(
+                session, args.steps, args.device, slots, tokens, position
+            )
         widths.append(line)
         print(json.dumps({k: v for k, v in line.items() if k != "top"}), flush=True)
     report["widths"] = widths

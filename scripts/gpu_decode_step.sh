@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A decode step of every carried decoder program on the H200, profiled, beside transformers on the same weights.
 #
-#   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile] ["256 1024 4096"]
+#   bash scripts/gpu_decode_step.sh e4b "1 8" [eager|eager,compile|none] ["256 1024 4096"]
 #
 # Carry `.whl` (iree-base-runtime 3.13.0, shared/bench/README.md) and `.gpu/step/` (the variant's programs, built
 # on the CPU machine by `scripts/decoder_gpu.py build --step --variant <variant>` into `.gpu/step/<variant>/*.vmfb`).
@@ -16,6 +16,7 @@ set -u
 V=${1:-e4b}
 WIDTHS=${2:-1}
 TORCH=${3:-eager}
+[ "$TORCH" = none ] && TORCH=""  # our programs only
 PROMPTS=${4:-}
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_decoder_env.sh"
 for A in "$R"/${PROGRAMS:-.gpu/step}/$V/*.vmfb; do

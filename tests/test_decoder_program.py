@@ -727,19 +727,23 @@ def test_a_sampled_sequence_draws_the_same_tokens_whatever_the_batch(session, we
 
 def test_the_profile_script_times_greedy_and_sampled_steps(artifacts, checkpoint, tmp_path):
     """`scripts/decoder_profile.py` on this program's local-task dry run (its kernel profile needs cuda): each
-    width's greedy and sampled steps timed, with the digests of what they returned; the draws of a program with
-    sampling entries are not its greedy tokens."""
+    width's greedy and sampled steps timed, with the digests of what they returned; a second run on a fresh
+    session draws the same tokens (every draw is its seed's and counter's)."""
     import json
     import runpy
 
-    out = tmp_path / "profile.json"
     script = runpy.run_path(str(Path(__file__).parent.parent / "scripts" / "decoder_profile.py"), run_name="profile")
     mlx = str(artifacts[MLX_CUDA_V1.name])
-    script["main"](["--artifact", mlx, "--checkpoint", str(checkpoint), "--widths", "1", "4", "--steps", "2",
-                    "--device", "local-task", "--out", str(out)])  # fmt: skip
-    report = json.loads(out.read_text())
-    assert [w["width"] for w in report["widths"]] == [1, 4]
-    for line in report["widths"]:
-        sampled = line["sampled_on_device"]
-        assert sampled["median_ms"] > 0 and len(sampled["outputs_sha256"]) == 64
-        assert sampled["outputs_sha256"] != line["outputs_sha256"]
+    reports = []
+    for run in ("first", "second"):
+        out = tmp_path / f"{run}.json"
+        script["main"](["--artifact", mlx, "--checkpoint", str(checkpoint), "--widths", "1", "4", "--steps", "2",
+                        "--device", "local-task", "--out", str(out)])  # fmt: skip
+        reports.append(json.loads(out.read_text())["widths"])
+    first, second = reports
+    assert [line["width"] for line in first] == [1, 4]
+    for a, b in zip(first, second):
+        assert a["greedy_on_device"]["median_ms"] > 0 and a["sampled_on_device"]["median_ms"] > 0
+        assert len(a["sampled_on_device"]["outputs_sha256"]) == 64
+        assert a["sampled_on_device"]["outputs_sha256"] == b["sampled_on_device"]["outputs_sha256"]
+        assert a["outputs_sha256"] == b["outputs_sha256"]
