@@ -292,6 +292,35 @@ def test_prompts_in_one_call_equal_each_prompt_alone(prefillers):
         p.run_many([])
 
 
+def test_a_prebuilt_stage_runs_a_lone_window_in_its_one_window_entry(prefillers, checkpoint, cache):
+    """A prefill artifact with entries for one window and for four (what `serve` and the GPU benchmark load
+    with --prefill-artifact) has every entry at hand, so `run_stage` under a transcription pack of four windows
+    runs a lone window in the (256, 1) entry rather than padded to four in (1024, 4), and three windows in the
+    (1024, 4) entry; each window's rows are the bits the stage gives it alone. Programs built per entry have only
+    the resident one at hand."""
+    from gemma3n_iree.emitters.lowering import lowering_for
+    from gemma3n_iree.emitters.targets import parse_target
+    from gemma3n_iree.runtime.text.prefill import build_prefill_artifact
+    from gemma3n_iree.runtime.text.transcribe import run_stage
+
+    per_entry = prefillers(MLX_CUDA_V1.name)
+    target = parse_target("llvm-cpu")
+    spec = PrefillModuleSpec(AUDIO, TEXT, MLX_CUDA_V1, (256, 1024), (1, 4), lowering=lowering_for(target, MLX_CUDA_V1))
+    artifact = build_prefill_artifact(cache, spec, target, per_entry.weight_schema).path
+    staged = AudioPrefill(checkpoint, contract=MLX_CUDA_V1.name, cache=cache, artifact=artifact)
+    assert staged.entries_at_hand() == ((256, 1), (1024, 1), (1024, 4))
+    prompts = [(per_entry.expand(PROMPT, [1]), random_features(1, seed=30 + i)) for i in range(3)]
+    pack = (4, 1024)
+    for group, capacity in ((prompts[:1], 256), (prompts, 1024)):
+        results = run_stage(staged, pack, group)
+        assert [r.capacity for r in results] == [capacity] * len(group)
+        for (ids, features), got in zip(group, results):
+            alone = per_entry.run(ids, features)
+            for name in ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(alone, name), err_msg=name)
+    assert per_entry.entries_at_hand() == ((256, 1),)  # the last run's program, resident
+
+
 def test_prefill_groups_clips_by_file(prefillers):
     """A file longer than 30 s is several clips: its blocks are adjacent and take its clips' rows in order."""
     from gemma3n_iree.runtime.encoder.clips import Clip, EncodeResult

@@ -1,7 +1,8 @@
 """serve/transcription.py's decode thread on a scripted decoder and prefill stage (no compiled program): windows of
 many requests share decode calls, windows waiting together share prefill-stage and decoder prefill calls, each
 request gets exactly what it gets alone, cancellation frees slots at once, a failing call fails only its
-requests, the backlog bound, and /metrics' widths and times to first token."""
+requests, the backlog bound, and /metrics' widths and times to first token; and the choice of the prefill stage's
+entry for a group of windows (`stage_entry`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from synthetic_text import build_test_tokenizer
 
 from gemma3n_iree.runtime.text.generate import SelectsOnHost
+from gemma3n_iree.runtime.text.transcribe import stage_entry
 from gemma3n_iree.serve.transcription import TranscriptionService
 
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
@@ -29,10 +33,14 @@ class FakePrefill:
     """The prefill stage's interface: a window's rows carry its clip's first feature, so a window's tokens
     depend on its audio."""
 
-    def __init__(self) -> None:
+    def __init__(self, at_hand: tuple[tuple[int, int], ...] = ()) -> None:
         self.tokenizer = build_test_tokenizer()
         self.runs = 0
         self.groups: list[tuple[int, int, int | None]] = []  # run_many's (prompts, pad_to, capacity)
+        self.at_hand = at_hand  # the (capacity, clips) entries a call can use as they are
+
+    def entries_at_hand(self) -> tuple[tuple[int, int], ...]:
+        return self.at_hand
 
     def expand(self, prompt: str, clips: list[int]) -> np.ndarray:
         return np.arange(5 + len(prompt) % 3)
@@ -183,26 +191,55 @@ def test_windows_waiting_together_share_prefill_calls():
     """A decoder with a 4-prompt prefill entry: a request of five windows over four slots has its first four
     windows through one prefill-stage call (padded to the decoder's widest prefill entry, in the stage's entry
     for four of the longest prompts) and one decoder prefill call, the fifth alone when a slot frees; every window
-    gets the tokens it gets alone (one prompt per call), and /metrics says so."""
+    gets the tokens it gets alone (one prompt per call), and /metrics says so. With the stage's one-window entry
+    at hand as well (a prebuilt prefill artifact), the fifth window runs it rather than four windows' entry."""
     audio = (1, 2, 3, 4, 5)
     answers = {}
-    for prefill_widths in ((1,), (1, 4)):
+    for prefill_widths, at_hand in (((1,), ()), ((1, 4), ()), ((1, 4), ((256, 1), (256, 4), (512, 4)))):
         decoder = FakeDecoder(slots=4, widths=(1, 4), prefill_widths=prefill_widths)
-        s = TranscriptionService(decoder, FakePrefill(), model="m", max_new_tokens=6, stop_ids=frozenset())
+        prefill = FakePrefill(at_hand)
+        s = TranscriptionService(decoder, prefill, model="m", max_new_tokens=6, stop_ids=frozenset())
         s.start()
         try:
             _, done, result = run(s, "five", audio)
             assert done.wait(10) and result["error"] is None
         finally:
             s.stop()
-        answers[prefill_widths] = [w.tokens for w in result["transcript"].windows]
+        answers[prefill_widths, at_hand] = [w.tokens for w in result["transcript"].windows]
         m = s.metrics()
         assert m["time_to_first_token"]["count"] == 1 and m["prefill_widths"] == list(prefill_widths)
         if prefill_widths == (1,):
             assert s.stage_pack is None and not s.prefill.groups and m["prefill_stage_calls"] == 5
             assert decoder.prefills == [(0,), (1,), (2,), (3,), (0,)] and m["mean_prefill_width"] == 1
+        elif at_hand:
+            assert s.stage_pack == (4, 256) and prefill.groups == [(4, 4, 256)] and prefill.runs == 5
+            assert decoder.prefills == [(0, 1, 2, 3), (0,)] and m["prefill_stage_calls"] == 2
         else:
             assert s.stage_pack == (4, 256) and s.prefill.groups == [(4, 4, 256), (1, 4, 256)]
             assert decoder.prefills == [(0, 1, 2, 3), (0,)] and m["mean_prefill_width"] == 2.5
             assert (m["prefill_stage_calls"], m["prefill_stage_windows_per_call"]) == (2, 4)
-    assert answers[(1,)] == answers[(1, 4)] and all(len(t) == 6 for t in answers[(1,)])
+    first, *others = answers.values()
+    assert all(a == first for a in others) and all(len(t) == 6 for t in first)
+
+
+@given(
+    lengths=st.lists(st.integers(1, 300), min_size=1, max_size=8),
+    entries=st.sets(st.tuples(st.sampled_from([64, 256, 512, 1024, 2048]), st.integers(1, 8)), max_size=8),
+)
+def test_a_group_runs_the_cheapest_entry_that_holds_it(lengths, entries):
+    """`stage_entry`: the chosen entry holds the group (at least its windows; its capacity at least their tokens
+    with the padding copies of the last window); no entry of a smaller capacity holds it, nor one of the same
+    capacity and fewer clips; None only when no entry holds it."""
+
+    def holds(entry: tuple[int, int]) -> bool:
+        capacity, clips = entry
+        return clips >= len(lengths) and capacity >= sum(lengths) + (clips - len(lengths)) * lengths[-1]
+
+    chosen = stage_entry(lengths, entries)
+    holding = [e for e in entries if holds(e)]
+    if chosen is None:
+        assert not holding
+        return
+    assert chosen in entries and holds(chosen)
+    assert all(e[0] >= chosen[0] for e in holding)
+    assert all(e[1] >= chosen[1] for e in holding if e[0] == chosen[0])

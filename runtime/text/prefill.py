@@ -332,6 +332,13 @@ class AudioPrefill:
             )
         return fitting[0]
 
+    def entries_at_hand(self) -> tuple[tuple[int, int], ...]:
+        """The (capacity, clips) entries a call can run without compiling or loading another program: every entry
+        of a prebuilt artifact; of programs built per entry, the resident one's (none before the first call)."""
+        if self._artifact is not None:
+            return tuple(sorted(self._load(None).entries))
+        return (self._session[0],) if self._session is not None and self._session[0] is not None else ()
+
     def _build(self, key: tuple[int, int]) -> Path:
         target = parse_target(self.target, self.cuda_arch)
         spec = PrefillModuleSpec(

@@ -24,14 +24,15 @@ end, tokens, raw text and stop reason are kept.  Why this and not all clips in o
 Windows are prefilled as decoder slots free up (at most `slots` prompts' inputs are held at once), as many
 per prefill-stage call as the decoder's widest prefill entry takes (`stage_pack`), so windows of all inputs
 share the decoder's prefill and decode calls; the audio of all inputs is encoded first, in the encoder's
-batched calls.
+batched calls. A group of fewer windows runs the stage's smallest entry at hand that holds it (`stage_entry`:
+one window alone does not pay for eight).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,14 +61,30 @@ def stage_pack(decoder: DecoderBackend, prefill: Any) -> tuple[int, int] | None:
         return None
 
 
+def stage_entry(lengths: Sequence[int], entries: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
+    """(capacity, clips) of the cheapest of `entries` for one prefill-stage call of windows whose prompts have
+    these lengths (one clip each): of the entries that hold them (at least their clips, and a capacity for their
+    tokens with the call's padding copies of the last window), the smallest capacity (a call's cost follows its
+    rows), then the fewest clips; None when none holds them."""
+
+    def holds(capacity: int, clips: int) -> bool:
+        return clips >= len(lengths) and capacity >= sum(lengths) + (clips - len(lengths)) * lengths[-1]
+
+    return min((e for e in entries if holds(*e)), default=None)
+
+
 def run_stage(prefill: Any, pack: tuple[int, int] | None, prompts: Sequence[tuple[np.ndarray, np.ndarray]]) -> list:
-    """The prefill stage's results for (ids, one clip's features) windows: one call of the `stage_pack` entry
-    (at most its windows), or `run` of a single window."""
+    """The prefill stage's results for (ids, one clip's features) windows: one call of the smallest entry at hand
+    that holds them (`stage_entry` over `prefill.entries_at_hand()`), else of the `stage_pack` entry (at most its
+    windows), or `run` of a single window."""
     if pack is None:
         if len(prompts) != 1:
             raise ValueError(f"the prefill stage runs one window per call here, got {len(prompts)}")
         return [prefill.run(*prompts[0])]
-    return prefill.run_many(prompts, *pack)
+    capacity, clips = stage_entry([len(ids) for ids, _ in prompts], prefill.entries_at_hand()) or pack[::-1]
+    if clips == 1:
+        return [prefill.run(*prompts[0], capacity=capacity)]
+    return prefill.run_many(prompts, clips, capacity)
 
 
 Progress = Callable[[str], None]
