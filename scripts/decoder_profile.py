@@ -83,7 +83,7 @@ def kernel_profile(run_steps, steps: int = PROFILED_STEPS) -> dict[str, object]:
 #: the inputs staged and copied in, the program's entry run (IREE's invocation; it returns when the device is done),
 #: the results copied back; `copies` is the part of staging in and out that is the copy's submission and its wait
 HOST_PHASES = (
-    ("prepare", "session", "_decode_call"),
+    ("prepare", "session", "_decode_call"),  # a prefill's: `_prefill_call` (host_phases' `prepare`)
     ("upload", "staging", "upload"),
     ("call", "session", "_invoker"),
     ("download", "staging", "download"),
@@ -92,10 +92,12 @@ HOST_PHASES = (
 
 
 @contextmanager
-def host_phases(session) -> Iterator[dict[str, float]]:
-    """Seconds spent in each of `HOST_PHASES` while inside, summed over calls: each method is wrapped on the instance
-    (`call` wraps the invokers `_invoker` hands out) and the class's own is back on exit."""
-    totals = dict.fromkeys((phase for phase, _, _ in HOST_PHASES), 0.0)
+def host_phases(session, prepare: str = "_decode_call") -> Iterator[dict[str, float]]:
+    """Seconds spent in each of `HOST_PHASES` while inside, summed over calls (`prepare`: the session method that
+    makes the call's inputs): each method is wrapped on the instance (`call` wraps the invokers `_invoker` hands
+    out) and the class's own is back on exit."""
+    phases = [(phase, owner, prepare if phase == "prepare" else method) for phase, owner, method in HOST_PHASES]
+    totals = dict.fromkeys((phase for phase, _, _ in phases), 0.0)
     owners = {"session": session, "staging": session._staging}  # noqa: SLF001
 
     def clocked(fn, phase: str):
@@ -108,7 +110,7 @@ def host_phases(session) -> Iterator[dict[str, float]]:
 
         return run
 
-    for phase, owner, method in HOST_PHASES:
+    for phase, owner, method in phases:
         original = getattr(owners[owner], method)
         if method == "_invoker":
             setattr(owners[owner], method, lambda name, original=original, phase=phase: clocked(original(name), phase))
@@ -117,7 +119,7 @@ def host_phases(session) -> Iterator[dict[str, float]]:
     try:
         yield totals
     finally:
-        for _, owner, method in HOST_PHASES:
+        for _, owner, method in phases:
             delattr(owners[owner], method)
 
 
@@ -264,9 +266,16 @@ def main(argv: list[str] | None = None) -> None:
         per_layer = 0.05 * rng.standard_normal((tokens, cfg.num_hidden_layers, cfg.hidden_size_per_layer_input))
         per_layer = per_layer.astype(np.float32)
         logits = [session.prefill(0, embeddings, per_layer)]  # warm-up
+        timing = timed(lambda i: logits.append(session.prefill(0, embeddings, per_layer)), 5)
+        with host_phases(session, "_prefill_call") as totals:
+            started = time.perf_counter()
+            for _ in range(3):
+                session.prefill(0, embeddings, per_layer)
+            phases = phase_split(totals, time.perf_counter() - started, 3)
         line = {
             "prompt": tokens,
-            "prefill": timed(lambda i: logits.append(session.prefill(0, embeddings, per_layer)), 5),
+            "prefill": timing,
+            "host_phases_ms": phases,
             "outputs_sha256": sha256_of(logits),
             **(kernel_profile(lambda: session.prefill(0, embeddings, per_layer), 1) if args.device == "cuda" else {}),
         }

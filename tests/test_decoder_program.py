@@ -727,8 +727,9 @@ def test_a_sampled_sequence_draws_the_same_tokens_whatever_the_batch(session, we
 
 def test_the_profile_script_times_greedy_and_sampled_steps(artifacts, checkpoint, tmp_path):
     """`scripts/decoder_profile.py` on this program's local-task dry run (its kernel profile needs cuda): each
-    width's greedy and sampled steps timed, with the digests of what they returned; a second run on a fresh
-    session draws the same tokens (every draw is its seed's and counter's)."""
+    width's greedy and sampled steps timed, and the prompt bucket's prefill with its host phases, with the digests
+    of what they returned; a second run on a fresh session draws the same tokens (every draw is its seed's and
+    counter's) and prefills the same logits."""
     import json
     import runpy
 
@@ -738,9 +739,13 @@ def test_the_profile_script_times_greedy_and_sampled_steps(artifacts, checkpoint
     for run in ("first", "second"):
         out = tmp_path / f"{run}.json"
         script["main"](["--artifact", mlx, "--checkpoint", str(checkpoint), "--widths", "1", "4", "--steps", "2",
-                        "--device", "local-task", "--out", str(out)])  # fmt: skip
-        reports.append(json.loads(out.read_text())["widths"])
-    first, second = reports
+                        "--prompts", "32", "--device", "local-task", "--out", str(out)])  # fmt: skip
+        reports.append(json.loads(out.read_text()))
+    [prefill], [again] = (report["prompts"] for report in reports)
+    assert prefill["prompt"] == 32 and prefill["outputs_sha256"] == again["outputs_sha256"]
+    phases = prefill["host_phases_ms"]
+    assert phases["prepare"] > 0 and phases["call"] > 0 and phases["wall"] >= phases["prepare"] + phases["call"]
+    first, second = (report["widths"] for report in reports)
     assert [line["width"] for line in first] == [1, 4]
     for a, b in zip(first, second):
         assert a["greedy_on_device"]["median_ms"] > 0 and a["sampled_on_device"]["median_ms"] > 0
