@@ -109,5 +109,5 @@ class FrontEndWork:
                 )
             job.prefill_key = (fitting[0], clips)
             with self._prefill_building[job.prefill_key]:  # one compile per entry, here and not on the device
-                self.prefill.prepare(*job.prefill_key)
+                self.prefill.prepare(job.prefill_key)
         return ids

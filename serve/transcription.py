@@ -52,7 +52,14 @@ from ..runtime.text.generate import (
     GenerationRequest,
     TokenEvent,
 )
-from ..runtime.text.transcribe import FileTranscript, WindowTranscript, run_stage, stage_pack, windows_of
+from ..runtime.text.transcribe import (
+    FileTranscript,
+    WindowTranscript,
+    run_stage,
+    stage_entries,
+    stage_pack,
+    windows_of,
+)
 from .metrics import latency_summary
 
 log = logging.getLogger("gemma3n_iree.server")
@@ -216,9 +223,9 @@ class TranscriptionService:
         ids = self.prefill.expand(prompt, [1])
         with self._prepare_lock:  # compile the prefill stage's entry now (once), not on the decode thread
             if self.stage_pack is None:
-                self.prefill.prepare(self.prefill.capacity_for(len(ids), 1), 1)
+                self.prefill.prepare((self.prefill.capacity_for(len(ids), 1), 1))
             else:
-                self.prefill.prepare(self.stage_pack[1], self.stage_pack[0])
+                self.prefill.prepare(*stage_entries(self.decoder, self.prefill, self.stage_pack))
         if len(ids) > self.decoder.max_prompt_tokens:
             raise GenerationError(
                 f"the prompt makes a window of {len(ids)} tokens (188 of them audio), more than "
@@ -279,7 +286,7 @@ class TranscriptionService:
         """Compile (or find) the prefill-stage entry a chat prompt runs in, here on the caller's thread: the decode
         thread only loads it."""
         with self._prepare_lock:
-            self.prefill.prepare(self.prefill.capacity_for(len(prompt_ids), clips), clips)
+            self.prefill.prepare((self.prefill.capacity_for(len(prompt_ids), clips), clips))
 
     def chat_room(self, prompt_tokens: int) -> int:
         """How many new tokens a prompt of `prompt_tokens` tokens may generate in this decoder: its positions

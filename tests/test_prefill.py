@@ -297,7 +297,7 @@ def test_a_prebuilt_stage_runs_a_lone_window_in_its_one_window_entry(prefillers,
     with --prefill-artifact) has every entry at hand, so `run_stage` under a transcription pack of four windows
     runs a lone window in the (256, 1) entry rather than padded to four in (1024, 4), and three windows in the
     (1024, 4) entry; each window's rows are the bits the stage gives it alone. Programs built per entry have only
-    the resident one at hand."""
+    the resident one at hand; entries prepared together are one program, both at hand once it is loaded."""
     from gemma3n_iree.emitters.lowering import lowering_for
     from gemma3n_iree.emitters.targets import parse_target
     from gemma3n_iree.runtime.text.prefill import build_prefill_artifact
@@ -319,6 +319,16 @@ def test_a_prebuilt_stage_runs_a_lone_window_in_its_one_window_entry(prefillers,
             for name in ("input_ids", "inputs_embeds", "per_layer_inputs", "audio_rows"):
                 np.testing.assert_array_equal(getattr(got, name), getattr(alone, name), err_msg=name)
     assert per_entry.entries_at_hand() == ((256, 1),)  # the last run's program, resident
+    # a stage built here with the pack's and one window's entries prepared together: the same one program
+    built = AudioPrefill(checkpoint, contract=MLX_CUDA_V1.name, cache=cache, capacities=(256, 1024))
+    built.prepare((1024, 4), (256, 1))
+    assert built.entries_at_hand() == ()  # nothing loaded yet
+    assert [r.capacity for r in run_stage(built, pack, prompts)] == [1024] * 3
+    resident = built._session  # noqa: SLF001
+    assert built.entries_at_hand() == staged.entries_at_hand()
+    [one] = run_stage(built, pack, prompts[:1])
+    assert one.capacity == 256 and built._session is resident  # noqa: SLF001
+    np.testing.assert_array_equal(one.per_layer_inputs, per_entry.run(*prompts[0]).per_layer_inputs)
 
 
 def test_prefill_groups_clips_by_file(prefillers):

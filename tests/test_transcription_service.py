@@ -38,6 +38,7 @@ class FakePrefill:
         self.runs = 0
         self.groups: list[tuple[int, int, int | None]] = []  # run_many's (prompts, pad_to, capacity)
         self.at_hand = at_hand  # the (capacity, clips) entries a call can use as they are
+        self.prepared: list[tuple[tuple[int, int], ...]] = []  # prepare's entries, call by call
 
     def entries_at_hand(self) -> tuple[tuple[int, int], ...]:
         return self.at_hand
@@ -48,8 +49,8 @@ class FakePrefill:
     def capacity_for(self, length: int, clips: int) -> int:
         return 256
 
-    def prepare(self, capacity: int, clips: int) -> None:
-        pass
+    def prepare(self, *entries: tuple[int, int]) -> None:
+        self.prepared.append(entries)
 
     def run(self, ids: np.ndarray, features: np.ndarray, capacity: int | None = None) -> Inputs:
         self.runs += 1
@@ -208,6 +209,9 @@ def test_windows_waiting_together_share_prefill_calls():
         answers[prefill_widths, at_hand] = [w.tokens for w in result["transcript"].windows]
         m = s.metrics()
         assert m["time_to_first_token"]["count"] == 1 and m["prefill_widths"] == list(prefill_widths)
+        # the stage's entries compiled before the decode thread needs them: one window's, and with a pack the
+        # pack's and one window's as one program
+        assert prefill.prepared == [((256, 4), (256, 1))] if s.stage_pack else [((256, 1),)]
         if prefill_widths == (1,):
             assert s.stage_pack is None and not s.prefill.groups and m["prefill_stage_calls"] == 5
             assert decoder.prefills == [(0,), (1,), (2,), (3,), (0,)] and m["mean_prefill_width"] == 1

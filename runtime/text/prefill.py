@@ -269,8 +269,9 @@ class AudioPrefill:
         self.cache = cache or ArtifactCache()
         self.device = DEVICE_FOR_TARGET[target]
         self._artifact = Path(artifact) if artifact is not None else None
-        self._session: tuple[tuple[int, int] | None, PrefillSession] | None = None
-        self._built: dict[tuple[int, int], Path] = {}  # entries compiled (or found in the cache) so far
+        self._session: PrefillSession | None = None  # the resident program
+        #: entry -> the program holding it (compiled or found in the cache)
+        self._built: dict[tuple[int, int], Path] = {}
         self._encoder = encoder
         self._owns_encoder = encoder is None  # built here on first use: closed with this stage
         self._encoder_options = dict(encoder_options or {})
@@ -333,51 +334,54 @@ class AudioPrefill:
         return fitting[0]
 
     def entries_at_hand(self) -> tuple[tuple[int, int], ...]:
-        """The (capacity, clips) entries a call can run without compiling or loading another program: every entry
-        of a prebuilt artifact; of programs built per entry, the resident one's (none before the first call)."""
+        """The (capacity, clips) entries a call can run without compiling or loading another program: the resident
+        program's (every entry of a prebuilt artifact; none before the first call of a stage built here)."""
         if self._artifact is not None:
-            return tuple(sorted(self._load(None).entries))
-        return (self._session[0],) if self._session is not None and self._session[0] is not None else ()
+            self._load(None)
+        return tuple(sorted(self._session.entries)) if self._session is not None else ()
 
-    def _build(self, key: tuple[int, int]) -> Path:
+    def _build(self, entries: Sequence[tuple[int, int]]) -> Path:
+        """One program holding `entries` (its spec's capacities x clip counts, where they fit), compiled or found in
+        the cache; every entry it holds is then found in it."""
         target = parse_target(self.target, self.cuda_arch)
         spec = PrefillModuleSpec(
             self.audio_config,
             self.text,
             self.contract,
-            (key[0],),
-            (key[1],),
+            tuple(sorted({capacity for capacity, _ in entries})),
+            tuple(sorted({clips for _, clips in entries})),
             self.checkpoint.layout,
             self.stages,
             lowering_for(target, self.contract),
         )
         path = build_prefill_artifact(self.cache, spec, target, self.weight_schema, self.progress).path
-        self._built[key] = path
+        self._built.update(dict.fromkeys(spec.entries, path))
         return path
 
-    def prepare(self, capacity: int, clips: int) -> None:
-        """Compile (or find in the cache) the entry (capacity, clips) without loading it, so a server
-        compiles on a worker thread and its device thread only loads (a no-op with a prefill artifact)."""
-        if self._artifact is None and (capacity, clips) not in self._built:
-            self._build((capacity, clips))
+    def prepare(self, *entries: tuple[int, int]) -> None:
+        """Compile (or find in the cache) one program holding the (capacity, clips) `entries` without loading it, so
+        a server compiles on a worker thread and its device thread only loads (a no-op with a prefill artifact).
+        Entries prepared together are one program: calls of any of them find it resident."""
+        held = {self._built.get(entry) for entry in entries}  # the programs holding them now
+        if self._artifact is None and (None in held or len(held) > 1):
+            self._build(entries)
 
     def _load(self, key: tuple[int, int] | None) -> PrefillSession:
-        """The session holding entry `key` (one prefill session is kept resident at a time)."""
-        if self._session is not None and (self._artifact is not None or self._session[0] == key):
-            return self._session[1]
+        """The session holding entry `key` (one prefill program is kept resident at a time)."""
+        if self._session is not None and (self._artifact is not None or key in self._session.entries):
+            return self._session
         if self._artifact is not None:
             path: Path = self._artifact
         else:
             assert key is not None
-            path = self._built.get(key) or self._build(key)
-        self._close_session()  # release the previous entry's resident weights first
-        session = PrefillSession(path, self.parameter_files, device=self.device)
-        self._session = (key, session)
-        return session
+            path = self._built.get(key) or self._build([key])
+        self._close_session()  # release the previous program's resident weights first
+        self._session = PrefillSession(path, self.parameter_files, device=self.device)
+        return self._session
 
     def _close_session(self) -> None:
         if self._session is not None:
-            self._session[1].close()
+            self._session.close()
             self._session = None
 
     def close(self) -> None:

@@ -25,7 +25,8 @@ Windows are prefilled as decoder slots free up (at most `slots` prompts' inputs 
 per prefill-stage call as the decoder's widest prefill entry takes (`stage_pack`), so windows of all inputs
 share the decoder's prefill and decode calls; the audio of all inputs is encoded first, in the encoder's
 batched calls. A group of fewer windows runs the stage's smallest entry at hand that holds it (`stage_entry`:
-one window alone does not pay for eight).
+one window alone does not pay for eight); the stage's entries for a full group and for one window are one
+program (`stage_entries`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def stage_pack(decoder: DecoderBackend, prefill: Any) -> tuple[int, int] | None:
     except ValueError as exc:  # ContextCapacityError
         log.warning("the prefill stage runs one window per call: %s", exc)
         return None
+
+
+def stage_entries(decoder: DecoderBackend, prefill: Any, pack: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """The prefill-stage entries a transcription's groups of windows run, to be built as one program
+    (`AudioPrefill.prepare`): the `stage_pack` entry and one window's (of the decoder's longest prompt), so a lone
+    window runs its own entry without loading another program."""
+    return (pack[1], pack[0]), (prefill.capacity_for(decoder.max_prompt_tokens, 1), 1)
 
 
 def stage_entry(lengths: Sequence[int], entries: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
@@ -349,6 +357,8 @@ class Transcriber:
         timings = {"encode": encoded - started, "prefill": 0.0}
         engine = GenerationEngine(self.decoder, self.tokenizer)
         pack = stage_pack(self.decoder, self.prefill)
+        if pack is not None:
+            self.prefill.prepare(*stage_entries(self.decoder, self.prefill, pack))
         left = [len(f.windows) for f in files]  # windows not finished, per input
         files_done, tokens, audio_done = 0, 0, 0.0
         by_seq: dict[int, WindowTranscript] = {}
