@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from synthetic_text import build_test_tokenizer
 
 from gemma3n_iree.runtime.text.generate import SelectsOnHost
-from gemma3n_iree.runtime.text.transcribe import stage_entry
+from gemma3n_iree.runtime.text.transcribe import stage_entries, stage_entry
 from gemma3n_iree.serve.transcription import TranscriptionService
 
 WORDS = [300, 301, 302, 303, 304, 305, 306]  # ids the test tokenizer knows
@@ -247,3 +247,23 @@ def test_a_group_runs_the_cheapest_entry_that_holds_it(lengths, entries):
     assert chosen in entries and holds(chosen)
     assert all(e[0] >= chosen[0] for e in holding)
     assert all(e[1] >= chosen[1] for e in holding if e[0] == chosen[0])
+
+
+def test_the_stage_entries_of_a_group_and_of_one_window():
+    """`stage_entries`: the pack's entry and one window's (of the decoder's longest prompt), built as one program;
+    the pack's alone where no one-window entry holds that prompt (a prebuilt artifact without one)."""
+    from gemma3n_iree.runtime.text.tokens import ContextCapacityError
+
+    class Stage(FakePrefill):
+        def __init__(self, one_window: bool) -> None:
+            super().__init__()
+            self.one_window = one_window
+
+        def capacity_for(self, length: int, clips: int) -> int:
+            if clips == 1 and not self.one_window:
+                raise ContextCapacityError(f"no entry for {clips} clip(s)")
+            return 64 if length <= 64 else 512
+
+    decoder = FakeDecoder(slots=4, prefill_widths=(1, 4))  # max_prompt_tokens 32
+    assert stage_entries(decoder, Stage(True), (4, 512)) == ((512, 4), (64, 1))
+    assert stage_entries(decoder, Stage(False), (4, 512)) == ((512, 4),)

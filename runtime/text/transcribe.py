@@ -65,8 +65,13 @@ def stage_pack(decoder: DecoderBackend, prefill: Any) -> tuple[int, int] | None:
 def stage_entries(decoder: DecoderBackend, prefill: Any, pack: tuple[int, int]) -> tuple[tuple[int, int], ...]:
     """The prefill-stage entries a transcription's groups of windows run, to be built as one program
     (`AudioPrefill.prepare`): the `stage_pack` entry and one window's (of the decoder's longest prompt), so a lone
-    window runs its own entry without loading another program."""
-    return (pack[1], pack[0]), (prefill.capacity_for(decoder.max_prompt_tokens, 1), 1)
+    window runs its own entry without loading another program; the pack's alone where no one-window entry holds
+    that prompt (a prebuilt artifact without one)."""
+    try:
+        one = (prefill.capacity_for(decoder.max_prompt_tokens, 1), 1)
+    except ValueError:  # ContextCapacityError
+        return ((pack[1], pack[0]),)
+    return (pack[1], pack[0]), one
 
 
 def stage_entry(lengths: Sequence[int], entries: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
