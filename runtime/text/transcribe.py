@@ -62,6 +62,12 @@ def stage_pack(decoder: DecoderBackend, prefill: Any) -> tuple[int, int] | None:
         return None
 
 
+def pack_entry(pack: tuple[int, int]) -> tuple[int, int]:
+    """The prefill stage's (capacity, clips) entry of a `stage_pack` (windows, capacity)."""
+    windows, capacity = pack
+    return capacity, windows
+
+
 def stage_entries(decoder: DecoderBackend, prefill: Any, pack: tuple[int, int]) -> tuple[tuple[int, int], ...]:
     """The prefill-stage entries a transcription's groups of windows run, to be built as one program
     (`AudioPrefill.prepare`): the `stage_pack` entry and one window's (of the decoder's longest prompt), so a lone
@@ -70,8 +76,8 @@ def stage_entries(decoder: DecoderBackend, prefill: Any, pack: tuple[int, int]) 
     try:
         one = (prefill.capacity_for(decoder.max_prompt_tokens, 1), 1)
     except ValueError:  # ContextCapacityError
-        return ((pack[1], pack[0]),)
-    return (pack[1], pack[0]), one
+        return (pack_entry(pack),)
+    return pack_entry(pack), one
 
 
 def stage_entry(lengths: Sequence[int], entries: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
@@ -94,7 +100,7 @@ def run_stage(prefill: Any, pack: tuple[int, int] | None, prompts: Sequence[tupl
         if len(prompts) != 1:
             raise ValueError(f"the prefill stage runs one window per call here, got {len(prompts)}")
         return [prefill.run(*prompts[0])]
-    capacity, clips = stage_entry([len(ids) for ids, _ in prompts], prefill.entries_at_hand()) or pack[::-1]
+    capacity, clips = stage_entry([len(ids) for ids, _ in prompts], prefill.entries_at_hand()) or pack_entry(pack)
     if clips == 1:
         return [prefill.run(*prompts[0], capacity=capacity)]
     return prefill.run_many(prompts, clips, capacity)
